@@ -1,0 +1,29 @@
+# The two entry points: `make demo` (the main job) and `make test`. Both install what they need, idempotently.
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+SHARED  ?= ../shared/data
+OUT     ?= demo-output
+DEMO_ARGS ?=
+PYTEST_ARGS ?=
+
+# NLTK tagger data: the venv's own download if the downloader worked, else the shared copy
+export NLTK_DATA := $(abspath $(VENV))/nltk_data:$(abspath $(SHARED))/nltk_data
+export PYTHONPATH := $(CURDIR)
+
+.PHONY: install demo test bench clean
+
+install:
+	@bash scripts/install.sh
+
+demo: install
+	$(PY) -m train_scripts.pipeline --data $(SHARED)/multi30k --output $(OUT) $(DEMO_ARGS)
+
+test: install
+	$(PY) -m pytest -q -rs $(PYTEST_ARGS) tests
+
+bench: install
+	$(PY) bench/spaces.py
+	@for b in bench/bite.py bench/flota.py bench/wordmap.py; do [ -f $$b ] && $(PY) $$b || true; done
+
+clean:
+	rm -rf $(OUT) .pytest_cache

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Idempotent set-up of the project virtualenv (.venv by default).
+# - torch==2.13.0 (CPU wheel) unless a torch is already importable in the venv's python
+# - fairseq-fixed==0.12.3.1 built once, --no-deps --no-build-isolation, without torchaudio
+# - the field's packages, and this project in editable mode
+# - NLTK tagger data: downloader first, ../shared/data/nltk_data as fallback (reported)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+VENV=${VENV:-$here/.venv}
+PY=${PYTHON:-python3}
+stamp=$VENV/.installed-v1
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "[install] creating virtualenv $VENV"
+  # --system-site-packages lets an already installed torch (e.g. a CUDA build) be reused
+  $PY -m venv --system-site-packages "$VENV"
+fi
+vpy=$VENV/bin/python
+pipi() {
+  # the machine's pip config lists extra local indexes that pip warns about for every package: hide that noise
+  "$vpy" -m pip install --disable-pip-version-check -q "$@" 2>&1 | { grep -v "is ignored: it is neither" || true; }
+  return "${PIPESTATUS[0]}"
+}
+
+if [ ! -f "$stamp" ]; then
+  if "$vpy" -c "import torch" 2>/dev/null; then
+    echo "[install] torch already importable: $("$vpy" -c 'import torch; print(torch.__version__)')"
+  else
+    echo "[install] torch==2.13.0"
+    pipi torch==2.13.0
+  fi
+  echo "[install] fairseq dependencies and field packages"
+  pipi cffi cython "hydra-core==1.3.2" "omegaconf==2.3.0" numpy regex sacrebleu tqdm bitarray \
+       scikit-learn packaging sentencepiece sacremoses lemminflect nltk HanTa matplotlib pytest \
+       setuptools wheel
+  if ! "$vpy" -c "import fairseq" 2>/dev/null; then
+    echo "[install] building fairseq-fixed==0.12.3.1 (about 3 minutes, once)"
+    pipi --no-deps --no-build-isolation "fairseq-fixed==0.12.3.1"
+  fi
+  pipi --no-deps --no-build-isolation -e "$here"
+  touch "$stamp"
+else
+  echo "[install] $VENV is set up (remove $stamp to reinstall)"
+fi
+
+# NLTK data (averaged perceptron tagger + universal tagset)
+nltk_dir=$VENV/nltk_data
+if "$vpy" - "$nltk_dir" <<'PYEOF' 2>/dev/null
+import sys, nltk
+nltk.data.path.insert(0, sys.argv[1])
+nltk.data.find("taggers/averaged_perceptron_tagger_eng/")
+nltk.data.find("taggers/universal_tagset/")
+PYEOF
+then
+  echo "[install] NLTK data: present in $nltk_dir"
+elif "$vpy" -m nltk.downloader -q -d "$nltk_dir" averaged_perceptron_tagger_eng universal_tagset >/dev/null 2>&1 \
+     && [ -d "$nltk_dir/taggers/averaged_perceptron_tagger_eng" ]; then
+  echo "[install] NLTK data: downloaded with nltk.downloader into $nltk_dir"
+elif [ -d "$here/../shared/data/nltk_data/taggers/averaged_perceptron_tagger_eng" ]; then
+  echo "[install] NLTK data: downloader unavailable; using ../shared/data/nltk_data (set via NLTK_DATA by the Makefile)"
+else
+  echo "[install] NLTK data: NOT available (downloader failed and ../shared/data/nltk_data missing); BITE's nltk tagger will fail, use tagger=hanta" >&2
+fi

@@ -1,0 +1,64 @@
+"""Shared test fixtures: where the shared data lives and how to run the real command-line tools."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("SHARED_DATA", REPO.parent / "shared" / "data"))
+REQUIRE_SHARED = os.environ.get("REQUIRE_SHARED_DATA") == "1"
+BIN = Path(sys.executable).parent
+
+
+def _shared_path(relpath: str) -> Path:
+    path = SHARED / relpath
+    if not path.exists():
+        if REQUIRE_SHARED:
+            pytest.fail(f"shared data missing (REQUIRE_SHARED_DATA=1): {path}")
+        pytest.skip(f"shared data not available: {path}")
+    return path
+
+
+@pytest.fixture
+def shared_path():
+    """``shared_path("multi30k/train.en.gz")`` -> Path; skips (or fails under REQUIRE_SHARED_DATA=1) if absent."""
+    return _shared_path
+
+
+def cli_env() -> dict:
+    env = dict(os.environ)
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    nltk_dirs = [p for p in (env.get("NLTK_DATA"), str(BIN.parent / "nltk_data"), str(SHARED / "nltk_data")) if p]
+    env["NLTK_DATA"] = os.pathsep.join(nltk_dirs)
+    env["PYTHONPATH"] = f"{REPO}{os.pathsep}{env.get('PYTHONPATH', '')}"
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("MKL_NUM_THREADS", "1")
+    return env
+
+
+def _run_cli(args, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+    args = [str(a) for a in args]
+    if args[0] == "python":
+        args[0] = sys.executable
+    kwargs.setdefault("capture_output", True)
+    kwargs.setdefault("text", True)
+    kwargs.setdefault("cwd", REPO)
+    proc = subprocess.run(args, env=cli_env(), **kwargs)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"command failed ({proc.returncode}): {' '.join(args)}\n"
+                             f"--- stdout ---\n{proc.stdout[-4000:]}\n--- stderr ---\n{proc.stderr[-4000:]}")
+    return proc
+
+
+@pytest.fixture
+def run_cli():
+    """``run_cli(["fairseq-train", ...])``: venv bin first on PATH, NLTK_DATA set; asserts exit 0 by default."""
+    return _run_cli
+
+
+# NLTK data for in-process tests (BITE): the venv's download, else the shared copy
+os.environ["NLTK_DATA"] = cli_env()["NLTK_DATA"]
