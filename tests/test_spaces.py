@@ -1,0 +1,234 @@
+"""Space-as-token training, the file encoder contract, bad input, the fairseq adapter and the morph metrics."""
+import gzip
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from preprocess.common import UserError
+from preprocess.evaluate.morph import boundary_prf, clean_pieces
+from preprocess.spaces import SPACE, SpacesEncoder, decode_pieces, is_prime_model, train
+
+N_TRAIN = 3000
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    from tests.conftest import _shared_path
+
+    d = tmp_path_factory.mktemp("corpus")
+    for lang in ("en", "de"):
+        with gzip.open(_shared_path(f"multi30k/train.{lang}.gz"), "rt", encoding="utf-8") as fh:
+            lines = [next(fh) for _ in range(N_TRAIN)]
+        (d / f"train.{lang}").write_text("".join(lines), encoding="utf-8")
+    return d
+
+
+@pytest.fixture(scope="module")
+def models(corpus, tmp_path_factory):
+    d = tmp_path_factory.mktemp("models")
+    out = {}
+    for mtype in ("bpe", "unigram"):
+        for variant in ("default", "prime"):
+            prefix = str(d / f"{mtype}_{variant}")
+            train([str(corpus / "train.en"), str(corpus / "train.de")], prefix, mtype, variant, vocab_size=1000,
+                  seed=1)
+            out[mtype, variant] = prefix
+    return out
+
+
+def read(path):
+    with open(path, encoding="utf-8") as fh:
+        return fh.read().split("\n")[:-1]
+
+
+def test_train_writes_model_vocab_and_fairseq_dict(models):
+    for prefix in models.values():
+        for ext in (".model", ".vocab", ".dict.txt"):
+            assert os.path.getsize(prefix + ext) > 0
+        entries = [line.split(" ") for line in read(prefix + ".dict.txt")]
+        assert all(len(e) == 2 and e[1].isdigit() for e in entries)
+        tokens = [e[0] for e in entries]
+        assert not {"<s>", "</s>", "<unk>", "<pad>"} & set(tokens)
+        assert len(tokens) == len(set(tokens)) == 1000 - 3  # vocab minus <unk> <s> </s>
+
+
+def test_prime_keeps_spaces_as_their_own_token(models, corpus):
+    lines = read(corpus / "train.en")[:200]
+    for mtype in ("bpe", "unigram"):
+        prime = SpacesEncoder(models[mtype, "prime"] + ".model")
+        default = SpacesEncoder(models[mtype, "default"] + ".model")
+        assert is_prime_model(prime.sp) and not is_prime_model(default.sp)
+        for line in lines:
+            pieces = prime.encode_pieces(line)
+            assert all(p == SPACE or SPACE not in p for p in pieces)
+            assert pieces.count(SPACE) == len(line.split()) - 1  # one ▁ per space, none before the first word
+        assert any(p.startswith(SPACE) and p != SPACE for line in lines for p in default.encode_pieces(line))
+
+
+def test_every_piece_is_in_the_fairseq_dict(models, corpus):
+    for prefix in models.values():
+        vocab = {line.split(" ")[0] for line in read(prefix + ".dict.txt")}
+        enc = SpacesEncoder(prefix + ".model")
+        for line in read(corpus / "train.de")[:300]:
+            known = {p for p in enc.encode_pieces(line) if enc.sp.piece_to_id(p) != enc.sp.unk_id()}
+            assert known <= vocab  # characters beyond --character-coverage are <unk> in both
+
+
+def test_keep_is_lossless_and_drop_removes_only_spaces(models, shared_path):
+    with gzip.open(shared_path("multi30k/val.en.gz"), "rt", encoding="utf-8") as fh:
+        lines = [line.rstrip("\n") for line in fh]
+    keep = SpacesEncoder(models["unigram", "prime"] + ".model", "keep")
+    drop = SpacesEncoder(models["unigram", "prime"] + ".model", "drop")
+    for line in lines:
+        normalised = " ".join(line.split())
+        assert keep.decode(keep.encode(line)) == normalised
+        assert drop.encode(line).split() == [p for p in keep.encode(line).split() if p != SPACE]
+
+
+def test_drop_decode_is_a_documented_best_effort(shared_path):
+    enc = SpacesEncoder(str(shared_path("space_models/unigram_prime.model")), "drop")
+    # words that are one piece come back exactly; punctuation attaches to the previous word
+    assert enc.decode(enc.encode("This is an input sentence.")) == "This is an input sentence."
+    # the loss: the subword split of a word becomes a word boundary
+    assert enc.encode("unsaturated") == "un saturated"
+    assert enc.decode("un saturated") == "un saturated"
+
+
+def test_train_errors_are_user_errors(tmp_path):
+    with pytest.raises(UserError, match="not found"):
+        train([str(tmp_path / "missing.txt")], str(tmp_path / "m"))
+    with pytest.raises(UserError, match="not found"):
+        SpacesEncoder(str(tmp_path / "missing.model"))
+    bad = tmp_path / "bad.model"
+    bad.write_bytes(b"this is not a model")
+    with pytest.raises(UserError, match="not a valid SentencePiece model"):
+        SpacesEncoder(str(bad))
+    assert not list(tmp_path.glob("m.*"))
+
+
+# --- the file encoder ------------------------------------------------------------------------------------
+
+def encode_cli(run_cli, model, inputs, outputs, *extra, check=True, **kw):
+    return run_cli(["python", "-m", "preprocess.encode", "--scheme", "spaces", "--model", model,
+                    "--inputs", *inputs, "--outputs", *outputs, "--quiet", *extra], check=check, **kw)
+
+
+def test_encode_cli_matches_library_for_any_worker_count(run_cli, models, corpus, tmp_path):
+    model = models["unigram", "prime"] + ".model"
+    enc = SpacesEncoder(model, "drop")
+    src = corpus / "train.de"
+    expected = [enc.encode(line) for line in read(src)]
+    for workers in ("1", "2"):
+        out = tmp_path / f"out{workers}.txt"
+        encode_cli(run_cli, model, [src], [out], "--spaces", "drop", "--workers", workers, "--chunk-size", "97")
+        assert read(out) == expected
+
+
+def test_encode_cli_keeps_every_line(run_cli, models, tmp_path):
+    model = models["bpe", "prime"] + ".model"
+    huge = "lorem ipsum dolor " * 60000  # > 1 MB
+    lines = ["A dog runs.", "", "   ", "\t", "Two\u2028lines?\rno: one", huge, "ok", "\x00\x07 control"]
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out.txt"
+    encode_cli(run_cli, model, [src], [out], "--workers", "2")
+    got = read(out)
+    assert len(got) == len(lines)
+    assert got[1] == got[2] == got[3] == ""
+    assert got[0] and got[4] and got[6]
+    assert len(got[5].split()) > 100000
+    # no line separator of any kind may survive inside an output line
+    assert all(ch not in line for line in got for ch in "\r\u2028\x0b\x0c")
+
+
+def test_encode_cli_invalid_utf8(run_cli, models, tmp_path):
+    model = models["bpe", "prime"] + ".model"
+    src = tmp_path / "bad.txt"
+    src.write_bytes(b"good line\nbad \xff\xfe line\nlast\n")
+    out = tmp_path / "out.txt"
+    proc = encode_cli(run_cli, model, [src], [out], check=False)
+    assert proc.returncode == 2
+    assert f"{src}:2:" in proc.stderr and "invalid UTF-8" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not out.exists() and not list(tmp_path.glob(".out.txt*"))  # nothing partial left behind
+    encode_cli(run_cli, model, [src], [out], "--errors", "replace")
+    assert len(read(out)) == 3
+
+
+def test_encode_cli_missing_model_and_misaligned_arguments(run_cli, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("hello\n")
+    proc = encode_cli(run_cli, str(tmp_path / "nope.model"), [src], [tmp_path / "o"], check=False)
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
+    assert "SentencePiece model not found" in proc.stderr
+    proc = encode_cli(run_cli, str(tmp_path / "nope.model"), [src, src], [tmp_path / "o"], check=False)
+    assert proc.returncode == 2 and "one output per input" in proc.stderr
+
+
+def test_encode_cli_stdin_stdout(run_cli, models):
+    model = models["unigram", "prime"] + ".model"
+    proc = encode_cli(run_cli, model, ["-"], ["-"], input="A man sleeps.\n\nTwo dogs.\n")
+    assert proc.stdout.split("\n") == [SpacesEncoder(model).encode(s) for s in ("A man sleeps.", "", "Two dogs.")] \
+        + [""]
+
+
+def test_spaces_train_cli_and_user_symbols(run_cli, corpus, tmp_path):
+    prefix = tmp_path / "sym"
+    run_cli(["python", "-m", "preprocess.spaces", "train", "--input", corpus / "train.en", "--model-prefix", prefix,
+             "--model-type", "bpe", "--variant", "prime", "--vocab-size", "600", "--user-symbols", "[XX],[YY]",
+             "--seed", "3", "--character-coverage", "1.0"])
+    enc = SpacesEncoder(f"{prefix}.model")
+    assert enc.encode_pieces("dogs[XX] run[YY]") == enc.encode_pieces("dogs") + ["[XX]", SPACE] + \
+        enc.encode_pieces("run") + ["[YY]"]
+    proc = run_cli(["python", "-m", "preprocess.spaces", "train", "--input", tmp_path / "none.txt",
+                    "--model-prefix", prefix], check=False)
+    assert proc.returncode == 2 and "not found" in proc.stderr
+
+
+# --- fairseq adapter ---------------------------------------------------------------------------------------
+
+def test_fairseq_adapter_is_identical_to_the_encoder(models, corpus):
+    from argparse import Namespace
+
+    import fairseq_plugins  # noqa: F401  registers --bpe spaces
+    from fairseq.data import encoders
+
+    model = models["unigram", "prime"] + ".model"
+    for spaces in ("keep", "drop"):
+        bpe = encoders.build_bpe(Namespace(bpe="spaces", spaces_model=model, spaces=spaces))
+        enc = SpacesEncoder(model, spaces)
+        lines = read(corpus / "train.en")[:300]
+        assert [bpe.encode(line) for line in lines] == enc.encode_lines(lines)
+        if spaces == "keep":
+            assert all(bpe.decode(bpe.encode(line)) == " ".join(line.split()) for line in lines)
+
+
+def test_plugin_dir_cli():
+    out = subprocess.run([sys.executable, "-m", "fairseq_plugins"], capture_output=True, text=True, check=True)
+    assert os.path.isfile(os.path.join(out.stdout.strip(), "spaces.py"))
+
+
+# --- morph metrics -----------------------------------------------------------------------------------------
+
+def test_boundary_prf_by_hand():
+    # gold un|equal (boundary 2), dis|join|ted (3, 7); predicted une|qual (3), dis|jointed (3)
+    r = boundary_prf([["une", "qual"], ["dis", "jointed"]], [["un", "equal"], ["dis", "join", "ted"]])
+    assert (r["hits"], r["insertions"], r["deletions"]) == (1, 1, 2)
+    assert r["precision"] == pytest.approx(0.5) and r["recall"] == pytest.approx(1 / 3)
+    assert r["f1"] == pytest.approx(0.4) and r["mean_pieces"] == 2.0
+    assert clean_pieces(["\u2581", "\u2581un", "equal"]) == ["un", "equal"]
+    with pytest.raises(ValueError):
+        boundary_prf([["a", "b"]], [["ab", "c"]])
+
+
+def test_morph_cli_json(run_cli, shared_path, tmp_path):
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("unequal\tun @@equal\t100\nunicycle\tuni @@cycle\t100\nwent\tgo @@ed\t010\n")
+    proc = run_cli(["python", "-m", "preprocess.evaluate.morph", "--model",
+                    shared_path("space_models/unigram_prime.model"), "--gold", gold, "--json"])
+    r = json.loads(proc.stdout)["unigram_prime.model"]
+    # Table 3: un|equal, uni|cycle -> 2 hits, no insertions; "went" is not concatenative and is left out
+    assert r["n_words"] == 2 and r["precision"] == 1.0 and r["recall"] == 1.0
