@@ -1,0 +1,352 @@
+"""BITE: Base-InflecTion Encoding (Tan, Joty, Varshney & Kan, ACL 2020).
+
+Each inflected content word is replaced by its base form followed by an inflection symbol::
+
+    >>> BiteTokenizer("whitespace").tokenize("The dogs were barking")       # doctest: +SKIP
+    ['The', 'dog', '[NNS]', 'be', '[VBD]', 'bark', '[VBG]']
+
+Algorithm (paper Alg. 1 and section 3.1, as in the authors' reference implementation): tag the pretokenised
+sentence with a PTB tagger; a token whose universal tag is NOUN, VERB or ADJ, which is not punctuation, and whose
+PTB tag is not a base tag (NN, VB, JJ, RB, MD, NNP) becomes ``[lemma, [TAG]]`` with ``lemma = getLemma(word,
+upos)[0]`` (lemminflect), falling back to the word itself; every other token is kept.  The punctuation test is the
+reference's ``word in string.punctuation + '—'`` (a substring test, so e.g. ``()`` also counts as punctuation).
+
+Detokenisation re-inflects each base with ``getInflection(base, TAG)[0]`` and keeps the base's capitalisation
+style (``Dog [NNS]`` -> ``Dogs``, ``USA`` stays upper case).
+
+Reversibility details (documented in docs/bite.md):
+
+* **Escaping.** A word token that contains one of the 22 symbol strings (``[VBD]`` or its single character), or
+  that starts with the escape character ``⧵`` (U+29F5) or a spacing mark, is emitted as ``⧵`` + token.  Decoding
+  strips one ``⧵`` and never reads the rest as a symbol.  ``⧵`` is not whitespace, is NFKC-stable (survives
+  SentencePiece's normaliser) and is one character, so it travels through SentencePiece and fairseq unchanged.
+* **Spacing (moses and bert pretokenisers).** Decoding joins tokens the way the Moses detokeniser does.  Where the
+  original spacing differs from that (e.g. ``#19`` would become ``# 19``), the token carries a one-character mark
+  at its start: ``⁀`` (U+2040) = "no space before me", ``␣`` (U+2423) = "a space before me".  So
+  ``detokenize(tokenize(s)) == " ".join(s.split())`` whenever re-inflection gives the original words back.
+  With ``whitespace`` no marks are ever needed (tokens are joined by single spaces).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import string
+import unicodedata
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from preprocess.taggers import TaggerUnavailable, get_tagger, universal
+
+#: The eleven inflection symbols, in the paper's / reference implementation's order.
+INFLECTION_SYMBOLS: Tuple[str, ...] = (
+    "[JJR]", "[JJS]", "[NNS]", "[NNPS]", "[RBR]", "[RBS]", "[VBD]", "[VBG]", "[VBN]", "[VBP]", "[VBZ]")
+#: The same symbols as single characters U+266E .. U+2678 (``single_char=True``), in the same order.
+SINGLE_CHAR_SYMBOLS: Tuple[str, ...] = tuple(chr(0x266E + i) for i in range(len(INFLECTION_SYMBOLS)))
+
+ESCAPE = "\u29f5"      # ⧵ REVERSE SOLIDUS OPERATOR: prefix of an escaped literal token
+GLUE = "\u2040"        # ⁀ CHARACTER TIE: "no space before this token" (where Moses would put one)
+SPACE = "\u2423"       # ␣ OPEN BOX: "a space before this token" (where Moses would glue)
+
+LEMMA_TAGS = frozenset({"NN", "VB", "JJ", "RB", "MD", "NNP"})
+HAVE_INFLECTIONS = frozenset({"NOUN", "ADJ", "VERB"})
+PUNCTUATION = string.punctuation + "\u2014"   # the reference's test is `word in PUNCTUATION` (substring)
+PRETOKENIZERS = ("moses", "whitespace", "bert")
+TAGGERS = ("nltk", "hanta")
+
+TAG_OF_SYMBOL: Dict[str, str] = {}
+for _sym, _ch in zip(INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS):
+    TAG_OF_SYMBOL[_sym] = TAG_OF_SYMBOL[_ch] = _sym[1:-1]
+_ALL_SYMBOLS = tuple(TAG_OF_SYMBOL)
+_SYMBOL_RE = re.compile("|".join(re.escape(s) for s in sorted(_ALL_SYMBOLS, key=len, reverse=True)))
+_NEEDS_ESCAPE_START = (ESCAPE, GLUE, SPACE)
+_SYMBOL_CHARS = frozenset(SINGLE_CHAR_SYMBOLS)
+
+
+def needs_escape(token: str) -> bool:
+    if token.startswith(_NEEDS_ESCAPE_START):
+        return True
+    if "[" in token and _SYMBOL_RE.search(token):
+        return True
+    return any(c in _SYMBOL_CHARS for c in token) if not token.isascii() else False
+
+
+def escape(token: str) -> str:
+    return ESCAPE + token if needs_escape(token) else token
+
+
+def _is_bert_punct(ch: str) -> bool:
+    cp = ord(ch)
+    if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
+        return True
+    return unicodedata.category(ch).startswith("P")
+
+
+def bert_pretokenize(text: str) -> List[str]:
+    """Whitespace and punctuation splitting like BERT's BasicTokenizer/BertPreTokenizer (no lower-casing)."""
+    out: List[str] = []
+    for chunk in text.split():
+        if chunk.isalnum():
+            out.append(chunk)
+            continue
+        cur = []
+        for ch in chunk:
+            if _is_bert_punct(ch):
+                if cur:
+                    out.append("".join(cur))
+                    cur = []
+                out.append(ch)
+            else:
+                cur.append(ch)
+        if cur:
+            out.append("".join(cur))
+    return out
+
+
+def _align(tokens: Sequence[str], text: str) -> Optional[List[bool]]:
+    """attached[i] = token i directly follows token i-1 in ``text`` (no whitespace); None if not alignable."""
+    pos = 0
+    attached = []
+    for i, tok in enumerate(tokens):
+        j = text.find(tok, pos)
+        if j < 0 or (j > pos and not text[pos:j].isspace()):
+            return None
+        attached.append(i > 0 and j == pos)
+        pos = j + len(tok)
+    return attached
+
+
+def _get_lemma(word: str, upos: str) -> str:
+    from lemminflect import getLemma
+    try:
+        lemmas = getLemma(word, upos=upos)
+    except Exception:  # lemminflect's OOV rules can fail on odd strings
+        lemmas = ()
+    lemma = lemmas[0] if lemmas else ""
+    if not lemma or any(c.isspace() for c in lemma):
+        lemma = word
+    return lemma
+
+
+def _match_case(form: str, base: str) -> str:
+    if base.isupper() and len(base) > 1 and not form.isupper():
+        return form.upper()
+    if base[:1].isupper() and form[:1].islower():
+        return form[:1].upper() + form[1:]
+    return form
+
+
+class BiteTokenizer:
+    """BITE encoder/decoder.
+
+    ``tokenize(sentence) -> list[str]`` and ``detokenize(tokens) -> str``; ``encode_lines`` / ``decode_lines``
+    work on whole lines (tokens joined by single spaces), the ``LineEncoder`` contract of preprocess.encode.
+    """
+
+    def __init__(self, pretokenizer: str = "moses", tagger: str = "nltk", single_char: bool = False):
+        if pretokenizer not in PRETOKENIZERS:
+            raise ValueError(f"pretokenizer must be one of {PRETOKENIZERS}, not {pretokenizer!r}")
+        if tagger not in TAGGERS:
+            raise ValueError(f"tagger must be one of {TAGGERS}, not {tagger!r}")
+        self.pretokenizer = pretokenizer
+        self.tagger_name = tagger
+        self.single_char = bool(single_char)
+        self.tagger = get_tagger(tagger)
+        self._moses_tok = self._moses_detok = None
+        if pretokenizer in ("moses", "bert"):
+            from sacremoses import MosesDetokenizer, MosesTokenizer
+            self._moses_tok = MosesTokenizer(lang="en")
+            self._moses_detok = MosesDetokenizer(lang="en")
+        self._symbols = dict(zip(INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS if single_char else INFLECTION_SYMBOLS))
+        self._word_cache: Dict[Tuple[str, str], Tuple[str, ...]] = {}
+        self._inflect_cache: Dict[Tuple[str, str], str] = {}
+        self._cache_size = 1_000_000
+
+    # ---- encoding -------------------------------------------------------------------------------------------
+    def pretokenize(self, sentence: str) -> List[str]:
+        text = " ".join(sentence.split())
+        if not text:
+            return []
+        if self.pretokenizer == "whitespace":
+            return text.split()
+        if self.pretokenizer == "bert":
+            return bert_pretokenize(text)
+        # escape=False: no XML entities (&amp; ...), characters stay as in the input
+        return [t for t in self._moses_tok.tokenize(text, escape=False) if t]
+
+    def _encode_word(self, word: str, ptb: str) -> Tuple[str, ...]:
+        key = (word, ptb)
+        out = self._word_cache.get(key)
+        if out is not None:
+            return out
+        upos = universal(ptb)
+        symbol = self._symbols.get("[" + ptb + "]")
+        if upos in HAVE_INFLECTIONS and word not in PUNCTUATION and ptb not in LEMMA_TAGS and symbol:
+            out = (escape(_get_lemma(word, upos)), symbol)
+        else:
+            out = (escape(word),)
+        if len(self._word_cache) < self._cache_size:
+            self._word_cache[key] = out
+        return out
+
+    def bite_words(self, words: Sequence[str], tags: Sequence[str]) -> List[str]:
+        """Algorithm 1 on pretokenised, tagged words (escaping included, no spacing marks)."""
+        out: List[str] = []
+        for w, t in zip(words, tags):
+            out.extend(self._encode_word(w, t))
+        return out
+
+    def _moses_attached(self, words: Sequence[str]) -> List[bool]:
+        """Which words the Moses detokeniser glues to their left neighbour (deterministic in ``words``)."""
+        if self._moses_detok is None or len(words) < 2:
+            return [False] * len(words)
+        text = self._moses_detok.detokenize(list(words), unescape=False)
+        att = _align(words, text)
+        return att if att is not None else [False] * len(words)
+
+    def _tokenize_words(self, text: str, words: List[str], tags: Sequence[str]) -> List[str]:
+        if self.pretokenizer == "whitespace":
+            return self.bite_words(words, tags)
+        marks: List[str] = [""] * len(words)
+        orig = _align(words, text)
+        if orig is not None and any(orig):
+            moses = self._moses_attached(words)
+            for i in range(1, len(words)):
+                if orig[i] != moses[i]:
+                    marks[i] = GLUE if orig[i] else SPACE
+        out: List[str] = []
+        for w, t, m in zip(words, tags, marks):
+            enc = self._encode_word(w, t)
+            if m:
+                out.append(m + enc[0])
+                out.extend(enc[1:])
+            else:
+                out.extend(enc)
+        return out
+
+    def tokenize(self, sentence: str) -> List[str]:
+        return self.tokenize_batch([sentence])[0]
+
+    def tokenize_batch(self, sentences: Sequence[str]) -> List[List[str]]:
+        texts = [" ".join(s.split()) for s in sentences]
+        words = [self.pretokenize(t) for t in texts]
+        tags = self.tagger.tag_sents(words)
+        return [self._tokenize_words(t, w, g) for t, w, g in zip(texts, words, tags)]
+
+    def encode_lines(self, lines: Sequence[str]) -> List[str]:
+        from preprocess.common import flatten_line
+        return [" ".join(toks) for toks in self.tokenize_batch([flatten_line(l) for l in lines])]
+
+    # ---- decoding -------------------------------------------------------------------------------------------
+    def inflect(self, base: str, tag: str) -> str:
+        key = (base, tag)
+        form = self._inflect_cache.get(key)
+        if form is None:
+            from lemminflect import getInflection
+            form = base
+            if base:
+                try:
+                    forms = getInflection(base, tag=tag)
+                except Exception:
+                    forms = ()
+                if forms and forms[0] and not any(c.isspace() for c in forms[0]):
+                    form = _match_case(forms[0], base)
+            if len(self._inflect_cache) < self._cache_size:
+                self._inflect_cache[key] = form
+        return form
+
+    def detokenize_words(self, tokens: Iterable[str]) -> Tuple[List[str], List[str]]:
+        """Re-inflected words and their spacing marks ('' / GLUE / SPACE)."""
+        words: List[str] = []
+        marks: List[str] = []
+        open_base = False   # the last word may still take an inflection symbol
+        for tok in tokens:
+            tag = TAG_OF_SYMBOL.get(tok)
+            if tag is not None:
+                if open_base:
+                    words[-1] = self.inflect(words[-1], tag)
+                    open_base = False
+                continue   # a symbol with no base before it is dropped
+            mark = ""
+            if tok[:1] in (GLUE, SPACE):
+                mark, tok = tok[0], tok[1:]
+            if tok.startswith(ESCAPE):
+                tok = tok[1:]
+            elif needs_escape(tok):
+                # unescaped symbols glued to a word (e.g. a model emitting "walk" + "[VBD]" without a space):
+                # drop them; a final symbol inflects the text before it
+                pieces = _SYMBOL_RE.split(tok)
+                found = _SYMBOL_RE.findall(tok)
+                text = "".join(pieces)
+                if text and tok.endswith(found[-1]) and "".join(pieces[:-1]):
+                    text = self.inflect("".join(pieces[:-1]), TAG_OF_SYMBOL[found[-1]])
+                tok = text
+            if not tok:
+                continue
+            words.append(tok)
+            marks.append(mark)
+            open_base = True
+        return words, marks
+
+    def detokenize(self, tokens: Iterable[str]) -> str:
+        words, marks = self.detokenize_words(tokens)
+        if not words:
+            return ""
+        if self.pretokenizer == "whitespace" and not any(marks):
+            return " ".join(words)
+        attached = self._moses_attached(words)
+        parts = [words[0]]
+        for i in range(1, len(words)):
+            glue = attached[i]
+            if marks[i] == GLUE:
+                glue = True
+            elif marks[i] == SPACE:
+                glue = False
+            if not glue:
+                parts.append(" ")
+            parts.append(words[i])
+        return "".join(parts)
+
+    def decode_lines(self, lines: Sequence[str]) -> List[str]:
+        return [self.detokenize(l.split()) for l in lines]
+
+
+# ---- preprocess.encode hooks ----------------------------------------------------------------------------------
+class BiteLineEncoder:
+    """BITE, then optionally a SentencePiece model (BITE+D in one pass)."""
+
+    def __init__(self, pretokenizer: str, tagger: str, single_char: bool, subword_model: Optional[str] = None):
+        self.bite = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger, single_char=single_char)
+        self.sp = None
+        if subword_model:
+            import sentencepiece as spm
+            self.sp = spm.SentencePieceProcessor(model_file=subword_model)
+
+    def encode_lines(self, lines: List[str]) -> List[str]:
+        out = self.bite.encode_lines(lines)
+        if self.sp is not None:
+            out = [" ".join(self.sp.encode(l, out_type=str)) if l else "" for l in out]
+        return out
+
+
+def add_encoder_args(parser) -> None:
+    parser.add_argument("--pretokenizer", choices=PRETOKENIZERS, default="moses",
+                        help="word splitting before BITE (moses: sacremoses without XML escaping)")
+    parser.add_argument("--tagger", choices=TAGGERS, default="nltk",
+                        help="POS tagger: nltk (averaged perceptron, needs NLTK_DATA) or hanta (no NLTK data)")
+    parser.add_argument("--single-char", action="store_true",
+                        help="emit inflection symbols as single characters U+266E..U+2678 instead of [TAG]")
+    parser.add_argument("--subword-model", default=None,
+                        help="SentencePiece model applied after BITE (BITE+D), trained with --user-symbols bite")
+
+
+def make_encoder(args: argparse.Namespace) -> BiteLineEncoder:
+    from preprocess.common import UserError, require_file
+    subword = getattr(args, "subword_model", None)
+    if subword:
+        require_file(subword, "SentencePiece model (--subword-model)")
+    try:
+        return BiteLineEncoder(getattr(args, "pretokenizer", "moses"), getattr(args, "tagger", "nltk"),
+                               bool(getattr(args, "single_char", False)), subword)
+    except TaggerUnavailable as e:
+        raise UserError(str(e)) from None
+    except ValueError as e:
+        raise UserError(str(e)) from None

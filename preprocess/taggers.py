@@ -1,0 +1,286 @@
+"""Part-of-speech taggers for BITE, both returning Penn Treebank (PTB) tags.
+
+* ``nltk``: NLTK's averaged perceptron tagger (greedy decoding), the tagger of the BITE paper. Needs the NLTK
+  data ``taggers/averaged_perceptron_tagger_eng`` (set ``NLTK_DATA``). Tagging is *exactly* NLTK's
+  ``PerceptronTagger.tag`` (same tag dictionary, same features, same ``predict``); it is only made faster by
+  memoising ``predict`` on everything its features depend on (the word, the two previous tags and the normalised
+  words at i-2 .. i+2), so a repeated context costs one dict lookup instead of ~14 feature strings and a
+  dot product over ~45 classes.
+* ``hanta``: HanTa's bundled English model (Wartena 2019), which tags with the BNC CLAWS5 (C5) tagset. C5 tags are
+  mapped onto the PTB tags that matter for BITE (NN2 -> NNS, AJC -> JJR, VVD/VBD/VDD/VHD -> VBD, VVB -> VBP, ...),
+  so BITE runs with no NLTK data at all.
+
+``universal(ptb_tag)`` maps PTB to the universal tagset (Petrov et al. 2012; the table is NLTK's ``en-ptb.map``,
+written out here so that the ``hanta`` path needs no NLTK data; a test checks it against NLTK's file).
+"""
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Sequence, Tuple
+
+# Universal tagset for PTB tags (the entries of en-ptb.map for the 45 PTB tags and the -LRB-/-RRB- variants).
+PTB_TO_UNIVERSAL: Dict[str, str] = {
+    "!": ".", "#": ".", "$": ".", "''": ".", "(": ".", ")": ".", ",": ".", "-LRB-": ".", "-RRB-": ".",
+    ".": ".", ":": ".", "?": ".", "``": ".",
+    "CC": "CONJ", "CD": "NUM", "DT": "DET", "EX": "DET", "FW": "X", "IN": "ADP", "JJ": "ADJ", "JJR": "ADJ",
+    "JJS": "ADJ", "LS": "X", "MD": "VERB", "NN": "NOUN", "NNP": "NOUN", "NNPS": "NOUN", "NNS": "NOUN",
+    "PDT": "DET", "POS": "PRT", "PRP": "PRON", "PRP$": "PRON", "RB": "ADV", "RBR": "ADV", "RBS": "ADV",
+    "RP": "PRT", "SYM": "X", "TO": "PRT", "UH": "X", "VB": "VERB", "VBD": "VERB", "VBG": "VERB", "VBN": "VERB",
+    "VBP": "VERB", "VBZ": "VERB", "WDT": "DET", "WP": "PRON", "WP$": "PRON", "WRB": "ADV",
+}
+
+
+def universal(ptb_tag: str) -> str:
+    """Universal tag of a PTB tag ('X' for tags outside the table, as NLTK's map_tag does)."""
+    return PTB_TO_UNIVERSAL.get(ptb_tag, "X")
+
+
+# BNC CLAWS5 (C5) -> PTB. Verb tags: V + {V lexical, B be, D do, H have} + {B present non-3sg, D past, G -ing,
+# I infinitive, N past participle, Z 3sg}; VM0 modal.
+_C5_TO_PTB: Dict[str, str] = {
+    "AJ0": "JJ", "AJC": "JJR", "AJS": "JJS", "AT0": "DT", "AV0": "RB", "AVP": "RP", "AVQ": "WRB",
+    "CJC": "CC", "CJS": "IN", "CJT": "IN", "CRD": "CD", "DPS": "PRP$", "DT0": "DT", "DTQ": "WDT", "EX0": "EX",
+    "ITJ": "UH", "NN0": "NN", "NN1": "NN", "NN2": "NNS", "NP0": "NNP", "ORD": "JJ", "PNI": "NN", "PNP": "PRP",
+    "PNQ": "WP", "PNX": "PRP", "POS": "POS", "PRF": "IN", "PRP": "IN", "PUL": "(", "PUN": ".", "PUQ": "''",
+    "PUR": ")", "TO0": "TO", "UNC": "FW", "VM0": "MD", "XX0": "RB", "ZZ0": "NN",
+}
+for _v in "VBDH":
+    for _suffix, _ptb in (("B", "VBP"), ("D", "VBD"), ("G", "VBG"), ("I", "VB"), ("N", "VBN"), ("Z", "VBZ")):
+        _C5_TO_PTB["V" + _v + _suffix] = _ptb
+
+
+def c5_to_ptb(tag: str) -> str:
+    """Map a CLAWS5 tag (or an ambiguity tag 'AJ0-NN1': its first part) to PTB; unknown tags give 'FW'."""
+    tag = tag.split("-")[0] if "-" in tag and tag not in _C5_TO_PTB else tag
+    return _C5_TO_PTB.get(tag, "FW")
+
+
+class TaggerUnavailable(RuntimeError):
+    """The tagger's model/data cannot be loaded (e.g. NLTK data missing)."""
+
+
+_TEMPLATES = ("bias", "i suffix", "i pref1", "i-1 tag", "i-2 tag", "i tag+i-2 tag", "i word", "i-1 tag+i word",
+              "i-1 word", "i-1 suffix", "i-2 word", "i+1 word", "i+1 suffix", "i+2 word")
+_TWO_ARGS = ("i tag+i-2 tag", "i-1 tag+i word")
+
+
+class NltkTagger:
+    """NLTK's averaged perceptron tagger, batched; output identical to ``PerceptronTagger.tag``.
+
+    ``PerceptronTagger.predict`` adds, per class, the weights of 14 feature strings in a fixed order and takes the
+    best (score, label).  Here the weights are a dense matrix (one row per feature, one column per class, 0.0 where
+    NLTK has no weight, which adds nothing), the feature rows come from dict look-ups instead of string building,
+    and position *j* of a whole batch of sentences is scored at once with numpy, adding the rows in NLTK's order
+    (so every score is the same float NLTK computes; ties go to the larger label as in NLTK).  Sentences are
+    processed left to right because the features use the two previous predicted tags.
+    """
+
+    name = "nltk"
+
+    def __init__(self, batch_size: int = 2048):
+        try:
+            from nltk.tag.perceptron import PerceptronTagger
+            self._tagger = PerceptronTagger()
+        except LookupError as e:  # NLTK data not found
+            raise TaggerUnavailable(
+                "NLTK tagger data (taggers/averaged_perceptron_tagger_eng) not found; set NLTK_DATA "
+                "(e.g. NLTK_DATA=../shared/data/nltk_data) or use tagger 'hanta'") from e
+        self.batch_size = batch_size
+        self._tagdict = self._tagger.tagdict
+        self._normalize = self._tagger.normalize
+        self._norm_memo: Dict[str, str] = {}
+        self._build()
+
+    def _build(self) -> None:
+        import numpy as np
+        weights = self._tagger.model.weights
+        classes = sorted(self._tagger.classes)
+        cidx = {c: i for i, c in enumerate(classes)}
+        tables: Dict[str, dict] = {t: {} for t in _TEMPLATES}
+        rows, cols, vals = [], [], []
+        for r, (feat, labels) in enumerate(weights.items()):
+            for t in _TEMPLATES:
+                if feat == t or feat.startswith(t + " "):
+                    arg = feat[len(t) + 1:]
+                    if t in _TWO_ARGS:
+                        a, _, b = arg.partition(" ")
+                        arg = (a, b)
+                    tables[t][arg] = r
+                    break
+            for lab, w in labels.items():
+                c = cidx.get(lab)
+                if c is not None:
+                    rows.append(r)
+                    cols.append(c)
+                    vals.append(w)
+        zero = len(weights)
+        W = np.zeros((zero + 1, len(classes)), dtype=np.float64)
+        W[np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64)] = np.array(vals, dtype=np.float64)
+        self._W = W
+        self._zero = zero
+        self._classes = classes
+        self._tables = tables
+        start = list(self._tagger.START)
+        self._start = start
+        self._end = list(self._tagger.END)
+        self._tagvocab = classes + start           # ids of possible previous tags
+        self._tagid = {t: i for i, t in enumerate(self._tagvocab)}
+        g = lambda t, k: tables[t].get(k, zero)
+        self._A1 = np.array([g("i-1 tag", t) for t in self._tagvocab], dtype=np.int64)
+        self._A2 = np.array([g("i-2 tag", t) for t in self._tagvocab], dtype=np.int64)
+        self._A3 = np.array([[g("i tag+i-2 tag", (p, p2)) for p2 in self._tagvocab] for p in self._tagvocab],
+                            dtype=np.int64)
+        self._bias = tables["bias"].get("", zero)
+
+    def reference_tag(self, tokens: Sequence[str]) -> List[str]:
+        """Plain NLTK tagging, for benchmarks and tests."""
+        return [t for _, t in self._tagger.tag(list(tokens))]
+
+    def tag(self, tokens: Sequence[str]) -> List[str]:
+        return self.tag_sents([tokens])[0]
+
+    def _context(self, tokens: Sequence[str]) -> List[str]:
+        memo, normalize = self._norm_memo, self._normalize
+        ctx = list(self._start)
+        for w in tokens:
+            n = memo.get(w)
+            if n is None:
+                n = normalize(w)
+                if len(memo) < 1_000_000:
+                    memo[w] = n
+            ctx.append(n)
+        ctx.extend(self._end)
+        return ctx
+
+    def tag_sents(self, sentences: Sequence[Sequence[str]]) -> List[List[str]]:
+        sentences = [list(s) for s in sentences]
+        out: List[List[str]] = [[] for _ in sentences]
+        order = sorted((i for i, s in enumerate(sentences) if s), key=lambda i: -len(sentences[i]))
+        for b in range(0, len(order), self.batch_size):
+            idx = order[b:b + self.batch_size]
+            for i, tags in zip(idx, self._tag_batch([sentences[i] for i in idx])):
+                out[i] = tags
+        return out
+
+    def _tag_batch(self, batch: List[List[str]]) -> List[List[str]]:
+        """Tag sentences sorted by decreasing length."""
+        import numpy as np
+        if any(" " in w for s in batch for w in s):   # feature strings would be ambiguous: let NLTK do it
+            return [self.reference_tag(s) for s in batch]
+        T, Z, W = self._tables, self._zero, self._W
+        suf, pref, word = T["i suffix"], T["i pref1"], T["i word"]
+        m1w, m1s, m2w = T["i-1 word"], T["i-1 suffix"], T["i-2 word"]
+        p1w, p1s, p2w = T["i+1 word"], T["i+1 suffix"], T["i+2 word"]
+        tagword = T["i-1 tag+i word"]
+        tagdict, tagid, tagvocab = self._tagdict, self._tagid, self._tagvocab
+        B, L = len(batch), len(batch[0])
+        lengths = [len(s) for s in batch]
+        ctxs = [self._context(s) for s in batch]
+        # static feature rows, [feature][sentence][position]; -1 in fixed = tag comes from the tag dictionary
+        F = np.full((9, B, L), Z, dtype=np.int64)
+        fixed = np.full((B, L), -1, dtype=np.int64)
+        for si, (s, c) in enumerate(zip(batch, ctxs)):
+            fs = [[Z] * L for _ in range(9)]
+            fx = fixed[si]
+            for j, w in enumerate(s):
+                t = tagdict.get(w)
+                if t:
+                    fx[j] = tagid[t]
+                    continue
+                k = j + 2
+                fs[0][j] = suf.get(w[-3:], Z)
+                fs[1][j] = pref.get(w[:1], Z)
+                fs[2][j] = word.get(c[k], Z)
+                fs[3][j] = m1w.get(c[k - 1], Z)
+                fs[4][j] = m1s.get(c[k - 1][-3:], Z)
+                fs[5][j] = m2w.get(c[k - 2], Z)
+                fs[6][j] = p1w.get(c[k + 1], Z)
+                fs[7][j] = p1s.get(c[k + 1][-3:], Z)
+                fs[8][j] = p2w.get(c[k + 2], Z)
+            F[:, si, :] = fs
+        prev = np.full(B, tagid[self._start[0]], dtype=np.int64)
+        prev2 = np.full(B, tagid[self._start[1]], dtype=np.int64)
+        result = np.zeros((B, L), dtype=np.int64)
+        bias_row = W[self._bias]
+        C = W.shape[1]
+        n_active = B
+        for j in range(L):
+            while n_active and lengths[n_active - 1] <= j:
+                n_active -= 1
+            new = fixed[:n_active, j].copy()
+            sel = np.nonzero(new < 0)[0]
+            if len(sel):
+                pv, pv2 = prev[sel], prev2[sel]
+                tw = np.array([tagword.get((tagvocab[p], ctxs[s][j + 2]), Z) for p, s in zip(pv.tolist(),
+                                                                                           sel.tolist())],
+                              dtype=np.int64)
+                f = F[:, sel, j]
+                # NLTK's order: bias, i suffix, i pref1, i-1 tag, i-2 tag, i tag+i-2 tag, i word, i-1 tag+i word,
+                # i-1 word, i-1 suffix, i-2 word, i+1 word, i+1 suffix, i+2 word
+                sc = bias_row + W[f[0]]
+                sc += W[f[1]]
+                sc += W[self._A1[pv]]
+                sc += W[self._A2[pv2]]
+                sc += W[self._A3[pv, pv2]]
+                sc += W[f[2]]
+                sc += W[tw]
+                for r in (3, 4, 5, 6, 7, 8):
+                    sc += W[f[r]]
+                best = C - 1 - np.argmax(sc[:, ::-1], axis=1)   # last maximum = largest label among ties
+                new[sel] = best
+            result[:n_active, j] = new
+            prev2[:n_active] = prev[:n_active]
+            prev[:n_active] = new
+        return [[tagvocab[t] for t in result[si, :n].tolist()] for si, n in enumerate(lengths)]
+
+
+class HantaTagger:
+    """HanTa English (CLAWS5) mapped to PTB. Works without NLTK data."""
+
+    name = "hanta"
+
+    def __init__(self):
+        try:
+            from HanTa import HanoverTagger as ht
+            self._tagger = ht.HanoverTagger("morphmodel_en.pgz")
+        except Exception as e:  # pragma: no cover - depends on the installation
+            raise TaggerUnavailable(f"HanTa English model could not be loaded: {e}") from e
+        self._memo: Dict[Tuple[str, ...], List[str]] = {}
+
+    def c5_tags(self, tokens: Sequence[str]) -> List[str]:
+        if not tokens:
+            return []
+        return [t for _, t in self._tagger.tag_sent(list(tokens), taglevel=0)]
+
+    def tag(self, tokens: Sequence[str]) -> List[str]:
+        if not tokens:
+            return []
+        key = tuple(tokens)
+        tags = self._memo.get(key)
+        if tags is None:
+            tags = [c5_to_ptb(t) for t in self.c5_tags(tokens)]
+            # HanTa has no plural proper-noun tag (NP0 covers both numbers); NNPS is therefore never produced.
+            if len(self._memo) < 200_000:
+                self._memo[key] = tags
+        return list(tags)
+
+    def tag_sents(self, sentences: Sequence[Sequence[str]]) -> List[List[str]]:
+        return [self.tag(s) for s in sentences]
+
+
+_TAGGERS: Dict[Tuple[str, int], object] = {}
+
+
+def get_tagger(name: str):
+    """A per-process shared tagger instance ('nltk' or 'hanta')."""
+    key = (name, os.getpid())
+    t = _TAGGERS.get(key)
+    if t is None:
+        if name == "nltk":
+            t = NltkTagger()
+        elif name == "hanta":
+            t = HantaTagger()
+        else:
+            raise ValueError(f"unknown tagger {name!r} (choose 'nltk' or 'hanta')")
+        _TAGGERS[key] = t
+    return t
