@@ -62,3 +62,29 @@ def run_cli():
 
 # NLTK data for in-process tests (BITE): the venv's download, else the shared copy
 os.environ["NLTK_DATA"] = cli_env()["NLTK_DATA"]
+
+
+#: a transformer small enough to train a few updates on one CPU core in seconds
+TINY_TRANSFORMER_ARGS = [
+    "--arch", "transformer", "--encoder-layers", "1", "--decoder-layers", "1",
+    "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",
+    "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64",
+    "--encoder-attention-heads", "2", "--decoder-attention-heads", "2",
+    "--optimizer", "adam", "--lr", "0.001", "--criterion", "label_smoothed_cross_entropy",
+    "--label-smoothing", "0.1", "--max-tokens", "2000", "--cpu", "--no-progress-bar", "--log-format", "simple",
+    "--seed", "1",
+]
+
+
+def multi30k_slice(dest: Path, n_train: int = 1500, n_valid: int = 60, n_test: int = 40) -> Path:
+    """Write raw ``{train,valid,test}.{en,de}`` slices of the shared Multi30k into ``dest``."""
+    import gzip
+
+    sources = {"train": ("train", n_train), "valid": ("val", n_valid), "test": ("test_2016_flickr", n_test)}
+    dest.mkdir(parents=True, exist_ok=True)
+    for split, (name, n) in sources.items():
+        for lang in ("en", "de"):
+            with gzip.open(_shared_path(f"multi30k/{name}.{lang}.gz"), "rt", encoding="utf-8") as fh:
+                lines = [next(fh) for _ in range(n)]
+            (dest / f"{split}.{lang}").write_text("".join(lines), encoding="utf-8")
+    return dest
