@@ -385,7 +385,7 @@ class FlotaTokenizer:
         if cap < 1:
             return []
         lengths, forms0, forms1 = self._lengths, self._forms0, self._forms1
-        covered = bytearray(b"\x01" if c == "-" else b"\x00" for c in word) if "-" in word \
+        covered = bytearray(1 if c == "-" else 0 for c in word) if "-" in word \
             else bytearray(n)
         n_covered = covered.count(1)
         hyphen_bare = self._relevant_hyphen_bare(word, cap) if self._hyphen_bare else ()

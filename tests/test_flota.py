@@ -1,0 +1,450 @@
+"""FLOTA (Hofmann et al., 2022): paper examples, equivalence with the published method, loaders, bad input."""
+from __future__ import annotations
+
+import csv
+import json
+import random
+import re
+import sys
+import time
+
+import pytest
+
+from preprocess.common import UserError
+from preprocess.flota import (FlotaEncoder, FlotaTokenizer, detokenize, inject_whitespace_noise, line_rng,
+                              load_vocab, to_byte_level, from_byte_level, wordpiece_segment, write_fairseq_dict)
+
+INVENTORIES = [("bert-base-uncased", "wordpiece"), ("gpt2", "gpt2"), ("xlnet-base-cased", "sentencepiece")]
+
+
+# --- an independent, straightforward re-implementation of the paper's pseudocode (Figure 1) and of the -------
+# --- released code's details (max length per model, start/continuation preference, whole-word check) --------
+
+def reference_flota(vocab: set, style: str, k: int, strict=False, max_len=None):
+    marker = {"wordpiece": "##", "gpt2": "\u0120", "sentencepiece": "\u2581"}[style]
+    if max_len is None:
+        max_len = {"wordpiece": 18, "gpt2": 19, "sentencepiece": 16}[style]
+
+    def candidates(s, i):
+        # the forms tried for substring s at position i, in order
+        if style == "wordpiece":
+            start, cont = s, marker + s
+        else:
+            start, cont = marker + s, s
+        if strict is True:
+            return [start] if i == 0 else [cont]
+        if strict == "published" and style == "wordpiece":
+            return [start] if i == 0 else [cont, start]
+        return [start, cont] if i == 0 else [cont, start]
+
+    def max_subword_split(w):
+        for j in range(min(len(w), max_len), 0, -1):
+            for i in range(0, len(w) - j + 1):
+                if w[i] == "-":
+                    continue
+                s = w[i:i + j]
+                for cand in candidates(s, i):
+                    if cand in vocab:
+                        return cand, w[:i] + "-" * j + w[i + j:], i
+        return None, None, None
+
+    def flota_tokenize(w, k):
+        s, r, i = max_subword_split(w)
+        if s is None:
+            return {}
+        if k == 1 or r == "-" * len(r):
+            return {i: s}
+        F = flota_tokenize(r, k - 1)
+        F[i] = s
+        return F
+
+    def tokenize_word(w):
+        whole = [w, marker + w] if style == "wordpiece" else [marker + w, w]
+        if strict is True:
+            whole = whole[:1]
+        for c in whole:
+            if c in vocab:
+                return [c]
+        return [s for _, s in sorted(flota_tokenize(w, k).items())]
+
+    return tokenize_word
+
+
+def read_inventory(path) -> set:
+    with open(path, encoding="utf-8") as fh:
+        return {t for t in fh.read().split("\n") if t}
+
+
+def arxiv_titles(folder) -> list:
+    titles = []
+    for f in sorted(folder.glob("arxiv_*.csv")):
+        with open(f, encoding="utf-8", newline="") as fh:
+            titles.extend(row["text"] for row in csv.DictReader(fh))
+    return titles
+
+
+@pytest.fixture
+def bert(shared_path):
+    return FlotaTokenizer(shared_path("flota_vocabs/bert-base-uncased.txt"), "wordpiece", k=3)
+
+
+# --- paper examples ------------------------------------------------------------------------------------------
+
+def test_undesirable_figure1_and_section2(shared_path):
+    """Section 2: for undesirable and k = 2 FLOTA finds desirable, then un, then stops; the result is
+    un, desirable (and the same for k > 2 since the residue is null).  WordPiece gives und, es, ira, ble."""
+    path = shared_path("flota_vocabs/bert-base-uncased.txt")
+    assert FlotaTokenizer(path, "wordpiece", k=1).tokenize_word("undesirable") == ["desirable"]
+    for k in (2, 3, 4):
+        assert FlotaTokenizer(path, "wordpiece", k=k).tokenize_word("undesirable") == ["un", "desirable"]
+    first = FlotaTokenizer(path, "wordpiece", k=3, mode="first")
+    assert first.standard_tokenize_word("undesirable") == ["und", "##es", "##ira", "##ble"]
+
+
+def test_first_and_longest_section3(shared_path):
+    """Section 3: with k = 3, FIRST is und, es, ira and LONGEST is und, ira, ble (in standard-tokenisation order)."""
+    path = shared_path("flota_vocabs/bert-base-uncased.txt")
+    assert FlotaTokenizer(path, "wordpiece", k=3, mode="first").tokenize_word("undesirable") == \
+        ["und", "##es", "##ira"]
+    assert FlotaTokenizer(path, "wordpiece", k=3, mode="longest").tokenize_word("undesirable") == \
+        ["und", "##ira", "##ble"]
+    # whole in-vocabulary words stay whole in every mode
+    for mode in ("flota", "first", "longest"):
+        assert FlotaTokenizer(path, "wordpiece", k=1, mode=mode).tokenize_word("desirable") == ["desirable"]
+
+
+def test_pseudocode_on_toy_vocabulary():
+    vocab = ["un", "desirable", "des", "able", "##able", "##ira", "a", "##e"]
+    tok = FlotaTokenizer(vocab, "wordpiece", k=4)
+    # longest first (desirable), then un; the residue is all hyphens so it stops before k
+    assert tok.tokenize_word("undesirable") == ["un", "desirable"]
+    # the residue keeps the removed span as hyphens: "xaby" -> "ab" removed; "xy" is never formed
+    tok2 = FlotaTokenizer(["ab", "xy", "x"], "wordpiece", k=3)
+    assert tok2.tokenize_word("xaby") == ["x", "ab"]
+    # pieces come back in order of position, not of discovery
+    tok3 = FlotaTokenizer(["abcd", "##xy", "##z"], "wordpiece", k=3)
+    assert tok3.tokenize_word("zabcdxy") == ["##z", "abcd", "##xy"]  # "##abcd" is not in the vocabulary
+    # k caps the number of pieces; the longest come first
+    assert FlotaTokenizer(["abcd", "##xy", "##z"], "wordpiece", k=1).tokenize_word("zabcdxy") == ["abcd"]
+    assert FlotaTokenizer(["abcd", "##xy", "##z"], "wordpiece", k=2).tokenize_word("zabcdxy") == ["abcd", "##xy"]
+    # leftmost wins among equally long candidates
+    assert FlotaTokenizer(["ab", "##cd"], "wordpiece", k=1).tokenize_word("abcd") == ["ab"]
+
+
+def test_start_and_continuation_forms_and_strict():
+    # wordpiece: at position 0 the plain form is preferred, elsewhere the ## form
+    vocab = ["ab", "##ab", "cd", "##cd"]
+    assert FlotaTokenizer(vocab, "wordpiece", k=2).tokenize_word("abcd") == ["ab", "##cd"]
+    # fallback to the other form, unless strict
+    assert FlotaTokenizer(["##ab", "cd"], "wordpiece", k=2).tokenize_word("abcd") == ["##ab", "cd"]
+    assert FlotaTokenizer(["##ab", "cd"], "wordpiece", k=2, strict=True).tokenize_word("abcd") == []
+    # the released code's --strict only blocks the fallback at position 0 of WordPiece vocabularies
+    assert FlotaTokenizer(["##ab", "cd"], "wordpiece", k=2, strict="published").tokenize_word("abcd") == ["cd"]
+    # gpt2 / sentencepiece: the marker is on word starts
+    for style, m in (("gpt2", "\u0120"), ("sentencepiece", "\u2581")):
+        vocab = [m + "ab", "ab", m + "cd", "cd"]
+        assert FlotaTokenizer(vocab, style, k=2).tokenize_word("abcd") == [m + "ab", "cd"]
+        assert FlotaTokenizer([m + "cd", "ab"], style, k=2).tokenize_word("abcd") == ["ab", m + "cd"]
+        assert FlotaTokenizer([m + "cd", "ab"], style, k=2, strict=True).tokenize_word("abcd") == []
+
+
+def test_max_len_caps_candidates_but_not_whole_words():
+    long = "a" * 20
+    vocab = [long, "b" * 20, "a"]
+    tok = FlotaTokenizer(vocab, "wordpiece", k=2)  # max_len 18 for wordpiece
+    assert tok.tokenize_word(long) == [long]  # whole-word check comes first
+    assert tok.tokenize_word("b" * 20 + "c") == []  # the 20-character piece is never a candidate
+    assert FlotaTokenizer(vocab, "wordpiece", k=2, max_len=20).tokenize_word("b" * 20 + "c") == ["b" * 20]
+
+
+def test_uncoverable_word_gives_nothing_or_unk():
+    tok = FlotaTokenizer(["ab", "[UNK]"], "wordpiece", k=3)
+    assert tok.tokenize_word("xyz") == []
+    assert tok.tokenize("ab xyz ab") == ["ab", "ab"]
+    tok_unk = FlotaTokenizer(["ab", "[UNK]"], "wordpiece", k=3, unk_token="[UNK]")
+    assert tok_unk.tokenize("ab xyz ab") == ["ab", "[UNK]", "ab"]
+    with pytest.raises(UserError):
+        FlotaTokenizer(["ab"], "wordpiece", unk_token="[UNK]")
+
+
+def test_pretokenisation_of_the_released_code():
+    tok = FlotaTokenizer(["a", "b", "-", ",", "c_d", "9"], "wordpiece", k=3)
+    assert tok.tokenize("a-b, c_d 9") == ["a", "-", "b", ",", "c_d", "9"]
+
+
+# --- the published method on the ArXiv sets ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,style", INVENTORIES)
+def test_equivalence_with_published_method_on_all_arxiv_titles(shared_path, name, style):
+    """Every title of the ArXiv-S and ArXiv-L sets, k = 1..4: token for token the published method."""
+    vocab_path = shared_path(f"flota_vocabs/{name}.txt")
+    titles = arxiv_titles(shared_path("flota_arxiv"))
+    assert len(titles) == 66000
+    vocab = read_inventory(vocab_path)
+    words = sorted({w for t in titles for w in re.findall(r"[\w]+|[^\s\w]", t)})
+    for k in (1, 2, 3, 4):
+        ref = reference_flota(vocab, style, k)
+        tok = FlotaTokenizer(vocab_path, style, k=k)
+        expected = {w: ref(w) for w in words}
+        mismatches = [(w, expected[w], tok.tokenize_word(w)) for w in words if tok.tokenize_word(w) != expected[w]]
+        assert not mismatches, f"k={k}: {len(mismatches)} words differ, e.g. {mismatches[:5]}"
+        # whole titles, through the tokenizer's own pretokenisation
+        for title in titles[::37]:
+            assert tok.tokenize(title) == [p for w in re.findall(r"[\w]+|[^\s\w]", title) for p in expected[w]]
+
+
+def test_published_strictness_on_arxiv_sample(shared_path):
+    vocab_path = shared_path("flota_vocabs/bert-base-uncased.txt")
+    vocab = read_inventory(vocab_path)
+    titles = arxiv_titles(shared_path("flota_arxiv"))[::20]
+    words = sorted({w for t in titles for w in re.findall(r"[\w]+|[^\s\w]", t)})
+    for strict in ("published", True):
+        ref = reference_flota(vocab, "wordpiece", 3, strict=strict)
+        tok = FlotaTokenizer(vocab_path, "wordpiece", k=3, strict=strict)
+        assert [tok.tokenize_word(w) for w in words] == [ref(w) for w in words]
+
+
+def test_equivalence_on_random_words_with_hyphen_tokens():
+    """The optimised scan against the reference on random toy vocabularies, including tokens with inner
+    hyphens (which can match across an already covered span, as in the published code) and words with '-'."""
+    rng = random.Random(7)
+    alphabet = "abc-_"
+    across = 0  # pieces that span a covered character: the case the optimised scan treats separately
+    for trial in range(300):
+        style = rng.choice(["wordpiece", "gpt2", "sentencepiece"])
+        marker = {"wordpiece": "##", "gpt2": "\u0120", "sentencepiece": "\u2581"}[style]
+        bare = {"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 5))) for _ in range(rng.randint(3, 25))}
+        vocab = set()
+        for b in bare:
+            r = rng.random()
+            if r < 0.4:
+                vocab.add(b)
+            elif r < 0.8:
+                vocab.add(marker + b)
+            else:
+                vocab.update((b, marker + b))
+        k = rng.randint(1, 5)
+        strict = rng.choice([False, False, True, "published"])
+        max_len = rng.choice([None, 2, 3])
+        ref = reference_flota(vocab, style, k, strict=strict, max_len=max_len)
+        tok = FlotaTokenizer(sorted(vocab), style, k=k, strict=strict, max_len=max_len)
+        for _ in range(30):
+            w = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+            expected = ref(w)
+            assert tok.tokenize_word(w) == expected, (style, sorted(vocab), k, strict, max_len, w)
+            across += sum("-" in p.lstrip("#\u0120\u2581")[1:] for p in expected[1:])
+    assert across > 50
+
+
+def test_gpt2_hyphen_tokens_across_residue(shared_path):
+    """gpt2 has tokens such as '_-': after 'ab' is removed from 'x_ab', the residue 'x_--' contains '_-'."""
+    vocab_path = shared_path("flota_vocabs/gpt2.txt")
+    vocab = read_inventory(vocab_path)
+    assert "_-" in vocab
+    ref = reference_flota(vocab, "gpt2", 3)
+    tok = FlotaTokenizer(vocab_path, "gpt2", k=3)
+    for w in ["x_ab", "q_zzzzzz", "a_b_c", "__init__x", "foo_barbaz_", "zz_qq_-"]:
+        assert tok.tokenize_word(w) == ref(w)
+
+
+# --- standard segmenters --------------------------------------------------------------------------------------
+
+def test_wordpiece_segment_matches_bert_rules():
+    vocab = {"un", "##aff", "##able", "[UNK]", "a", "##a"}
+    assert wordpiece_segment("unaffable", vocab) == ["un", "##aff", "##able"]
+    assert wordpiece_segment("unaffablex", vocab) == ["[UNK]"]  # one unmatched position -> the whole word
+    assert wordpiece_segment("a" * 101, vocab) == ["[UNK]"]  # longer than max_input_chars_per_word
+    assert wordpiece_segment("aa", vocab) == ["a", "##a"]
+
+
+def test_gpt2_inventory_has_no_standard_segmenter(shared_path):
+    with pytest.raises(UserError, match="standard segmentation"):
+        FlotaTokenizer(shared_path("flota_vocabs/gpt2.txt"), "gpt2", mode="first")
+    with pytest.raises(UserError, match="standard segmentation"):
+        FlotaTokenizer(shared_path("flota_vocabs/xlnet-base-cased.txt"), "sentencepiece", mode="longest")
+
+
+def test_sentencepiece_model_first_and_longest(shared_path):
+    import sentencepiece as spm
+    model = shared_path("space_models/unigram_default.model")
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    first = FlotaTokenizer(model, "sentencepiece", k=2, mode="first")
+    longest = FlotaTokenizer(model, "sentencepiece", k=2, mode="longest")
+    flota = FlotaTokenizer(model, "sentencepiece", k=2)
+    vocab = {sp.id_to_piece(i) for i in range(sp.get_piece_size())}
+    checked = 0
+    for w in ["undesirability", "superbizarre", "americanize", "hyperparameterisation"]:
+        full = sp.encode(w, out_type=str)
+        if "\u2581" + w in vocab or w in vocab:
+            continue
+        checked += 1
+        assert first.tokenize_word(w) == full[:2]
+        top = sorted(range(len(full)), key=lambda i: -len(full[i].lstrip("\u2581")))[:2]
+        assert longest.tokenize_word(w) == [full[i] for i in sorted(top)]
+        assert all(p in vocab for p in flota.tokenize_word(w))
+    assert checked >= 3
+
+
+# --- vocabulary formats ---------------------------------------------------------------------------------------
+
+def test_vocabulary_formats_agree(tmp_path, shared_path):
+    tokens = [t for t in open(shared_path("flota_vocabs/bert-base-uncased.txt"), encoding="utf-8").read()
+              .split("\n") if t]
+    plain = tmp_path / "vocab.txt"
+    plain.write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    dict_txt = tmp_path / "dict.txt"
+    write_fairseq_dict(tokens, str(dict_txt))
+    enc = tmp_path / "encoder.json"
+    enc.write_text(json.dumps({t: i for i, t in enumerate(tokens)}), encoding="utf-8")
+    hf = tmp_path / "tokenizer.json"
+    hf.write_text(json.dumps({"model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                                        "max_input_chars_per_word": 100,
+                                        "vocab": {t: i for i, t in enumerate(tokens)}},
+                              "added_tokens": [{"id": 0, "content": "[PAD]"}]}), encoding="utf-8")
+    assert load_vocab(str(dict_txt)).kind == "fairseq"
+    assert load_vocab(str(hf)).kind == "hf"
+    text = "undesirable superconductivity in twisted bilayer graphene: a reappraisal"
+    outputs = {}
+    for src in (tokens, plain, dict_txt, enc, hf):
+        outputs[str(src)[-12:]] = FlotaTokenizer(src, "auto", k=3).tokenize(text)
+    assert len({tuple(v) for v in outputs.values()}) == 1, outputs
+    # the fairseq dict lacks only the four tokens fairseq reserves (none of which BERT has)
+    assert len(load_vocab(str(dict_txt)).tokens) == len(tokens)
+    # a Unigram tokenizer.json ([piece, score] list)
+    uni = tmp_path / "uni.json"
+    uni.write_text(json.dumps({"model": {"type": "Unigram", "vocab": [["\u2581un", -1.0], ["desirable", -2.0]]}}),
+                   encoding="utf-8")
+    assert FlotaTokenizer(uni, "sentencepiece", k=2).tokenize_word("undesirable") == ["\u2581un", "desirable"]
+
+
+def test_style_is_guessed(shared_path):
+    for name, style in INVENTORIES:
+        assert FlotaTokenizer(shared_path(f"flota_vocabs/{name}.txt"), "auto").style == style
+
+
+def test_user_errors(tmp_path):
+    with pytest.raises(UserError):
+        FlotaTokenizer(str(tmp_path / "missing.txt"), "wordpiece")
+    with pytest.raises(UserError):
+        FlotaTokenizer(["a"], "bogus")
+    with pytest.raises(UserError):
+        FlotaTokenizer(["a"], "wordpiece", k=0)
+    with pytest.raises(UserError):
+        FlotaTokenizer(["a"], "wordpiece", mode="shortest")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    with pytest.raises(UserError):
+        FlotaTokenizer(str(empty), "wordpiece")
+
+
+# --- bad input ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,style", INVENTORIES)
+def test_bad_input_never_crashes(shared_path, name, style):
+    path = shared_path(f"flota_vocabs/{name}.txt")
+    vocab = read_inventory(path)
+    lines = ["", "   ", "\t", "a" * 10_000, "x" + "\u0301" * 50, "naïve café e\u0301", "Ω≈ç√∫ 日本語 العربية",
+             "\x00\x7f\ufffd", "mixedΣcript日本word", "tab\tsep\u2028line\rret", "🙂🙃 emoji", "-" * 30,
+             "z" * 9_999 + " short"]
+    for byte_level in ([False, True] if style == "gpt2" else [False]):
+        tok = FlotaTokenizer(path, style, k=3, byte_level=byte_level)
+        enc = FlotaEncoder(tok)
+        start = time.perf_counter()
+        out = enc.encode_lines(lines)
+        assert time.perf_counter() - start < 20
+        assert len(out) == len(lines)
+        assert out[0] == "" and out[1] == "" and out[2] == ""
+        for line in out:
+            assert "\n" not in line and "\r" not in line
+            for piece in line.split():
+                assert piece in vocab
+        assert tok.tokenize_word("") == []
+        assert tok.decode(out[5]) is not None
+    # a 10,000-character word is capped at 3 pieces of at most max_len characters
+    assert len(FlotaTokenizer(path, style, k=3).tokenize_word("ab" * 5000)) <= 3
+
+
+def test_byte_level_gpt2(shared_path):
+    path = shared_path("flota_vocabs/gpt2.txt")
+    vocab = read_inventory(path)
+    assert to_byte_level("café") == "cafÃ©" and from_byte_level("cafÃ©") == "café"
+    tok = FlotaTokenizer(path, "gpt2", k=3, byte_level=True)
+    pieces = tok.tokenize_word("café")
+    assert pieces and all(p in vocab for p in pieces)
+    assert tok.decode(pieces) == "café"
+    # the published method (default) looks the raw string up
+    assert FlotaTokenizer(path, "gpt2", k=3).tokenize_word("\x7f") == []
+    assert tok.tokenize_word("\x7f") == ["ġ"]
+
+
+# --- decode ---------------------------------------------------------------------------------------------------
+
+def test_detokenize_is_lossy_but_word_aligned():
+    assert detokenize(["un", "desirable", "##ize", "results"], "wordpiece") == "un desirableize results"
+    assert detokenize(["##x", "a", "##b"], "wordpiece") == "x ab"
+    assert detokenize(["\u0120super", "con", "\u0120graphene"], "gpt2") == "supercon graphene"
+    assert detokenize(["\u2581super", "con", "\u2581graphene", "."], "sentencepiece") == "supercon graphene."
+    assert detokenize([], "wordpiece") == ""
+
+
+def test_roundtrip_of_in_vocabulary_text(bert):
+    text = "quantum phase transitions in twisted bilayer graphene"
+    assert bert.decode(bert.encode(text)) == text
+
+
+# --- whitespace noise -----------------------------------------------------------------------------------------
+
+def test_whitespace_noise():
+    text = "one two three four five six"
+    assert inject_whitespace_noise(text, 0.0, random.Random(1)) == text
+    assert inject_whitespace_noise(text, 1.0, random.Random(1)) == "onetwothreefourfivesix"
+    assert inject_whitespace_noise("", 0.5, random.Random(1)) == ""
+    assert inject_whitespace_noise("  a   b ", 0.0, random.Random(1)) == "a b"
+    a = inject_whitespace_noise(text, 0.3, line_rng(5, text))
+    assert a == inject_whitespace_noise(text, 0.3, line_rng(5, text))
+    assert a.replace(" ", "") == text.replace(" ", "")
+    # the drop rate is p (20,000 gaps)
+    rng = random.Random(0)
+    words = " ".join(f"w{i}" for i in range(20_001))
+    noisy = inject_whitespace_noise(words, 0.3, rng)
+    dropped = 20_000 - noisy.count(" ")
+    assert 0.28 < dropped / 20_000 < 0.32
+
+
+def test_encoder_noise_is_independent_of_chunking(bert):
+    lines = [f"the {i} quantum gravity of superconducting bilayer graphene" for i in range(50)]
+    enc = FlotaEncoder(bert, noise_p=0.3, noise_seed=11)
+    whole = enc.encode_lines(lines)
+    parts = enc.encode_lines(lines[:17]) + enc.encode_lines(lines[17:])
+    assert whole == parts
+    assert whole != FlotaEncoder(bert).encode_lines(lines)
+    assert whole != FlotaEncoder(bert, noise_p=0.3, noise_seed=12).encode_lines(lines)
+
+
+# --- the encode CLI -------------------------------------------------------------------------------------------
+
+def test_encode_cli(tmp_path, shared_path, run_cli):
+    vocab = shared_path("flota_vocabs/bert-base-uncased.txt")
+    titles = arxiv_titles(shared_path("flota_arxiv"))[:300]
+    lines = titles[:150] + ["", "   ", "a" * 3000, "日本語 naïve"] + titles[150:]
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out.txt"
+    run_cli(["python", "-m", "preprocess.encode", "--scheme", "flota", "--flota-vocab", vocab,
+             "--flota-style", "wordpiece", "--flota-k", "2", "--inputs", src, "--outputs", out,
+             "--workers", "2", "--chunk-size", "40", "--quiet"])
+    got = out.read_text(encoding="utf-8").split("\n")
+    assert got[-1] == "" and len(got) - 1 == len(lines)
+    tok = FlotaTokenizer(vocab, "wordpiece", k=2)
+    assert got[:-1] == [" ".join(tok.tokenize(line)) for line in lines]
+    # noise through the CLI: deterministic, and different from the clean encoding
+    noisy = tmp_path / "noisy.txt"
+    run_cli(["python", "-m", "preprocess.encode", "--scheme", "flota", "--flota-vocab", vocab,
+             "--flota-k", "2", "--noise-p", "0.3", "--noise-seed", "3", "--inputs", src, "--outputs", noisy,
+             "--quiet"])
+    assert len(noisy.read_text(encoding="utf-8").split("\n")) == len(got)
+    assert noisy.read_text(encoding="utf-8") != out.read_text(encoding="utf-8")
+    # a user mistake is one line on stderr and exit status 2
+    bad = run_cli(["python", "-m", "preprocess.encode", "--scheme", "flota", "--flota-vocab", tmp_path / "nope",
+                   "--inputs", src, "--outputs", tmp_path / "x.txt", "--quiet"], check=False)
+    assert bad.returncode == 2 and bad.stderr.strip().startswith("error:") and len(bad.stderr.strip().split("\n")) == 1
