@@ -82,6 +82,7 @@ from preprocess.common import UserError, atomic_output, flatten_line, read_lines
 VERB_TAG_PREFIXES = ("VV", "VA", "VM")
 WORD_MARK = "\u2581"  # ▁, SentencePiece's word-start marker
 MAX_SEGMENT_LEN = 64
+DEFAULT_SPLIT = "per-side"
 MAX_TAG_WORD_LEN = 40
 DEFAULT_CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data",
                               "multi30k", "train.de.gz")
@@ -144,22 +145,36 @@ def _right_only(target: str) -> bool:
     return syllable_count(target) <= 2
 
 
-def positional_counts_naive(target: str, verbs: Iterable[str]) -> np.ndarray:
-    """Summed cleaned Wordmaps of ``target`` against every other verb, pair by pair (the quadratic reference)."""
+def run_counts_naive(target: str, verbs: Iterable[str]) -> tuple[np.ndarray, np.ndarray, int]:
+    """Pairwise (quadratic) reference: ``(lead, trail, full)`` for ``target`` against every other verb.
+
+    ``lead[i]`` / ``trail[i]`` count the cleaned maps whose leading / trailing run of 1s covers position i, and
+    ``full`` the maps that are all 1s (such a map is both runs at once).  Targets with at most 2 syllables are
+    analysed to the right only: their leading runs are dropped.
+    """
     n = len(target)
-    counts = np.zeros(n, dtype=np.int64)
+    lead = np.zeros(n, dtype=np.int64)
+    trail = np.zeros(n, dtype=np.int64)
+    full = 0
     right_only = _right_only(target)
     for v in verbs:
         if v == target:
             continue
         for bits, _case, _pad in wordmaps(target, v):
             bits = clean_map(bits)
-            if right_only:  # drop the leading run: the target is analysed to the right only
-                lead = len(bits) - len(bits.lstrip("1"))
-                if lead < n:  # (an all-ones map is also a trailing run and stays)
-                    bits = "0" * lead + bits[lead:]
-            counts += np.frombuffer(bits.encode("ascii"), dtype=np.uint8) - 48
-    return counts
+            a = len(bits) - len(bits.lstrip("1"))
+            b = len(bits) - len(bits.rstrip("1"))
+            full += a == n
+            if not right_only:
+                lead[:a] += 1
+            trail[n - b:] += 1
+    return lead, trail, (0 if right_only else full)
+
+
+def positional_counts_naive(target: str, verbs: Iterable[str]) -> np.ndarray:
+    """Summed cleaned Wordmaps of ``target`` against every other verb, pair by pair (the quadratic reference)."""
+    lead, trail, full = run_counts_naive(target, verbs)
+    return lead + trail - full
 
 
 def split_by_zscore(target: str, counts: Sequence[float]) -> tuple[str, str, str]:
@@ -180,6 +195,48 @@ def split_by_zscore(target: str, counts: Sequence[float]) -> tuple[str, str, str
     while j > i and pos[j - 1]:
         j -= 1
     return target[:i], target[i:j], target[j:]
+
+
+def _positive_z(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    sd = x.std(ddof=1) if len(x) > 1 else 0.0
+    if not sd > 0:
+        return np.zeros(len(x), dtype=bool)
+    return (x - x.mean()) / sd > 1e-12
+
+
+def split_by_side(target: str, lead: Sequence[float], trail: Sequence[float]) -> tuple[str, str, str]:
+    """(prefix, stem, suffix) with separate z-scores for the leading-run and the trailing-run counts.
+
+    The prefix is the run from the start with z(lead) > 0, the suffix the run up to the end with z(trail) > 0;
+    if they would leave no stem, the prefix is dropped.
+    """
+    n = len(target)
+    if n < 2:
+        return "", target, ""
+    pl, pt = _positive_z(lead), _positive_z(trail)
+    i = 0
+    while i < n and pl[i]:
+        i += 1
+    j = n
+    while j > 0 and pt[j - 1]:
+        j -= 1
+    if i >= j:
+        i = 0
+    if j == 0:
+        j = n
+    return target[:i], target[i:j], target[j:]
+
+
+SPLIT_MODES = ("summed", "per-side")
+
+
+def split_counts(target: str, lead: np.ndarray, trail: np.ndarray, full: int, mode: str) -> tuple[str, str, str]:
+    if mode == "summed":
+        return split_by_zscore(target, lead + trail - full)
+    if mode == "per-side":
+        return split_by_side(target, lead, trail)
+    raise ValueError(f"unknown split mode {mode!r}; choose from {SPLIT_MODES}")
 
 
 class _VerbIndex:
@@ -210,7 +267,7 @@ class _VerbIndex:
             for val, s, e in zip(vals, starts, ends):
                 store[int(val)] = order[s:e]
 
-    def counts(self, target: str) -> np.ndarray:
+    def run_counts(self, target: str) -> tuple[np.ndarray, np.ndarray, int]:
         n = len(target)
         t = np.fromiter((ord(c) for c in target), dtype=np.int32, count=n)
         self_row = self.index.get(target, -1)
@@ -233,34 +290,43 @@ class _VerbIndex:
             eq_left = np.concatenate([self.left, pad], axis=1)[left_rows] == t
             eq_right = np.concatenate([pad, self.right], axis=1)[right_rows] == t
         eq = np.concatenate([eq_left, eq_right], axis=0)
-        return _summed_clean(eq, n, _right_only(target))
+        return _run_counts(eq, n, _right_only(target))
+
+    def counts(self, target: str) -> np.ndarray:
+        lead, trail, full = self.run_counts(target)
+        return lead + trail - full
 
 
-def _summed_clean(eq: np.ndarray, n: int, right_only: bool) -> np.ndarray:
-    """Sum of the cleaned maps given as rows of a boolean matrix (leading run + trailing run of each row)."""
+def _run_counts(eq: np.ndarray, n: int, right_only: bool) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(lead, trail, full)`` (see :func:`run_counts_naive`) of the cleaned maps given as boolean rows."""
     if eq.shape[0] == 0:
-        return np.zeros(n, dtype=np.int64)
+        return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), 0
     lead = np.cumprod(eq, axis=1, dtype=np.int8).sum(axis=1)
     trail = np.cumprod(eq[:, ::-1], axis=1, dtype=np.int8).sum(axis=1)
-    full = lead == n
-    if right_only:
-        lead = np.zeros_like(lead)
-    else:
-        trail = np.where(full, 0, trail)  # an all-ones map counts once
+    full = int((lead == n).sum())
     lead_hist = np.bincount(lead, minlength=n + 1)
     trail_hist = np.bincount(trail, minlength=n + 1)
-    lead_cover = lead_hist[::-1].cumsum()[::-1][1:]       # position i covered when lead > i
-    trail_cover = trail_hist[::-1].cumsum()[::-1][1:][::-1]  # position i covered when trail > n - 1 - i
-    return (lead_cover + trail_cover).astype(np.int64)
+    lead_cover = lead_hist[::-1].cumsum()[::-1][1:].astype(np.int64)          # position i: lead > i
+    trail_cover = trail_hist[::-1].cumsum()[::-1][1:][::-1].astype(np.int64)  # position i: trail > n - 1 - i
+    if right_only:
+        return np.zeros(n, dtype=np.int64), trail_cover, 0
+    return lead_cover, trail_cover, full
 
 
-def analyse_all(verbs: Iterable[str], method: str = "fast", progress: bool = False) -> dict[str, tuple[str, str, str]]:
+def analyse(target: str, verbs: Iterable[str], mode: str = DEFAULT_SPLIT) -> tuple[str, str, str]:
+    """(prefix, stem, suffix) of one target against a verb list (Algorithm 1 + z-score detection)."""
+    types = sorted({w for w in (normalise_verb(v) for v in verbs) if w})
+    return split_counts(target, *_VerbIndex(types).run_counts(target), mode)
+
+
+def analyse_all(verbs: Iterable[str], method: str = "fast", progress: bool = False, mode: str = DEFAULT_SPLIT
+                ) -> dict[str, tuple[str, str, str]]:
     """(prefix, stem, suffix) for every normalised verb type (Algorithm 1 + z-score detection)."""
     types = sorted({w for w in (normalise_verb(v) for v in verbs) if w})
     out: dict[str, tuple[str, str, str]] = {}
     if method == "naive":
         for tgt in types:
-            out[tgt] = split_by_zscore(tgt, positional_counts_naive(tgt, types))
+            out[tgt] = split_counts(tgt, *run_counts_naive(tgt, types), mode)
         return out
     if method != "fast":
         raise ValueError(f"unknown method {method!r}")
@@ -270,7 +336,7 @@ def analyse_all(verbs: Iterable[str], method: str = "fast", progress: bool = Fal
         from tqdm import tqdm
         it = tqdm(types, desc="wordmaps", unit=" verbs", file=sys.stderr, mininterval=1.0)
     for tgt in it:
-        out[tgt] = split_by_zscore(tgt, index.counts(tgt))
+        out[tgt] = split_counts(tgt, *index.run_counts(tgt), mode)
     return out
 
 
@@ -394,11 +460,14 @@ def vocabulary_from_analyses(analyses: dict[str, tuple[str, str, str]], n_verbs:
     return WordmapVocabulary(functional_clean, lexemic_final, meta)
 
 
-def build_vocabulary(verbs: Iterable[str], method: str = "fast", progress: bool = False) -> WordmapVocabulary:
+def build_vocabulary(verbs: Iterable[str], method: str = "fast", progress: bool = False, mode: str = DEFAULT_SPLIT
+                     ) -> WordmapVocabulary:
     """Algorithm 1 over all verb types and the vocabulary rules of section 3.2.1 (see the module docstring)."""
     verbs = list(verbs)
-    analyses = analyse_all(verbs, method=method, progress=progress)
-    return vocabulary_from_analyses(analyses, n_verbs=len(analyses))
+    analyses = analyse_all(verbs, method=method, progress=progress, mode=mode)
+    vocab = vocabulary_from_analyses(analyses, n_verbs=len(analyses))
+    vocab.meta["split"] = mode
+    return vocab
 
 
 # ----------------------------------------------------------------------------------------------------------
