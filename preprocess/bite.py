@@ -20,11 +20,12 @@ Reversibility details (documented in docs/bite.md):
   that starts with the escape character ``⧵`` (U+29F5) or a spacing mark, is emitted as ``⧵`` + token.  Decoding
   strips one ``⧵`` and never reads the rest as a symbol.  ``⧵`` is not whitespace, is NFKC-stable (survives
   SentencePiece's normaliser) and is one character, so it travels through SentencePiece and fairseq unchanged.
-* **Spacing (moses and bert pretokenisers).** Decoding joins tokens the way the Moses detokeniser does.  Where the
-  original spacing differs from that (e.g. ``#19`` would become ``# 19``), the token carries a one-character mark
-  at its start: ``⁀`` (U+2040) = "no space before me", ``␣`` (U+2423) = "a space before me".  So
-  ``detokenize(tokenize(s)) == " ".join(s.split())`` whenever re-inflection gives the original words back.
-  With ``whitespace`` no marks are ever needed (tokens are joined by single spaces).
+* **Spacing (moses and bert pretokenisers).** Decoding joins words with a small deterministic English rule set
+  (``default_attached``: closing punctuation and clitics glue left, opening brackets/currency glue right, straight
+  double quotes alternate).  Where the original spacing differs from that rule (e.g. ``#19``), the word carries a
+  one-character mark at its start: ``⁀`` (U+2040) = "no space before me", ``␣`` (U+2423) = "a space before me".
+  So ``detokenize(tokenize(s)) == " ".join(s.split())`` whenever re-inflection gives the original words back.
+  With ``whitespace`` no marks are needed (tokens are joined by single spaces).
 """
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ INFLECTION_SYMBOLS: Tuple[str, ...] = (
 SINGLE_CHAR_SYMBOLS: Tuple[str, ...] = tuple(chr(0x266E + i) for i in range(len(INFLECTION_SYMBOLS)))
 
 ESCAPE = "\u29f5"      # ⧵ REVERSE SOLIDUS OPERATOR: prefix of an escaped literal token
-GLUE = "\u2040"        # ⁀ CHARACTER TIE: "no space before this token" (where Moses would put one)
-SPACE = "\u2423"       # ␣ OPEN BOX: "a space before this token" (where Moses would glue)
+GLUE = "\u2040"        # ⁀ CHARACTER TIE: "no space before this token" (default: space)
+SPACE = "\u2423"       # ␣ OPEN BOX: "a space before this token" (default: glued)
 
 LEMMA_TAGS = frozenset({"NN", "VB", "JJ", "RB", "MD", "NNP"})
 HAVE_INFLECTIONS = frozenset({"NOUN", "ADJ", "VERB"})
@@ -102,16 +103,53 @@ def bert_pretokenize(text: str) -> List[str]:
 
 
 def _align(tokens: Sequence[str], text: str) -> Optional[List[bool]]:
-    """attached[i] = token i directly follows token i-1 in ``text`` (no whitespace); None if not alignable."""
+    """attached[i] = token i directly follows token i-1 in ``text`` (single-spaced); None if not alignable."""
     pos = 0
     attached = []
-    for i, tok in enumerate(tokens):
-        j = text.find(tok, pos)
-        if j < 0 or (j > pos and not text[pos:j].isspace()):
+    startswith = text.startswith
+    for tok in tokens:
+        if startswith(tok, pos):
+            attached.append(pos > 0)
+        elif startswith(" ", pos) and startswith(tok, pos + 1):
+            attached.append(False)
+            pos += 1
+        else:
             return None
-        attached.append(i > 0 and j == pos)
-        pos = j + len(tok)
+        pos += len(tok)
+    if attached:
+        attached[0] = False
     return attached
+
+
+#: default spacing (English, Moses-like): these attach to the word before / to the word after
+_CLOSE = frozenset(list(".,;:!?%)]}”’") + ["...", "n't", "N'T", "'s", "'S", "'re", "'ve", "'m", "'ll", "'d",
+                                                   "'RE", "'VE", "'M", "'LL", "'D", "'"])
+_CLOSE_CHARS = frozenset(".,;:!?%)]}")
+_OPEN = frozenset(list("([{$\u00a3\u20ac\u00a5\u00bf\u00a1\u201c\u2018"))
+
+
+def default_attached(words: Sequence[str]) -> List[bool]:
+    """How words are joined when no spacing mark says otherwise: closing punctuation and clitics ('s, n't) attach
+    to the left, opening brackets and currency signs to the right, straight double quotes alternate (opening,
+    closing).  Deterministic in ``words`` only, so encoder and decoder agree; marks cover every difference."""
+    att = [False] * len(words)
+    glue_next = False
+    quote_open = False
+    for i, w in enumerate(words):
+        a = glue_next
+        glue_next = False
+        if w in _CLOSE or (w and all(c in _CLOSE_CHARS for c in w)):
+            a = True
+        elif w in _OPEN:
+            glue_next = True
+        elif w == '"':
+            if quote_open:
+                a = True
+            else:
+                glue_next = True
+            quote_open = not quote_open
+        att[i] = a and i > 0
+    return att
 
 
 def _get_lemma(word: str, upos: str) -> str:
@@ -124,6 +162,23 @@ def _get_lemma(word: str, upos: str) -> str:
     if not lemma or any(c.isspace() for c in lemma):
         lemma = word
     return lemma
+
+
+_PLURAL_SUBJECTS = frozenset({"we", "you", "they", "these", "those", "both"})
+
+
+def _be_form(tag: str, before: Sequence[str], plural: Sequence[bool]) -> str:
+    """Overabundance of *be*: lemminflect gives VBP = (am, are) and VBD = (was, were) and the reference takes the
+    first.  Choose by the subject instead: *am* only after *I*; *were* after we/you/they or a plural noun among
+    the three previous words."""
+    prev = before[-1].lower() if before else ""
+    if tag == "VBP":
+        return "am" if prev == "i" else "are"
+    if prev == "i":
+        return "was"
+    if prev in _PLURAL_SUBJECTS or any(plural[-3:]):
+        return "were"
+    return "was"
 
 
 def _match_case(form: str, base: str) -> str:
@@ -150,11 +205,10 @@ class BiteTokenizer:
         self.tagger_name = tagger
         self.single_char = bool(single_char)
         self.tagger = get_tagger(tagger)
-        self._moses_tok = self._moses_detok = None
-        if pretokenizer in ("moses", "bert"):
-            from sacremoses import MosesDetokenizer, MosesTokenizer
+        self._moses_tok = None
+        if pretokenizer == "moses":
+            from sacremoses import MosesTokenizer
             self._moses_tok = MosesTokenizer(lang="en")
-            self._moses_detok = MosesDetokenizer(lang="en")
         self._symbols = dict(zip(INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS if single_char else INFLECTION_SYMBOLS))
         self._word_cache: Dict[Tuple[str, str], Tuple[str, ...]] = {}
         self._inflect_cache: Dict[Tuple[str, str], str] = {}
@@ -194,23 +248,15 @@ class BiteTokenizer:
             out.extend(self._encode_word(w, t))
         return out
 
-    def _moses_attached(self, words: Sequence[str]) -> List[bool]:
-        """Which words the Moses detokeniser glues to their left neighbour (deterministic in ``words``)."""
-        if self._moses_detok is None or len(words) < 2:
-            return [False] * len(words)
-        text = self._moses_detok.detokenize(list(words), unescape=False)
-        att = _align(words, text)
-        return att if att is not None else [False] * len(words)
-
     def _tokenize_words(self, text: str, words: List[str], tags: Sequence[str]) -> List[str]:
         if self.pretokenizer == "whitespace":
             return self.bite_words(words, tags)
         marks: List[str] = [""] * len(words)
         orig = _align(words, text)
         if orig is not None and any(orig):
-            moses = self._moses_attached(words)
+            default = default_attached(words)
             for i in range(1, len(words)):
-                if orig[i] != moses[i]:
+                if orig[i] != default[i]:
                     marks[i] = GLUE if orig[i] else SPACE
         out: List[str] = []
         for w, t, m in zip(words, tags, marks):
@@ -257,12 +303,18 @@ class BiteTokenizer:
         """Re-inflected words and their spacing marks ('' / GLUE / SPACE)."""
         words: List[str] = []
         marks: List[str] = []
+        plural: List[bool] = []   # word was re-inflected as a plural noun
         open_base = False   # the last word may still take an inflection symbol
         for tok in tokens:
             tag = TAG_OF_SYMBOL.get(tok)
             if tag is not None:
                 if open_base:
-                    words[-1] = self.inflect(words[-1], tag)
+                    base = words[-1]
+                    if base.lower() == "be" and tag in ("VBP", "VBD"):
+                        words[-1] = _match_case(_be_form(tag, words[:-1], plural), base)
+                    else:
+                        words[-1] = self.inflect(base, tag)
+                    plural[-1] = tag in ("NNS", "NNPS")
                     open_base = False
                 continue   # a symbol with no base before it is dropped
             mark = ""
@@ -283,6 +335,7 @@ class BiteTokenizer:
                 continue
             words.append(tok)
             marks.append(mark)
+            plural.append(False)
             open_base = True
         return words, marks
 
@@ -292,7 +345,7 @@ class BiteTokenizer:
             return ""
         if self.pretokenizer == "whitespace" and not any(marks):
             return " ".join(words)
-        attached = self._moses_attached(words)
+        attached = default_attached(words) if self.pretokenizer != "whitespace" else [False] * len(words)
         parts = [words[0]]
         for i in range(1, len(words)):
             glue = attached[i]
