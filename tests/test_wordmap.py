@@ -1,0 +1,331 @@
+"""Wordmap (Jung 2023): thesis examples, algorithm properties, vocabulary file, tokeniser and bad input."""
+from __future__ import annotations
+
+import gzip
+import itertools
+import math
+import random
+
+import numpy as np
+import pytest
+
+from preprocess import wordmap as wm
+from preprocess.common import UserError
+
+# ---------------------------------------------------------------------------------------------------------
+# Algorithm 1: Table 2 of the thesis (target = verstehen), cleaning regex, syllables
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_table2_maps_for_verstehen():
+    assert wm.wordmaps("verstehen", "verarbeiten") == [("111000000", "left match", True),
+                                                        ("001000011", "right match", True)]
+    assert wm.wordmaps("verstehen", "variiert") == [("101001000", "left match", True)]
+    # same length: one map, no padding (Table 2 lists it for both matching ends)
+    assert wm.wordmaps("verstehen", "vormachen") == [("101000111", "equal length", False)]
+    assert wm.wordmaps("verstehen", "anstrebtest") == []
+
+
+def test_cleaning_regex_thesis_example():
+    assert wm.clean_map("11101100101") == "11100000001"
+    assert wm.clean_map("101000111") == "100000111"
+    assert wm.clean_map("001000011") == "000000011"
+    assert wm.clean_map("0000") == "0000"
+    assert wm.clean_map("1111") == "1111"
+
+
+def test_syllable_count():
+    assert wm.syllable_count("anschauen") == 3  # the thesis calls it 3-syllabic
+    assert wm.syllable_count("viertelt") == 2
+    assert wm.syllable_count("verstehen") == 3
+    assert wm.syllable_count("brr") == 0
+
+
+def test_naive_counts_table2():
+    # summed cleaned maps of verstehen against the four Table 2 verbs, computed by hand:
+    # 111000000 + 000000011 + 100000000 + 100000111 (leading runs and trailing runs only)
+    verbs = ["verarbeiten", "variiert", "vormachen", "anstrebtest"]
+    assert list(wm.positional_counts_naive("verstehen", verbs)) == [3, 1, 1, 0, 0, 0, 1, 2, 2]
+    lead, trail, full = wm.run_counts_naive("verstehen", verbs)
+    assert list(lead) == [3, 1, 1, 0, 0, 0, 0, 0, 0]
+    assert list(trail) == [0, 0, 0, 0, 0, 0, 1, 2, 2]
+    assert full == 0
+
+
+def test_short_targets_only_analysed_to_the_right():
+    # 'spielt' has 2 syllables: leading runs are dropped, so no prefix is possible
+    verbs = ["spielen", "spinnt", "sprießt", "rollt", "malt"]
+    lead, trail, _ = wm.run_counts_naive("spielt", verbs)
+    assert not lead.any()
+    assert trail[-1] == 4  # spinnt, sprießt, rollt, malt end in t
+
+
+def _morphynet_verbs(shared_path):
+    words = set()
+    with open(shared_path("morph_gold/deu.derivational.v1.tsv"), encoding="utf-8") as fh:
+        for line in fh:
+            f = line.rstrip("\n").split("\t")
+            if len(f) >= 4:
+                if f[3] == "V":
+                    words.add(f[1])
+                if f[2] == "V":
+                    words.add(f[0])
+    return sorted(words)
+
+
+@pytest.fixture(scope="module")
+def multi30k_verbs():
+    """Verbs HanTa finds in the first 3000 German sentences of Multi30k (about 10 s)."""
+    from tests.conftest import _shared_path
+    path = _shared_path("multi30k/train.de.gz")
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        lines = [line.rstrip("\n") for line in itertools.islice(fh, 3000)]
+    return wm.extract_verbs(lines)
+
+
+def test_extract_verbs_slice(multi30k_verbs):
+    verbs = multi30k_verbs
+    assert len(verbs) > 300
+    assert len(set(verbs)) == len(verbs)
+    for v in ("steht", "spielt", "sitzen"):
+        assert v in verbs
+    assert "mann" not in verbs and "ein" not in verbs  # nouns/articles are not verbs
+    assert all(v == v.lower() and v.isalpha() for v in verbs)
+    # capitalised sentence-initial verb, punctuation glued to the verb, user word list
+    got = wm.extract_verbs(["Spielt er Gitarre?", "", "   ", "Er schaut zu."], extra_words=["Viertelt", "x", "1a"])
+    assert "spielt" in got and "schaut" in got and "viertelt" in got
+    assert "x" not in got and "1a" not in got
+
+
+@pytest.mark.parametrize("source", ["multi30k", "morphynet"])
+def test_thesis_figures_3_and_4(source, multi30k_verbs, shared_path):
+    """Figure 3: viertelt -> viertel + t; Figure 4: anschauen -> an + schau + en (Algorithm 1 + z-scores)."""
+    verbs = multi30k_verbs if source == "multi30k" else _morphynet_verbs(shared_path)
+    assert wm.analyse("viertelt", verbs) == ("", "viertel", "t")
+    assert wm.analyse("anschauen", verbs) == ("an", "schau", "en")
+
+
+def test_summed_reading_loses_the_prefix_of_anschauen(shared_path):
+    """Documents why the per-side reading is the default: one z-score over the summed map cannot show 'an'."""
+    verbs = _morphynet_verbs(shared_path)
+    prefix, _stem, suffix = wm.analyse("anschauen", verbs, mode="summed")
+    assert suffix == "en" and prefix != "an"
+    assert wm.analyse("viertelt", verbs, mode="summed") == ("", "viertel", "t")
+
+
+def test_indexed_counts_equal_pairwise_reference(shared_path):
+    rng = random.Random(7)
+    verbs = [w for w in (wm.normalise_verb(v) for v in _morphynet_verbs(shared_path)) if w]
+    sample = sorted(set(rng.sample(verbs, 400)) | {"ab", "abab", "ba", "verstehen", "stehen", "versteh"})
+    index = wm._VerbIndex(sample)
+    for target in sample + ["anschauen", "zz", "qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq"]:
+        a = wm.run_counts_naive(target, sample)
+        b = index.run_counts(target)
+        assert list(a[0]) == list(b[0]) and list(a[1]) == list(b[1]) and a[2] == b[2], target
+    assert wm.analyse_all(sample, method="naive") == wm.analyse_all(sample, method="fast")
+
+
+def test_split_by_zscore_and_side():
+    # counts with a clear suffix peak: only the last position is above the mean
+    assert wm.split_by_zscore("viertelt", [0, 0, 0, 0, 1, 3, 4, 95]) == ("", "viertel", "t")
+    assert wm.split_by_zscore("abc", [1, 1, 1]) == ("", "abc", "")  # constant map: no affixes
+    assert wm.split_by_side("anschauen", [2000, 600, 150, 70, 0, 0, 0, 0, 0],
+                            [0, 0, 0, 0, 0, 0, 120, 8800, 10200]) == ("an", "schau", "en")
+    assert wm.split_by_zscore("a", [3]) == ("", "a", "")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Vocabulary rules, file format
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_outlier_and_interference_rules():
+    analyses = {
+        "w1": ("", "spiel", "t"), "w2": ("ver", "steh", "en"), "w3": ("an", "schau", "en"),
+        "w4": ("", "lauf", "t"), "w5": ("", "sitz", "t"), "w6": ("", "geh", "en"), "w7": ("ab", "fahr", "en"),
+        # a 12-char "affix" is a length outlier (> mean + 2.5 sd) and an overlong stem (> mean + 2 MAD)
+        "w8": ("", "x", "abcdefghijkl"), "w9": ("", "überschwänglichkeit", "e"),
+        "w10": ("ge", "mal", "t"), "w11": ("be", "spring", "er"), "w12": ("", "renn", "st"),
+        "w13": ("", "kletter", "te"), "w14": ("", "wart", "n"), "w15": ("", "sag", "et"), "w16": ("zu", "lach", ""),
+        "w17": ("um", "trink", ""),
+    }
+    # functional lengths: mean 2.5, sd 2.58 -> limit 8.95; lexemic lengths: mean 5, MAD 2 -> limit 9;
+    # mean functional length after cleaning 28/15 = 1.87
+    vocab = wm.vocabulary_from_analyses(analyses)
+    assert "abcdefghijkl" not in vocab.functional
+    assert {"t", "en", "ver", "an", "ab", "e"} <= set(vocab.functional)
+    assert "überschwänglichkeit" not in vocab.lexemic
+    assert "x" not in vocab.lexemic  # shorter than the mean functional length (interference)
+    assert {"spiel", "steh", "schau", "lauf", "sitz", "geh", "fahr", "kletter"} <= set(vocab.lexemic)
+    assert vocab.functional["en"] == 3 and vocab.kind("en") == "functional" and vocab.kind("spiel") == "lexemic"
+
+
+def test_vocabulary_save_load(tmp_path, multi30k_verbs):
+    vocab = wm.build_vocabulary(multi30k_verbs)
+    assert len(vocab.functional) > 10 and len(vocab.lexemic) > 100
+    assert {"t", "en", "ge"} <= set(vocab.functional)
+    path = tmp_path / "v.txt"
+    vocab.save(str(path))
+    back = wm.WordmapVocabulary.load(str(path))
+    assert back.functional == vocab.functional and back.lexemic == vocab.lexemic
+    assert back.meta["split"] == "per-side"
+    for w in multi30k_verbs[:200]:
+        assert wm.segment(w, back) == wm.segment(w, vocab)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("hello\n", encoding="utf-8")
+    with pytest.raises(UserError):
+        wm.WordmapVocabulary.load(str(bad))
+    with pytest.raises(UserError):
+        wm.WordmapVocabulary.load(str(tmp_path / "missing.txt"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Algorithm 2 and eq. (3.1)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_eq_3_1_by_hand():
+    # ver + steh + en, t = 9, |s| = 3: (3/27)^(1/3) + (4/27)^(1/4) + (2/27)^(1/2)
+    assert wm.score(("ver", "steh", "en")) == pytest.approx(0.480750 + 0.620403 + 0.272166, abs=1e-5)
+    assert wm.score(("verstehen",)) == pytest.approx(1.0)
+    # the |s| divisor punishes many short pieces, the s_i-th root punishes long ones
+    assert wm.score(("ve", "rs", "te", "he", "n")) < wm.score(("ver", "steh", "en")) < wm.score(("vers", "tehen"))
+
+
+def test_segmentations_algorithm2_rules():
+    vocab = wm.WordmapVocabulary({"an": 5, "en": 9, "t": 7}, {"schau": 3, "ansch": 1, "viertel": 2, "a": 4})
+    # complete, left to right, pieces > 1 char; one trailing character may close a segmentation
+    assert sorted(wm.segmentations("anschauen", vocab)) == [("an", "schau", "en")]
+    assert wm.segmentations("viertelt", vocab) == [("viertel", "t")]
+    assert wm.segmentations("viertelte", vocab) == []      # two characters left over: incomplete
+    assert wm.segmentations("aviertel", vocab) == []       # a unary piece may not start a segmentation
+    assert wm.segment("viertelte", vocab) == ["viertelte"]  # no complete segmentation: returned whole
+    assert wm.segment("Anschauen", vocab) == ["An", "schau", "en"]  # capitalised verb keeps its spelling
+    assert wm.segment("", vocab) == [""]
+    assert wm.segment("x", vocab) == ["x"]
+
+
+def test_segment_is_the_argmax_of_all_segmentations(multi30k_verbs):
+    vocab = wm.build_vocabulary(multi30k_verbs)
+    checked = 0
+    for w in multi30k_verbs + ["anschauen", "hinunterspringen", "verstehen", "eingeschlafen"]:
+        allsegs = wm.segmentations(w, vocab, limit=20000)
+        got = wm.segment(w, vocab)
+        assert "".join(got) == w
+        if not allsegs:
+            assert got == [w]
+            continue
+        checked += 1
+        best = max(round(wm.score(s, len(w)), 12) for s in allsegs)
+        assert tuple(got) in allsegs
+        assert round(wm.score(got, len(w)), 12) == best
+        assert all(len(p) > 1 and p in vocab for p in got[:-1])
+    assert checked > 100
+
+
+def test_segment_long_and_odd_words_terminate():
+    vocab = wm.WordmapVocabulary({"ab": 3, "ba": 2, "a": 1}, {"aba": 1, "bab": 1, "abab": 1})
+    word = "ab" * 30  # 60 characters, exponentially many segmentations
+    got = wm.segment(word, vocab)
+    assert "".join(got) == word and len(got) > 1
+    assert wm.segment("ab" * 500, vocab) == ["ab" * 500]  # beyond MAX_SEGMENT_LEN: whole
+    for odd in ["İstanbul", "ǅemal", "😀😀", "a\u0301b", "ß"]:
+        assert "".join(wm.segment(odd, vocab)) == odd
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Sentence tokeniser: reversibility and bad input
+# ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tmp_path_factory, multi30k_verbs):
+    from tests.conftest import _shared_path
+    with gzip.open(_shared_path("multi30k/train.de.gz"), "rt", encoding="utf-8") as fh:
+        lines = [line.rstrip("\n") for line in itertools.islice(fh, 3000)]
+    d = tmp_path_factory.mktemp("wordmap")
+    wm.train_spm(lines, str(d / "spm"), 2000, "unigram")
+    vocab = wm.build_vocabulary(multi30k_verbs)
+    vocab.save(str(d / "wordmap.txt"))
+    return wm.WordmapTokenizer(str(d / "wordmap.txt"), str(d / "spm.model")), lines, d
+
+
+BAD_LINES = [
+    "", "   ", "\t", "Spielt er Gitarre?", "Schau dir das an!", "Er schaut sich das Bild an.",
+    "Die Kinder (spielten) im Garten.", "The quick brown fox jumps over the lazy dog.",
+    "sie haben gespielt-und getanzt", "Er  läuft\tschnell .", "ﬁ x\u00a0y z 😀 中文 \u200b\ufeff",
+    "a" * 5000, "Häuser " * 800, "sehr" + "-" * 300 + "langweilig", "12:30 Uhr, 3,5 km / h", "ÄÖÜ äöü ß ẞ",
+    "läuft\u2028rennt", "x\rx",
+]
+
+
+def test_tokenizer_lossless_on_multi30k_slice(tokenizer):
+    tok, lines, _ = tokenizer
+    sample = lines[:300]
+    out = tok.encode_lines(sample)
+    assert len(out) == len(sample)
+    n_verb_splits = 0
+    for src, enc in zip(sample, out):
+        assert "\n" not in enc and "\r" not in enc and "  " not in enc
+        assert wm.decode_line(enc) == " ".join(src.split())
+        n_verb_splits += sum(1 for p in enc.split() if not p.startswith(wm.WORD_MARK))
+    assert n_verb_splits > 300
+
+
+def test_verbs_go_through_wordmap(tokenizer):
+    tok, _, _ = tokenizer
+    pieces = tok.encode_pieces("Zwei Männer stehen am Herd.")
+    # 'stehen' is a verb: its pieces are exactly its Wordmap segmentation
+    seg = wm.segment("stehen", tok.vocabulary)
+    assert len(seg) > 1
+    i = pieces.index(wm.WORD_MARK + seg[0])
+    assert pieces[i:i + len(seg)] == [wm.WORD_MARK + seg[0]] + seg[1:]
+    # the noun is encoded by the base SentencePiece model
+    assert pieces[:2] == [p for p in tok.sp.encode("Zwei Männer", out_type=str)][:2]
+
+
+def test_bad_input_one_line_each_and_lossless(tokenizer):
+    tok, _, _ = tokenizer
+    out = tok.encode_lines(BAD_LINES)
+    assert len(out) == len(BAD_LINES)
+    for src, enc in zip(BAD_LINES, out):
+        assert "\n" not in enc and "\r" not in enc
+        if not src.strip():
+            assert enc == ""
+        flat = " ".join(src.replace("\u2028", " ").replace("\r", " ").split())
+        assert wm.decode_line(enc) == flat, src[:40]
+
+
+def test_encode_cli_and_errors(tokenizer, run_cli, tmp_path):
+    _, lines, d = tokenizer
+    src = tmp_path / "in.de"
+    src.write_text("\n".join(lines[:50] + BAD_LINES[:12]) + "\n", encoding="utf-8")
+    dst = tmp_path / "out.de"
+    run_cli(["python", "-m", "preprocess.encode", "--scheme", "wordmap", "--wordmap-vocab", d / "wordmap.txt",
+             "--wordmap-spm", d / "spm.model", "--inputs", src, "--outputs", dst, "--workers", "2", "--quiet",
+             "--chunk-size", "7"])
+    enc = dst.read_text(encoding="utf-8").split("\n")[:-1]
+    raw = src.read_text(encoding="utf-8").split("\n")[:-1]
+    assert len(enc) == len(raw)
+    assert [wm.decode_line(e) for e in enc] == [" ".join(r.split()) for r in raw]
+    proc = run_cli(["python", "-m", "preprocess.encode", "--scheme", "wordmap", "--wordmap-vocab",
+                    tmp_path / "nope.txt", "--wordmap-spm", d / "spm.model", "--inputs", src, "--outputs",
+                    tmp_path / "x"], check=False)
+    assert proc.returncode == 2 and proc.stderr.startswith("error:") and "Traceback" not in proc.stderr
+
+
+def test_build_cli(run_cli, tmp_path, multi30k_verbs):
+    verbs = tmp_path / "verbs.txt"
+    verbs.write_text("\n".join(multi30k_verbs[:400]) + "\n", encoding="utf-8")
+    corpus = tmp_path / "c.de"
+    corpus.write_text("Ein Mann spielt Gitarre.\nZwei Kinder schauen zu.\n" * 50, encoding="utf-8")
+    run_cli(["python", "-m", "preprocess.wordmap", "build", "--input", corpus, "--verbs", verbs, "--quiet",
+             "--output", tmp_path / "v.txt", "--spm-prefix", tmp_path / "spm", "--spm-vocab-size", "60"])
+    vocab = wm.WordmapVocabulary.load(str(tmp_path / "v.txt"))
+    assert len(vocab) > 20 and (tmp_path / "spm.model").exists()
+    proc = run_cli(["python", "-m", "preprocess.wordmap", "segment", "--vocab", tmp_path / "v.txt", "anschauen",
+                    "viertelt"])
+    assert len(proc.stdout.splitlines()) == 2
+    proc = run_cli(["python", "-m", "preprocess.wordmap", "build", "--verbs", tmp_path / "missing",
+                    "--output", tmp_path / "w.txt"], check=False)
+    assert proc.returncode == 2 and "error:" in proc.stderr
