@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
+import re
 import sys
 import tempfile
 from typing import IO, Iterator
@@ -13,6 +14,7 @@ from typing import IO, Iterator
 LINE_BREAKING = {"\n": " ", "\r": " ", "\x0b": " ", "\x0c": " ", "\x1c": " ", "\x1d": " ", "\x1e": " ",
                  "\x85": " ", "\u2028": " ", "\u2029": " "}
 _LINE_BREAKING_TABLE = str.maketrans(LINE_BREAKING)
+_LINE_BREAKING_RE = re.compile("[" + "".join(LINE_BREAKING) + "]")
 
 
 class UserError(Exception):
@@ -24,6 +26,8 @@ class UserError(Exception):
 
 def flatten_line(text: str) -> str:
     """Replace characters that Python's ``str.splitlines`` or fairseq would treat as a line break."""
+    if _LINE_BREAKING_RE.search(text) is None:  # the common case: a search is much cheaper than translate
+        return text
     return text.translate(_LINE_BREAKING_TABLE)
 
 
@@ -44,29 +48,54 @@ def open_binary_input(path: str) -> IO[bytes]:
     return open(path, "rb")
 
 
-def read_lines(path: str, errors: str = "strict") -> Iterator[str]:
+def read_lines(path: str, errors: str = "strict", block_size: int = 1 << 22) -> Iterator[str]:
     """Yield the lines of ``path`` (``-`` = stdin) without their ``\\n`` / ``\\r\\n`` terminator.
 
     Only ``\\n`` ends a line, so a stray ``\\r`` or U+2028 inside a line never changes the line count.
     Undecodable UTF-8 raises :class:`UserError` naming file and line unless ``errors="replace"``.
+    The file is read and decoded in blocks of whole lines, which is several times faster than line by line.
     """
     name = "<stdin>" if path == "-" else path
     fh = open_binary_input(path)
+    lineno = 0
     try:
-        for lineno, raw in enumerate(fh, 1):
-            if raw.endswith(b"\n"):
-                raw = raw[:-1]
-                if raw.endswith(b"\r"):
-                    raw = raw[:-1]
-            try:
-                yield raw.decode("utf-8", errors=errors)
-            except UnicodeDecodeError as exc:
-                raise UserError(
-                    f"{name}:{lineno}: invalid UTF-8 at byte {exc.start} ({exc.reason}); "
-                    "fix the input or pass --errors replace") from None
+        rest = b""
+        while True:
+            block = fh.read(block_size)
+            if not block:
+                break
+            block = rest + block
+            cut = block.rfind(b"\n") + 1
+            if cut == 0:  # no complete line yet (a very long line): keep reading
+                rest = block
+                continue
+            rest = block[cut:]
+            raw_lines = block[:cut - 1].split(b"\n")
+            yield from _decode_lines(raw_lines, name, lineno, errors)
+            lineno += len(raw_lines)
+        if rest:
+            yield from _decode_lines([rest], name, lineno, errors)
     finally:
         if fh is not sys.stdin.buffer:
             fh.close()
+
+
+def _decode_lines(raw_lines: list[bytes], name: str, lineno: int, errors: str) -> list[str]:
+    try:
+        text = b"\n".join(raw_lines).decode("utf-8", errors=errors)
+    except UnicodeDecodeError:
+        for i, raw in enumerate(raw_lines, lineno + 1):  # find the offending line for the message
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise UserError(
+                    f"{name}:{i}: invalid UTF-8 at byte {exc.start} ({exc.reason}); "
+                    "fix the input or pass --errors replace") from None
+        raise
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    return lines
 
 
 def count_lines(path: str) -> int | None:
