@@ -448,3 +448,52 @@ def test_encode_cli(tmp_path, shared_path, run_cli):
     bad = run_cli(["python", "-m", "preprocess.encode", "--scheme", "flota", "--flota-vocab", tmp_path / "nope",
                    "--inputs", src, "--outputs", tmp_path / "x.txt", "--quiet"], check=False)
     assert bad.returncode == 2 and bad.stderr.strip().startswith("error:") and len(bad.stderr.strip().split("\n")) == 1
+
+
+# --- section 3 metrics and Table 3 ----------------------------------------------------------------------------
+
+def test_coverage_example_of_section3(shared_path):
+    """Section 3: for undesirable and k = 3, FIRST and LONGEST cover un (C = 0.5), FLOTA un and desirable (C = 1)."""
+    from preprocess.evaluate.flota import coverage, pieces_with_spans
+    path = shared_path("flota_vocabs/bert-base-uncased.txt")
+    morphs = ["un", "desirable"]
+    for mode, expected in (("first", 0.5), ("longest", 0.5), ("flota", 1.0)):
+        tok = FlotaTokenizer(path, "wordpiece", k=3, mode=mode)
+        spans = pieces_with_spans(tok, "undesirable", 3)
+        # the spans describe exactly what the tokenizer returns
+        assert [p for _, _, p in spans] == [t[2:] if t.startswith("##") else t for t in tok.tokenize_word("undesirable")]
+        assert coverage([(a, b) for a, b, _ in spans], morphs) == expected
+
+
+def test_gold_reader_and_stems(tmp_path):
+    from preprocess.evaluate.flota import read_two_morph_gold, select_words, stems_of
+    gold = tmp_path / "g.tsv"
+    gold.write_text("undesirable\tun @@desirable\t010\nkindness\tkind @@ness\t010\nbookshelf\tbook @@shelf\t001\n"
+                    "enthrallments\ten @@thrall @@ment @@s\t110\nran\trun @@ed\t100\nbad line\n\n", encoding="utf-8")
+    rows = read_two_morph_gold(str(gold))
+    assert [w for w, _, _ in rows] == ["undesirable", "kindness", "bookshelf"]  # ran is not concatenative
+    assert stems_of(["un", "desirable"], "010") == {"desirable"}
+    assert stems_of(["kind", "ness"], "010") == {"kind"}
+    assert stems_of(["book", "shelf"], "001") == {"book", "shelf"}
+    vocab = frozenset(["un", "desirable", "kind", "##ness", "book", "shelf", "bookshelf"])
+    assert [w for w, _, _ in select_words(rows, vocab, "##")] == ["undesirable", "kindness"]
+
+
+def test_evaluate_cli_reproduces_table3(shared_path, run_cli, tmp_path):
+    """Table 3 (ArXiv-L physics): BERT ST 12.9, FLOTA 8.3 10.5 11.4 11.6; GPT-2 8.3 10.7 11.5 11.8;
+    XLNet 8.3 10.9 11.9 12.2; and the section 3 claims: FLOTA covers about 99% of the morphs at k = 2."""
+    shared_path("morph_gold/eng.word.dev.tsv")
+    out = tmp_path / "r.json"
+    run_cli(["python", "-m", "preprocess.evaluate.flota", "--data", shared_path("."), "--json", out])
+    res = json.loads(out.read_text())
+    paper = {"BERT": [8.3, 10.5, 11.4, 11.6], "GPT-2": [8.3, 10.7, 11.5, 11.8], "XLNet": [8.3, 10.9, 11.9, 12.2]}
+    assert round(res["lengths"]["BERT"]["ST"], 1) == 12.9
+    for model, values in paper.items():
+        assert [round(res["lengths"][model][f"k={k}"], 1) for k in (1, 2, 3, 4)] == values
+    m = res["morphology"]
+    for model in ("BERT", "GPT-2", "XLNet"):
+        assert m[f"{model}/flota"]["C2"] > 0.98
+    assert m["BERT/flota"]["C2"] > m["BERT/first"]["C2"] and m["BERT/flota"]["C2"] > m["BERT/longest"]["C2"]
+    assert m["BERT/flota"]["M"] > m["BERT/first"]["M"] == m["BERT/longest"]["M"]  # M of FIRST = LONGEST (sec. 3)
+    assert m["BERT/flota"]["R"] > m["BERT/first"]["R"]
+    assert m["BERT/flota"]["tokens_inf"] < m["BERT/first"]["tokens_inf"]
