@@ -250,7 +250,12 @@ class HantaTagger:
     def c5_tags(self, tokens: Sequence[str]) -> List[str]:
         if not tokens:
             return []
-        return [t for _, t in self._tagger.tag_sent(list(tokens), taglevel=0)]
+        words = [w if w else "_" for w in tokens]   # HanTa fails on empty strings
+        try:
+            tags = list(self._tagger.tag_sent(words, taglevel=0))
+        except Exception:   # never let an odd token stop a corpus run: unknown tags keep the words as they are
+            tags = []
+        return tags if len(tags) == len(words) else ["UNC"] * len(words)
 
     def tag(self, tokens: Sequence[str]) -> List[str]:
         if not tokens:
