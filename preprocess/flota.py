@@ -335,6 +335,9 @@ class FlotaTokenizer:
         else:
             self._forms0, self._forms1 = (start_form, cont_form), (cont_form, start_form)
             self._whole_forms = (start_form, cont_form)
+        # bare string -> token, for position 0, later positions and the whole-word check (earlier forms win)
+        self._map0, self._map1, self._whole = (self._form_map(f) for f in (self._forms0, self._forms1,
+                                                                            self._whole_forms))
         lengths0 = {len(s) for form in self._forms0 for s in form[0]}
         lengths1 = {len(s) for form in self._forms1 for s in form[0]}
         self._lengths = frozenset(lengths0 | lengths1)
@@ -342,6 +345,7 @@ class FlotaTokenizer:
         # bare strings with a '-' after their first character: they can match across an already covered span
         self._hyphen_bare = sorted({s for form in self._forms0 + self._forms1 for s in form[0]
                                     if "-" in s[1:] and not s.startswith("-")})
+        self._hyphen_first = frozenset(s[0] for s in self._hyphen_bare)
 
         self._segmenter = None
         if mode != "flota":
@@ -371,6 +375,14 @@ class FlotaTokenizer:
         return list(self._segmenter(word)) if word else []
 
     # -- FLOTA search -------------------------------------------------------------------------------------------
+    @staticmethod
+    def _form_map(forms) -> dict:
+        table = {}
+        for strings, prefix in reversed(forms):
+            for bare in strings:
+                table[bare] = prefix + bare
+        return table
+
     def _lookup(self, bare: str, forms) -> Optional[str]:
         for strings, prefix in forms:
             if bare in strings:
@@ -384,11 +396,13 @@ class FlotaTokenizer:
         cap = min(n, self.max_len, self._max_piece)
         if cap < 1:
             return []
-        lengths, forms0, forms1 = self._lengths, self._forms0, self._forms1
+        lengths, map0, map1 = self._lengths, self._map0, self._map1
         covered = bytearray(1 if c == "-" else 0 for c in word) if "-" in word \
             else bytearray(n)
         n_covered = covered.count(1)
-        hyphen_bare = self._relevant_hyphen_bare(word, cap) if self._hyphen_bare else ()
+        hyphen_bare = self._relevant_hyphen_bare(word, cap) \
+            if self._hyphen_bare and not self._hyphen_first.isdisjoint(word) else ()
+        get0, get1 = map0.get, map1.get
         found = {}
         # the scan pointer (l, i) only moves forward in the order (longest first, then leftmost): every
         # (length, position) before it is either not in the vocabulary or overlaps a covered span, and
@@ -400,23 +414,36 @@ class FlotaTokenizer:
             while l >= 1:
                 if l in lengths:
                     last = n - l
-                    while i <= last:
-                        if covered[i]:
-                            i += 1
-                            continue
-                        if n_covered:
+                    if not n_covered:  # nothing covered yet: a tight scan
+                        if i == 0:
+                            tok = get0(word[:l])
+                            if tok is not None:
+                                best = (l, 0, tok)
+                                break
+                            i = 1
+                        for i in range(i, last + 1):
+                            tok = get1(word[i:i + l])
+                            if tok is not None:
+                                best = (l, i, tok)
+                                break
+                        if best is not None:
+                            break
+                    else:
+                        while i <= last:
+                            if covered[i]:
+                                i += 1
+                                continue
                             j = covered.find(1, i, i + l)
                             if j >= 0:
                                 i = j + 1
                                 continue
-                        bare = word[i:i + l]
-                        tok = self._lookup(bare, forms1 if i else forms0)
-                        if tok is not None:
-                            best = (l, i, tok)
+                            tok = (get1 if i else get0)(word[i:i + l])
+                            if tok is not None:
+                                best = (l, i, tok)
+                                break
+                            i += 1
+                        if best is not None:
                             break
-                        i += 1
-                    if best is not None:
-                        break
                 l -= 1
                 i = 0
             if hyphen_bare and n_covered:
@@ -444,7 +471,7 @@ class FlotaTokenizer:
             start = residue.find(bare)
             while start >= 0:
                 if not covered[start]:
-                    tok = self._lookup(bare, self._forms1 if start else self._forms0)
+                    tok = (self._map1 if start else self._map0).get(bare)
                     if tok is not None:
                         key = (-len(bare), start)
                         if best is None or key < (-best[0], best[1]):
@@ -462,7 +489,7 @@ class FlotaTokenizer:
             return list(cached)
         w = to_byte_level(word) if self.byte_level else word
         pieces = None
-        whole = self._lookup(w, self._whole_forms)
+        whole = self._whole.get(w)
         if whole is not None:
             pieces = [whole]
         elif self.mode == "flota":
@@ -486,8 +513,10 @@ class FlotaTokenizer:
     def tokenize(self, text: str) -> list:
         """Pretokenise with ``[\\w]+|[^\\s\\w]`` (as the released code) and tokenise every word."""
         out = []
+        cache, tokenize_word = self._cache, self.tokenize_word
         for word in PRETOKENIZE.findall(text):
-            out.extend(self.tokenize_word(word))
+            pieces = cache.get(word)
+            out.extend(tokenize_word(word) if pieces is None else pieces)
         return out
 
     def encode(self, text: str) -> str:
