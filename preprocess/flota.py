@@ -37,6 +37,7 @@ import json
 import os
 import random
 import re
+import sys
 from collections import Counter
 from typing import Iterable, Optional, Sequence, Union
 
@@ -631,3 +632,28 @@ def make_encoder(args: argparse.Namespace) -> FlotaEncoder:
                          unk_token=getattr(args, "flota_unk", None) or None,
                          byte_level=bool(getattr(args, "flota_byte_level", False)))
     return FlotaEncoder(tok, noise_p, int(getattr(args, "noise_seed", 0) or 0))
+
+
+# --- command line: the fairseq dictionary of an inventory --------------------------------------------------------
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m preprocess.flota",
+        description="Write the fairseq dict.txt of a vocabulary (for fairseq-preprocess --srcdict), so that "
+                    "every FLOTA piece is in the dictionary.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("dict", help="write a fairseq dict.txt from a vocabulary")
+    d.add_argument("--vocab", required=True, help="any vocabulary format that --flota-vocab accepts")
+    d.add_argument("--output", required=True, help="dict.txt to write")
+    args = parser.parse_args(argv)
+    info = write_fairseq_dict(args.vocab, args.output)
+    msg = f"{args.output}: {info['written']} tokens"
+    if info["skipped"]:
+        msg += f", {len(info['skipped'])} with whitespace skipped"
+    print(msg, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    from preprocess.common import run_main
+    sys.exit(run_main(main))

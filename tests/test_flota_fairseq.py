@@ -96,3 +96,14 @@ def test_fairseq_preprocess_on_flota_text(tmp_path, shared_path, run_cli):
     assert len(ds) == len(lines) == len(encoded)
     for i in range(len(ds)):
         assert d.string(ds[i]) == encoded[i]
+
+
+def test_dict_cli(tmp_path, shared_path, run_cli):
+    from fairseq.data import Dictionary
+    out = tmp_path / "dict.txt"
+    run_cli(["python", "-m", "preprocess.flota", "dict", "--vocab", shared_path("flota_vocabs/xlnet-base-cased.txt"),
+             "--output", out])
+    d = Dictionary.load(str(out))
+    # xlnet has <s>, </s>, <unk>, <pad> of its own: fairseq's reserved ones take their place
+    assert len(d) == 32000
+    assert d.index("\u2581the") != d.unk() and d.index("<unk>") == d.unk()
