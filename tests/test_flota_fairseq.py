@@ -107,3 +107,24 @@ def test_dict_cli(tmp_path, shared_path, run_cli):
     # xlnet has <s>, </s>, <unk>, <pad> of its own: fairseq's reserved ones take their place
     assert len(d) == 32000
     assert d.index("\u2581the") != d.unk() and d.index("<unk>") == d.unk()
+
+
+def test_fairseq_command_line_options(shared_path):
+    """The options as fairseq's own CLI parser reads them (what fairseq-train / fairseq-generate do)."""
+    import os
+
+    import fairseq_plugins
+    from fairseq import options
+    from fairseq.data import encoders
+    vocab = str(shared_path("flota_vocabs/bert-base-uncased.txt"))
+    parser = options.get_generation_parser()
+    args = options.parse_args_and_arch(parser, [
+        "unused-data-dir", "--user-dir", os.path.dirname(fairseq_plugins.__file__), "--bpe", "flota",
+        "--flota-vocab", vocab, "--flota-style", "wordpiece", "--flota-k", "2", "--flota-max-len", "10",
+        "--flota-strict", "--flota-unk", "[UNK]"])
+    assert (args.flota_k, args.flota_max_len, args.flota_strict, args.flota_unk) == (2, 10, True, "[UNK]")
+    bpe = encoders.build_bpe(args)
+    expected = FlotaTokenizer(vocab, "wordpiece", k=2, max_len=10, strict=True, unk_token="[UNK]")
+    line = "undesirable 𓀀 superconductivity"
+    assert bpe.encode(line) == " ".join(expected.tokenize(line))
+    assert "[UNK]" in bpe.encode(line).split()
