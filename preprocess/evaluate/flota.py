@@ -28,7 +28,6 @@ import argparse
 import csv
 import json
 import os
-import re
 import sys
 from statistics import mean
 
