@@ -1,0 +1,67 @@
+# Shared helpers for the shell recipes (sourced, not run).
+#   PYTHON     the Python with fairseq and this project (default: python on PATH; the Makefile puts .venv/bin first)
+#   NNODES, NODE_RANK, MASTER_ADDR, MASTER_PORT   multi-node torchrun settings (default: one node)
+
+RECIPES_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_DIR="$(cd "$RECIPES_DIR/.." && pwd)"
+PYTHON="${PYTHON:-python}"
+export PYTHONPATH="$REPO_DIR${PYTHONPATH:+:$PYTHONPATH}"
+
+die() { echo "error: $*" >&2; exit 2; }
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+user_dir() { "$PYTHON" -m fairseq_plugins; }
+
+gpu_count() {
+    "$PYTHON" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0
+}
+
+# resolve_data PATH: prints the fairseq DATA string. PATH may be a data-bin folder, a shard list a:b:c, or a
+# `python -m train_scripts.binarize` output folder (its binarize.json gives the data-bin path or shards).
+resolve_data() {
+    if [[ -f "$1/binarize.json" ]]; then
+        "$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"])' "$1/binarize.json"
+    else
+        echo "$1"
+    fi
+}
+
+# share_args PATH: embedding sharing that the dictionaries allow (--share-all-embeddings needs a joined one)
+share_args() {
+    if [[ -f "$1/binarize.json" ]]; then
+        "$PYTHON" -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["train_args"]))' "$1/binarize.json"
+    else
+        local first="${1%%:*}"
+        if [[ -f "$first/dict.${SRC_LANG:-x}.txt" && -f "$first/dict.${TGT_LANG:-y}.txt" ]] &&
+           ! cmp -s "$first/dict.$SRC_LANG.txt" "$first/dict.$TGT_LANG.txt"; then
+            echo "--share-decoder-input-output-embed"
+        else
+            echo "--share-all-embeddings"
+        fi
+    fi
+}
+
+# launch NPROC TOOL ARGS...: run a fairseq tool on NPROC processes (GPUs, or CPU processes with --cpu) through
+# torchrun and train_scripts.fairseq_launch; one process runs it directly.
+launch() {
+    local nproc="$1"; shift
+    if [[ "$nproc" -le 1 && "${NNODES:-1}" -le 1 ]]; then
+        "$PYTHON" -m train_scripts.fairseq_launch "$@"
+    else
+        local rdzv=(--standalone)
+        if [[ "${NNODES:-1}" -gt 1 ]]; then
+            rdzv=(--nnodes "$NNODES" --node-rank "${NODE_RANK:?set NODE_RANK}" \
+                  --master-addr "${MASTER_ADDR:?set MASTER_ADDR}" --master-port "${MASTER_PORT:-29500}")
+        fi
+        "$PYTHON" -m torch.distributed.run "${rdzv[@]}" --nproc-per-node "$nproc" \
+            -m train_scripts.fairseq_launch "$@"
+    fi
+}
+
+# validation_log SAVE_DIR: SAVE_DIR/train.log (fairseq json log) -> SAVE_DIR/valid_log.jsonl
+validation_log() {
+    if [[ -f "$1/train.log" ]]; then
+        "$PYTHON" -m train_scripts.train_log "$1/train.log" --output "$1/valid_log.jsonl" &&
+            log "validation curve: $1/valid_log.jsonl ($(wc -l < "$1/valid_log.jsonl") validations)"
+    fi
+}
