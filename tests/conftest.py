@@ -76,7 +76,7 @@ TINY_TRANSFORMER_ARGS = [
 ]
 
 
-def multi30k_slice(dest: Path, n_train: int = 1500, n_valid: int = 60, n_test: int = 40) -> Path:
+def multi30k_slice(dest: Path, n_train: int = 1500, n_valid: int = 60, n_test: int = 37) -> Path:
     """Write raw ``{train,valid,test}.{en,de}`` slices of the shared Multi30k into ``dest``."""
     import gzip
 
