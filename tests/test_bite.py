@@ -275,3 +275,70 @@ def test_bite_plus_sentencepiece_one_pass(tmp_path, shared_path):
         bite_line = b.encode_lines([raw])[0]
         assert pieces.split().count("[NNS]") == bite_line.split().count("[NNS]")
         assert sp.decode(pieces.split()) == bite_line
+
+
+# ---- section 5 metrics ---------------------------------------------------------------------------------------
+def test_coverage_by_hand():
+    from preprocess.evaluate.bite import coverage, word_coverage
+    assert coverage([["a", "a", "b"], ["c"]], [1, 2, 3]) == {1: 0.5, 2: 0.75, 3: 1.0}
+    # words: ("a",) ("b","[NNS]") ("a",) ; symbol counts a:2, b:1, [NNS]:1 -> ranks a<b<[NNS] (ties by first seen)
+    groups = [[("a",), ("b", "[NNS]")], [("a",)]]
+    assert word_coverage(groups, [1, 2, 3]) == {1: 2 / 3, 2: 2 / 3, 3: 1.0}
+
+
+def test_symbol_complexity_eq1_and_eq2():
+    from preprocess.evaluate.bite import symbol_complexity
+    ids = [[5, 0, 0], [7], [0]]   # unk id 0
+    # eq. 1: sum |S_i| + u_i = (3 + 2) + (1 + 0) + (1 + 1) = 8 ; eq. 2 with lambda = 2 is the same
+    assert symbol_complexity(ids, 0, 2.0) == (8.0, 3)
+    # lambda = 1: unknown symbols cost like known ones -> total length 5 ; lambda = 0: only known symbols -> 2
+    assert symbol_complexity(ids, 0, 1.0) == (5.0, 3)
+    assert symbol_complexity(ids, 0, 0.0) == (2.0, 3)
+
+
+def test_inflection_noise_is_seeded_and_keeps_lemmas():
+    from lemminflect import getLemma
+    from preprocess.evaluate.bite import InflectionNoise
+    s = "The dogs were chasing two cats, and a man walks slowly."
+    n1, n2 = InflectionNoise(seed=7, rate=1.0), InflectionNoise(seed=7, rate=1.0)
+    a, ca = n1.perturb(s, 3)
+    assert (a, ca) == n2.perturb(s, 3)                      # same seed and index -> same noise
+    assert InflectionNoise(seed=7, rate=0.0).perturb(s, 3) == (s, 0)
+    assert ca >= 4 and a != s
+    orig, noisy = s.split(" "), a.split(" ")
+    assert len(orig) == len(noisy)
+    assert noisy[5].endswith(",") and noisy[-1].endswith(".")   # punctuation kept in place
+    for o, n in zip(orig, noisy):
+        if o != n:   # a changed word is another form of the same lemma
+            o, n = o.strip(",."), n.strip(",.")
+            lem = {l for p in ("NOUN", "VERB", "ADJ") for l in getLemma(o.lower(), upos=p)}
+            lem_n = {l for p in ("NOUN", "VERB", "ADJ") for l in getLemma(n.lower(), upos=p)}
+            assert lem & lem_n, (o, n)
+    assert len({InflectionNoise(seed=k, rate=1.0).perturb(s, 3)[0] for k in range(5)}) > 1   # seed matters
+
+
+def test_ratcliff_obershelp():
+    from preprocess.evaluate.bite import ratcliff_obershelp
+    assert ratcliff_obershelp(["a", "b", "c"], ["a", "b", "c"]) == 1.0
+    assert ratcliff_obershelp(["dog", "[NNS]"], ["dog"]) == 2 * 1 / 3
+
+
+def test_metrics_cli(shared_path, run_cli, tmp_path):
+    import json
+    val = shared_path("multi30k/val.en.gz")
+    r = json.loads(run_cli(["python", "-m", "preprocess.evaluate.bite", "coverage", "--input", val,
+                            "--sizes", "100", "1000", "--json"]).stdout)
+    # BITE folds inflected forms into their bases: fewer types, higher coverage at small N
+    assert r["types_bite"] < r["types_unencoded"]
+    assert r["coverage_bite"]["100"] > r["coverage_unencoded"]["100"]
+    r = json.loads(run_cli(["python", "-m", "preprocess.evaluate.bite", "similarity", "--input", val, "--lines", "200",
+                            "--seed", "1", "--json"]).stdout)
+    assert r["sentences_changed"] > 100 and r["similarity_bite"] > r["similarity_unencoded"]
+    src = tmp_path / "bad.txt"
+    src.write_text("\n".join(BAD_LINES[:12]) + "\n", encoding="utf-8")
+    run_cli(["python", "-m", "preprocess.evaluate.bite", "perturb", "--input", src, "--output", tmp_path / "o.txt"])
+    assert len((tmp_path / "o.txt").read_text(encoding="utf-8").split("\n")) - 1 == \
+        len(src.read_text(encoding="utf-8").split("\n")) - 1
+    p = run_cli(["python", "-m", "preprocess.evaluate.bite", "complexity", "--models", tmp_path / "no.model",
+                 "--words", src], check=False)
+    assert p.returncode == 2 and p.stderr.startswith("error:")

@@ -1,0 +1,350 @@
+"""Model-independent metrics of the BITE paper (Tan et al. 2020, section 5 and appendix B.4), and a seeded
+inflectional-noise generator (MORPHEUS-like) for robustness studies.
+
+    python -m preprocess.evaluate.bite coverage   --input CORPUS [--sizes 1000 5000 10000] [--json]
+    python -m preprocess.evaluate.bite complexity --models A.model [B.model ...] --words WORDLIST [--lam 2]
+    python -m preprocess.evaluate.bite similarity --input CORPUS [--seed 1] [--rate 0.5]
+                                                  [--model D.model] [--bite-model BITE_D.model]
+    python -m preprocess.evaluate.bite perturb    --input CORPUS --output NOISY [--seed 1] [--rate 0.5]
+    python -m preprocess.evaluate.bite agreement  --input CORPUS          (nltk vs hanta inflection decisions)
+
+* **Vocabulary coverage** (5.1): the vocabulary is the N most frequent types of the encoded corpus (BITE: base forms
+  and inflection symbols; baseline: the unencoded, pretokenised words); coverage = share of corpus tokens that are
+  in it.  Reported per encoded token (the paper's definition) and per original word (an inflected word counts as
+  covered only when its base *and* its symbol are).
+* **Symbol complexity** (5.1, eq. 1 and eq. 2): each word of a word list is encoded alone by a subword model;
+  ``SymbComp = sum_i (|S_i| - u_i) + lam * u_i`` with ``u_i`` unknown pieces; ``lam = 2`` is eq. 1
+  (``|S_i| + u_i``).  Also normalised by the number of words.
+* **Ratcliff/Obershelp similarity** (5.2, difflib): mean ``SequenceMatcher(None, enc(clean), enc(noisy)).ratio()``
+  over sentences, where the noisy sentence swaps inflections of nouns/verbs/adjectives to other forms of the same
+  lemma (seeded).  Compared for the unencoded words, BITE, and optionally D and BITE+D subword models.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import gzip
+import json
+import random
+import re
+import sys
+from collections import Counter
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from preprocess.common import UserError, read_lines, require_file, run_main
+
+_CORE_RE = re.compile(r"^(\W*)(.*?)(\W*)$", re.S)
+
+
+# ---- coverage ------------------------------------------------------------------------------------------------
+def coverage(sentences: Sequence[Sequence[str]], sizes: Sequence[int]) -> Dict[int, float]:
+    """Share of tokens of ``sentences`` covered by the N most frequent types, for each N in ``sizes``."""
+    counts = Counter(t for s in sentences for t in s)
+    total = sum(counts.values())
+    ranked = [c for _, c in counts.most_common()]
+    out = {}
+    for n in sizes:
+        out[n] = sum(ranked[:n]) / total if total else 0.0
+    return out
+
+
+def word_coverage(groups: Sequence[Sequence[Tuple[str, ...]]], sizes: Sequence[int]) -> Dict[int, float]:
+    """Per original word: a word (tuple of its encoded symbols) is covered when all its symbols are in the top N."""
+    counts = Counter(t for s in groups for g in s for t in g)
+    n_words = sum(len(s) for s in groups)
+    order = [t for t, _ in counts.most_common()]
+    rank = {t: i for i, t in enumerate(order)}
+    # a word is covered by a top-N vocabulary iff its worst-ranked symbol is < N
+    worst = Counter(max(rank[t] for t in g) for s in groups for g in s)
+    out = {}
+    for n in sizes:
+        out[n] = sum(c for r, c in worst.items() if r < n) / n_words if n_words else 0.0
+    return out
+
+
+def coverage_report(lines: Sequence[str], sizes: Sequence[int], pretokenizer: str = "moses",
+                    tagger: str = "nltk") -> dict:
+    from preprocess.bite import BiteTokenizer
+    b = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger)
+    words = [b.pretokenize(l) for l in lines]
+    tags = b.tagger.tag_sents(words)
+    groups = [[b._encode_word(w, t) for w, t in zip(ws, ts)] for ws, ts in zip(words, tags)]
+    bite_tokens = [[x for g in s for x in g] for s in groups]
+    base_groups = [[(w,) for w in ws] for ws in words]
+    return {
+        "sizes": list(sizes),
+        "n_words": sum(map(len, words)), "n_bite_symbols": sum(map(len, bite_tokens)),
+        "types_unencoded": len({w for s in words for w in s}), "types_bite": len({t for s in bite_tokens for t in s}),
+        "coverage_unencoded": coverage(words, sizes), "coverage_bite": coverage(bite_tokens, sizes),
+        "word_coverage_unencoded": word_coverage(base_groups, sizes),
+        "word_coverage_bite": word_coverage(groups, sizes),
+    }
+
+
+# ---- symbol complexity -------------------------------------------------------------------------------------
+def symbol_complexity(encoded: Iterable[Sequence[int]], unk_id: int, lam: float = 2.0) -> Tuple[float, int]:
+    """Eq. 2: sum over words of (|S_i| - u_i) + lam * u_i; returns (value, number of words)."""
+    total, n = 0.0, 0
+    for ids in encoded:
+        u = sum(1 for i in ids if i == unk_id)
+        total += (len(ids) - u) + lam * u
+        n += 1
+    return total, n
+
+
+def model_complexity(model_path: str, words: Sequence[str], lam: float = 2.0) -> dict:
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor(model_file=model_path)
+    ids = sp.encode(list(words))
+    value, n = symbol_complexity(ids, sp.unk_id(), lam)
+    n_unk = sum(1 for s in ids for i in s if i == sp.unk_id())
+    return {"model": model_path, "lambda": lam, "symbol_complexity": value, "n_words": n,
+            "per_word": value / n if n else 0.0, "unknown_pieces": n_unk, "vocab_size": sp.get_piece_size()}
+
+
+# ---- inflectional noise ----------------------------------------------------------------------------------------
+def _match_case(form: str, like: str) -> str:
+    if like.isupper() and len(like) > 1:
+        return form.upper()
+    if like[:1].isupper():
+        return form[:1].upper() + form[1:]
+    return form
+
+
+def _other_forms(word: str, upos: str) -> List[str]:
+    from lemminflect import getAllInflections, getLemma
+    lemmas = getLemma(word.lower(), upos=upos) or (word.lower(),)
+    lemma = lemmas[0] or word.lower()
+    forms = {lemma}
+    for fs in getAllInflections(lemma, upos=upos).values():
+        forms.update(fs)
+    forms.discard(word.lower())
+    return sorted(f for f in forms if f and f.isalpha())
+
+
+class InflectionNoise:
+    """Seeded MORPHEUS-like noise: each noun/verb/adjective is, with probability ``rate``, replaced by another
+    inflected form of its lemma (lemminflect), keeping capitalisation, punctuation and spacing.  The random state
+    of a sentence depends only on (seed, sentence index), so results do not depend on batching or workers."""
+
+    def __init__(self, seed: int = 1, rate: float = 0.5, tagger: str = "nltk"):
+        from preprocess.taggers import get_tagger
+        if not 0.0 <= rate <= 1.0:
+            raise UserError(f"--rate must be in [0, 1], not {rate}")
+        self.seed, self.rate = seed, rate
+        self.tagger = get_tagger(tagger)
+        self._forms: Dict[Tuple[str, str], List[str]] = {}
+
+    def perturb(self, sentence: str, index: int = 0) -> Tuple[str, int]:
+        """(noisy sentence, number of words changed)."""
+        from preprocess.taggers import universal
+        rng = random.Random(f"{self.seed}:{index}")
+        toks = sentence.split(" ")
+        parts = [_CORE_RE.match(t).groups() if t else ("", "", "") for t in toks]
+        cores = [i for i, p in enumerate(parts) if p[1]]
+        tags = self.tagger.tag([parts[i][1] for i in cores]) if cores else []
+        changed = 0
+        for i, tag in zip(cores, tags):
+            pre, core, post = parts[i]
+            upos = universal(tag)
+            if upos not in ("NOUN", "VERB", "ADJ") or not core.isalpha():
+                continue
+            if rng.random() >= self.rate:
+                continue
+            key = (core.lower(), upos)
+            forms = self._forms.get(key)
+            if forms is None:
+                forms = self._forms[key] = _other_forms(core, upos)
+            if not forms:
+                continue
+            toks[i] = pre + _match_case(rng.choice(forms), core) + post
+            changed += 1
+        return " ".join(toks), changed
+
+
+# ---- Ratcliff/Obershelp -----------------------------------------------------------------------------------------
+def ratcliff_obershelp(a: Sequence[str], b: Sequence[str]) -> float:
+    return difflib.SequenceMatcher(None, list(a), list(b), autojunk=False).ratio()
+
+
+def similarity_report(lines: Sequence[str], seed: int = 1, rate: float = 0.5, pretokenizer: str = "moses",
+                      tagger: str = "nltk", model: Optional[str] = None, bite_model: Optional[str] = None) -> dict:
+    from preprocess.bite import BiteTokenizer
+    b = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger)
+    noise = InflectionNoise(seed=seed, rate=rate, tagger=tagger)
+    lines = [" ".join(l.split()) for l in lines]
+    lines = [l for l in lines if l]
+    noisy, n_changed = zip(*[noise.perturb(l, i) for i, l in enumerate(lines)]) if lines else ((), ())
+    encoders = {"unencoded": lambda ls: [b.pretokenize(l) for l in ls],
+                "bite": lambda ls: b.tokenize_batch(ls)}
+    if model:
+        import sentencepiece as spm
+        sp = spm.SentencePieceProcessor(model_file=model)
+        encoders["D"] = lambda ls: sp.encode([" ".join(b.pretokenize(l)) for l in ls], out_type=str)
+    if bite_model:
+        import sentencepiece as spm
+        spb = spm.SentencePieceProcessor(model_file=bite_model)
+        encoders["BITE+D"] = lambda ls: spb.encode([" ".join(t) for t in b.tokenize_batch(ls)], out_type=str)
+    res = {"sentences": len(lines), "words_changed": int(sum(n_changed)), "seed": seed, "rate": rate}
+    # only sentences that the noise actually changed are informative
+    idx = [i for i, c in enumerate(n_changed) if c]
+    res["sentences_changed"] = len(idx)
+    clean_sel = [lines[i] for i in idx]
+    noisy_sel = [noisy[i] for i in idx]
+    for name, enc in encoders.items():
+        a, c = enc(clean_sel), enc(noisy_sel)
+        sims = [ratcliff_obershelp(x, y) for x, y in zip(a, c)]
+        res[f"similarity_{name}"] = sum(sims) / len(sims) if sims else 1.0
+    return res
+
+
+# ---- tagger agreement ---------------------------------------------------------------------------------------------
+def agreement_report(lines: Sequence[str], pretokenizer: str = "moses") -> dict:
+    """Agreement of nltk and hanta on BITE's decision per word (which symbol, or none)."""
+    from preprocess.bite import BiteTokenizer
+    bn = BiteTokenizer(pretokenizer=pretokenizer, tagger="nltk")
+    bh = BiteTokenizer(pretokenizer=pretokenizer, tagger="hanta")
+    words = [bn.pretokenize(l) for l in lines]
+    tn = bn.tagger.tag_sents(words)
+    th = bh.tagger.tag_sents(words)
+    total = same = infl_n = infl_h = both = 0
+    confusion: Counter = Counter()
+    for ws, a, h in zip(words, tn, th):
+        for w, x, y in zip(ws, a, h):
+            dx = bn._encode_word(w, x)
+            dy = bh._encode_word(w, y)
+            sx = dx[1] if len(dx) == 2 else "-"
+            sy = dy[1] if len(dy) == 2 else "-"
+            total += 1
+            same += sx == sy
+            infl_n += sx != "-"
+            infl_h += sy != "-"
+            both += sx != "-" and sx == sy
+            if sx != sy:
+                confusion[(sx, sy)] += 1
+    return {"words": total, "decision_agreement": same / total if total else 1.0,
+            "inflected_nltk": infl_n, "inflected_hanta": infl_h, "inflected_both_same_symbol": both,
+            "kappa_like_f1": 2 * both / (infl_n + infl_h) if infl_n + infl_h else 1.0,
+            "top_disagreements": [[a, b, c] for (a, b), c in confusion.most_common(10)]}
+
+
+# ---- CLI -------------------------------------------------------------------------------------------------------
+def _read(path: str, limit: Optional[int]) -> List[str]:
+    require_file(path, "input file") if path != "-" else None
+    out = []
+    for i, line in enumerate(read_lines(path, errors="replace")):
+        if limit and i >= limit:
+            break
+        out.append(line)
+    return out
+
+
+def _fmt(x: float) -> str:
+    return f"{100 * x:.2f}%"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m preprocess.evaluate.bite", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    def common(p, corpus=True):
+        if corpus:
+            p.add_argument("--input", required=True, help="text, one sentence per line (.gz allowed)")
+            p.add_argument("--lines", type=int, default=None, help="first N lines only")
+        p.add_argument("--pretokenizer", choices=["moses", "whitespace", "bert"], default="moses")
+        p.add_argument("--tagger", choices=["nltk", "hanta"], default="nltk")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("coverage", help="vocabulary coverage of the N most frequent types, BITE vs unencoded")
+    common(p)
+    p.add_argument("--sizes", type=int, nargs="+", default=[100, 500, 1000, 2000, 5000, 10000])
+    p = sub.add_parser("complexity", help="symbol complexity (eq. 1 / eq. 2) of SentencePiece models")
+    p.add_argument("--models", nargs="+", required=True)
+    p.add_argument("--words", required=True, help="word list, one word per line (first column used)")
+    p.add_argument("--lam", type=float, default=2.0, help="unknown-symbol weight (2 = eq. 1)")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("similarity", help="Ratcliff/Obershelp similarity of clean vs inflection-perturbed encodings")
+    common(p)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rate", type=float, default=0.5)
+    p.add_argument("--model", default=None, help="SentencePiece model trained without BITE (D)")
+    p.add_argument("--bite-model", default=None, help="SentencePiece model trained on BITE output (BITE+D)")
+    p = sub.add_parser("perturb", help="write an inflection-perturbed copy of a corpus (one line per line)")
+    common(p)
+    p.add_argument("--output", required=True)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--rate", type=float, default=0.5)
+    p = sub.add_parser("agreement", help="nltk vs hanta agreement on BITE's inflection decisions")
+    common(p)
+    args = ap.parse_args(argv)
+
+    from preprocess.taggers import TaggerUnavailable
+    try:
+        if args.cmd == "coverage":
+            r = coverage_report(_read(args.input, args.lines), args.sizes, args.pretokenizer, args.tagger)
+            if args.json:
+                print(json.dumps(r))
+            else:
+                print(f"{r['n_words']} words ({r['types_unencoded']} types) -> {r['n_bite_symbols']} BITE symbols "
+                      f"({r['types_bite']} types)")
+                print("| N | unencoded | BITE | unencoded (per word) | BITE (per word) |\n|---|---|---|---|---|")
+                for n in args.sizes:
+                    print(f"| {n} | {_fmt(r['coverage_unencoded'][n])} | {_fmt(r['coverage_bite'][n])} | "
+                          f"{_fmt(r['word_coverage_unencoded'][n])} | {_fmt(r['word_coverage_bite'][n])} |")
+        elif args.cmd == "complexity":
+            require_file(args.words, "word list")
+            words = [l.split("\t")[0].strip() for l in read_lines(args.words, errors="replace")]
+            words = [w for w in words if w]
+            rows = [model_complexity(require_file(m, "SentencePiece model"), words, args.lam) for m in args.models]
+            if args.json:
+                print(json.dumps(rows))
+            else:
+                print(f"| model | vocab | SymbComp (lambda={args.lam:g}) | per word | unknown pieces |\n|---|---|---|---|---|")
+                for r in rows:
+                    print(f"| {r['model']} | {r['vocab_size']} | {r['symbol_complexity']:.0f} | {r['per_word']:.3f} "
+                          f"| {r['unknown_pieces']} |")
+        elif args.cmd == "similarity":
+            for m in (args.model, args.bite_model):
+                if m:
+                    require_file(m, "SentencePiece model")
+            r = similarity_report(_read(args.input, args.lines), args.seed, args.rate, args.pretokenizer,
+                                  args.tagger, args.model, args.bite_model)
+            if args.json:
+                print(json.dumps(r))
+            else:
+                print(f"{r['sentences_changed']}/{r['sentences']} sentences perturbed, {r['words_changed']} words "
+                      f"(seed {r['seed']}, rate {r['rate']})")
+                print("| encoding | mean Ratcliff/Obershelp similarity |\n|---|---|")
+                for k, v in r.items():
+                    if k.startswith("similarity_"):
+                        print(f"| {k[len('similarity_'):]} | {100 * v:.2f}% |")
+        elif args.cmd == "perturb":
+            from preprocess.common import atomic_output, flatten_line
+            noise = InflectionNoise(seed=args.seed, rate=args.rate, tagger=args.tagger)
+            n = changed = 0
+            with atomic_output(args.output) as out:
+                for i, line in enumerate(read_lines(args.input, errors="replace")):
+                    if args.lines and i >= args.lines:
+                        break
+                    noisy, c = noise.perturb(" ".join(flatten_line(line).split()), i)
+                    out.write(noisy + "\n")
+                    n += 1
+                    changed += c
+            msg = {"lines": n, "words_changed": changed, "output": args.output}
+            print(json.dumps(msg) if args.json else f"{n} lines, {changed} words changed -> {args.output}")
+        elif args.cmd == "agreement":
+            r = agreement_report(_read(args.input, args.lines), args.pretokenizer)
+            if args.json:
+                print(json.dumps(r))
+            else:
+                print(f"words: {r['words']}; same BITE decision: {_fmt(r['decision_agreement'])}; inflected by "
+                      f"nltk {r['inflected_nltk']}, hanta {r['inflected_hanta']}, same symbol {r['inflected_both_same_symbol']}"
+                      f" (F1 {_fmt(r['kappa_like_f1'])})")
+                print("top disagreements (nltk, hanta, count):", r["top_disagreements"])
+    except TaggerUnavailable as e:
+        raise UserError(str(e)) from None
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))
