@@ -1,0 +1,165 @@
+"""Translation recipes end to end on a Multi30k slice through the real CLIs: binarize (joined dictionary,
+shards), train_transformer_big.sh --tiny, checkpoint averaging, evaluate, and two-process gloo training.
+Asserts consistency (line counts, reloads, identical ranks), never a quality level."""
+import json
+import os
+
+import pytest
+import sacrebleu
+import torch
+
+from preprocess.spaces import SPACE, SpacesEncoder
+from tests.conftest import multi30k_slice
+
+N_TRAIN, N_VALID, N_TEST = 600, 40, 27  # 27: not a multiple of 8, so a dropped last batch would show
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    from tests.conftest import _run_cli
+
+    root = tmp_path_factory.mktemp("translation")
+    raw = multi30k_slice(root / "raw", N_TRAIN, N_VALID, N_TEST)
+    out = root / "spaces"
+    _run_cli(["python", "-m", "train_scripts.binarize", "--scheme", "spaces", "--data", raw, "--src", "en",
+              "--tgt", "de", "--out", out, "--vocab-size", "800", "--workers", "2"])
+    return root, raw, out
+
+
+def _lines(path):
+    return path.read_text(encoding="utf-8").split("\n")[:-1]
+
+
+def test_binarize_spaces(corpus):
+    from fairseq.data import Dictionary, data_utils
+
+    root, raw, out = corpus
+    info = json.loads((out / "binarize.json").read_text())
+    assert info["joined_dictionary"] and info["train_args"] == ["--share-all-embeddings"]
+    model = out / "models" / "spm.model"
+    assert info["generate_args"] == ["--bpe", "spaces", "--spaces-model", str(model), "--spaces", "keep"]
+    assert info["data"] == str(out / "data-bin") and info["lines"] == {"train": N_TRAIN, "valid": N_VALID,
+                                                                      "test": N_TEST}
+    enc = SpacesEncoder(str(model), "keep")
+    bin_dir = out / "data-bin"
+    # one joined dictionary, exactly the model's fairseq dictionary
+    spm_dict = (out / "models" / "spm.dict.txt").read_text()
+    assert (bin_dir / "dict.en.txt").read_text() == (bin_dir / "dict.de.txt").read_text() == spm_dict
+    dictionary = Dictionary.load(str(bin_dir / "dict.en.txt"))
+    for split, n in (("train", N_TRAIN), ("valid", N_VALID), ("test", N_TEST)):
+        for lang in ("en", "de"):
+            tok = _lines(out / "tok" / f"{split}.{lang}")
+            assert len(tok) == n
+            assert tok[0] == enc.encode(_lines(raw / f"{split}.{lang}")[0])
+            assert SPACE in tok[0].split()  # space-as-token: the space is a token of its own
+            assert enc.decode(tok[1]) == " ".join(_lines(raw / f"{split}.{lang}")[1].split())
+            ds = data_utils.load_indexed_dataset(str(bin_dir / f"{split}.en-de.{lang}"), dictionary)
+            assert len(ds) == n
+            # the binarised ids are the encoded tokens (+ </s>); a character unseen in training is <unk>
+            expected = " ".join(t if dictionary.index(t) != dictionary.unk() else "<unk>" for t in tok[n - 1].split())
+            assert dictionary.string(ds[n - 1]) == expected
+            if split == "train":  # the model covers every character of its training text
+                assert all(dictionary.unk() not in ds[i].tolist() for i in range(n))
+
+
+def test_binarize_shards_and_shard_id(run_cli, corpus, tmp_path):
+    root, raw, _ = corpus
+    out = tmp_path / "sp"
+    run_cli(["python", "-m", "train_scripts.binarize", "--scheme", "sentencepiece", "--data", raw,
+             "--out", out, "--vocab-size", "800", "--shards", "2", "--workers", "1"])
+    info = json.loads((out / "binarize.json").read_text())
+    shards = [out / "data-bin" / "shard0", out / "data-bin" / "shard1"]
+    assert info["data"] == ":".join(map(str, shards))
+    assert info["generate_args"][:2] == ["--bpe", "sentencepiece"]
+    from fairseq.data import data_utils
+
+    sizes = [len(data_utils.load_indexed_dataset(str(s / "train.en-de.de"), None)) for s in shards]
+    assert sizes == [N_TRAIN // 2, N_TRAIN - N_TRAIN // 2]
+    assert (shards[0] / "valid.en-de.en.bin").exists() and not (shards[1] / "valid.en-de.en.bin").exists()
+    assert (shards[0] / "dict.en.txt").read_text() == (shards[1] / "dict.de.txt").read_text()
+    # one shard alone (as on another machine, reusing the learned model) gives the same bytes
+    before = (shards[1] / "train.en-de.en.bin").read_bytes()
+    model_mtime = os.path.getmtime(out / "models" / "spm.model")
+    run_cli(["python", "-m", "train_scripts.binarize", "--scheme", "sentencepiece", "--data", raw,
+             "--out", out, "--vocab-size", "800", "--shards", "2", "--shard-id", "1"])
+    assert (shards[1] / "train.en-de.en.bin").read_bytes() == before
+    assert os.path.getmtime(out / "models" / "spm.model") == model_mtime  # not learned again
+    bad = run_cli(["python", "-m", "train_scripts.binarize", "--scheme", "sentencepiece", "--data", raw,
+                   "--out", tmp_path / "x", "--shards", "2", "--shard-id", "2"], check=False)
+    assert bad.returncode == 2 and "shard-id" in bad.stderr
+
+
+def test_transformer_big_defaults_dry_run(run_cli, corpus):
+    _, _, out = corpus
+    cmd = run_cli(["bash", "train_scripts/train_transformer_big.sh", "--data", out, "--save-dir", "/nonexistent/x",
+                   "--dry-run", "--lr", "0.0007"]).stdout
+    for expected in ("transformer_vaswani_wmt_en_de_big", "--share-all-embeddings", "--warmup-updates 4000",
+                     "--max-tokens 3584", "--update-freq 16", "--dropout 0.3", "--label-smoothing 0.1",
+                     "--patience 5", "inverse_sqrt", str(out / "data-bin")):
+        assert expected in cmd.replace("\\ ", " "), expected
+    assert cmd.rindex("--lr 0.0007") > cmd.rindex("--lr 0.001")  # user options come last and win
+
+
+def test_tiny_train_average_evaluate(run_cli, corpus):
+    root, raw, out = corpus
+    ckpt = root / "ckpt"
+    run_cli(["bash", "train_scripts/train_transformer_big.sh", "--data", out, "--save-dir", ckpt, "--tiny",
+             "--max-update", "24", "--save-interval-updates", "8", "--validate-interval-updates", "8"])
+    assert (ckpt / "checkpoint_last.pt").exists() and (ckpt / "checkpoint_best.pt").exists()
+    curve = [json.loads(line) for line in (ckpt / "valid_log.jsonl").read_text().splitlines()]
+    updates = [r["update"] for r in curve]
+    assert updates == sorted(updates) and updates[0] == 8 and updates[-1] == 24
+    assert all(isinstance(r["valid_loss"], float) for r in curve)
+    best = min(r["valid_loss"] for r in curve)
+    state = torch.load(ckpt / "checkpoint_best.pt", map_location="cpu", weights_only=False)
+    assert state["extra_state"]["best"] == pytest.approx(best, abs=1e-3)  # early stopping tracks this loss
+
+    avg = root / "avg.pt"
+    run_cli(["python", "-m", "train_scripts.average_checkpoints", "--inputs", ckpt, "--num-update-checkpoints",
+             "2", "--output", avg])
+    ev = root / "eval"
+    run_cli(["python", "-m", "train_scripts.evaluate", "--data", out, "--checkpoint", avg, "--cpu", "--out", ev,
+             "--max-len-a", "1", "--max-len-b", "5"])
+    scores = json.loads((ev / "scores.json").read_text())
+    hyps = _lines(ev / "hyp.txt")
+    refs = _lines(raw / "test.de")
+    assert len(hyps) == scores["sentences"] == N_TEST  # every test sentence, in order
+    assert not any(SPACE in h for h in hyps)  # decoded by the scheme's decoder
+    # the reported scores are sacreBLEU's on exactly these files, with their signatures
+    assert scores["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score)
+    assert scores["chrf"] == pytest.approx(sacrebleu.corpus_chrf(hyps, [refs]).score)
+    assert scores["bleu_signature"].startswith("nrefs:1|case:mixed") and "tok:13a" in scores["bleu_signature"]
+    assert "nc:6" in scores["chrf_signature"] and 0 <= scores["tok_bleu"] <= 100
+    gen_hyps = [line for line in (ev / "generate.txt").read_text().splitlines() if line.startswith("D-")]
+    assert len(gen_hyps) == N_TEST
+
+
+def test_compound_split_and_tokenized_bleu():
+    from train_scripts.evaluate import compound_split, parse_generate_output, tokenized_bleu
+
+    assert compound_split("ein Hals-Nasen-Ohren-Arzt , 3-4 - x") == \
+        "ein Hals ##AT##-##AT## Nasen ##AT##-##AT## Ohren ##AT##-##AT## Arzt , 3 ##AT##-##AT## 4 - x"
+    # like perl's s{(\S)-(\S)}{...}g, matches do not overlap: a one-letter part keeps its second hyphen
+    assert compound_split("a-b-c") == "a ##AT##-##AT## b-c"
+    assert tokenized_bleu(["Ein Hals-Arzt."], ["Ein Hals-Arzt."], "de").score == pytest.approx(100.0)
+    parsed = parse_generate_output("S-1\tx\nH-1\t-0.5\t▁a ▁b\nD-1\t-0.5\ta b\nH-0\t-1\t\nD-0\t-1\t\n")
+    assert parsed["hyp"] == {0: "", 1: "a b"} and parsed["hyp_tok"][1] == "▁a ▁b"
+
+
+def test_two_process_gloo_training_keeps_ranks_identical(run_cli, corpus, tmp_path, monkeypatch):
+    """torchrun launches two CPU ranks (gloo); after a few updates both hold the same parameters, and they are
+    the ones rank 0 saved."""
+    _, _, out = corpus
+    ckpt, dumps = tmp_path / "ckpt", tmp_path / "ranks"
+    monkeypatch.setenv("FAIRSEQ_LAUNCH_RANK_STATE_DIR", str(dumps))  # run_cli's environment copies ours
+    proc = run_cli(["bash", "train_scripts/train_transformer_big.sh", "--data", out, "--save-dir", ckpt, "--tiny",
+                    "--cpu", "--gpus", "2", "--max-update", "4", "--validate-interval-updates", "0"])
+    assert "distributed init (rank 1)" in proc.stderr + proc.stdout
+    r0, r1 = (torch.load(dumps / f"rank{r}.pt", map_location="cpu", weights_only=False) for r in (0, 1))
+    assert r0["rank"] == 0 and r1["rank"] == 1 and r0["num_updates"] == r1["num_updates"] == 4
+    saved = torch.load(ckpt / "checkpoint_last.pt", map_location="cpu", weights_only=False)
+    assert saved["cfg"]["distributed_training"]["distributed_world_size"] == 2
+    assert r0["model"].keys() == r1["model"].keys() == saved["model"].keys()
+    for key in r0["model"]:
+        assert torch.equal(r0["model"][key], r1["model"][key]), key
+        assert torch.equal(r0["model"][key], saved["model"][key]), key
