@@ -128,6 +128,25 @@ _CLOSE_CHARS = frozenset(".,;:!?%)]}")
 _OPEN = frozenset(list("([{$\u00a3\u20ac\u00a5\u00bf\u00a1\u201c\u2018"))
 
 
+_CATEGORY: Dict[str, int] = {}   # word -> 0 plain, 1 glues left, 2 glues right, 3 straight double quote
+
+
+def _category(w: str) -> int:
+    c = _CATEGORY.get(w)
+    if c is None:
+        if w in _CLOSE or (w and all(ch in _CLOSE_CHARS for ch in w)):
+            c = 1
+        elif w in _OPEN:
+            c = 2
+        elif w == '"':
+            c = 3
+        else:
+            c = 0
+        if len(_CATEGORY) < 500_000:
+            _CATEGORY[w] = c
+    return c
+
+
 def default_attached(words: Sequence[str]) -> List[bool]:
     """How words are joined when no spacing mark says otherwise: closing punctuation and clitics ('s, n't) attach
     to the left, opening brackets and currency signs to the right, straight double quotes alternate (opening,
@@ -135,14 +154,18 @@ def default_attached(words: Sequence[str]) -> List[bool]:
     att = [False] * len(words)
     glue_next = False
     quote_open = False
+    get = _CATEGORY.get
     for i, w in enumerate(words):
+        c = get(w)
+        if c is None:
+            c = _category(w)
         a = glue_next
         glue_next = False
-        if w in _CLOSE or (w and all(c in _CLOSE_CHARS for c in w)):
+        if c == 1:
             a = True
-        elif w in _OPEN:
+        elif c == 2:
             glue_next = True
-        elif w == '"':
+        elif c == 3:
             if quote_open:
                 a = True
             else:
@@ -243,26 +266,21 @@ class BiteTokenizer:
 
     def bite_words(self, words: Sequence[str], tags: Sequence[str]) -> List[str]:
         """Algorithm 1 on pretokenised, tagged words (escaping included, no spacing marks)."""
-        out: List[str] = []
-        for w, t in zip(words, tags):
-            out.extend(self._encode_word(w, t))
-        return out
+        get, enc = self._word_cache.get, self._encode_word
+        return [x for w, t in zip(words, tags) for x in (get((w, t)) or enc(w, t))]
 
     def _tokenize_words(self, text: str, words: List[str], tags: Sequence[str]) -> List[str]:
         if self.pretokenizer == "whitespace":
             return self.bite_words(words, tags)
-        marks: List[str] = [""] * len(words)
         orig = _align(words, text)
-        if orig is not None and any(orig):
-            default = default_attached(words)
-            for i in range(1, len(words)):
-                if orig[i] != default[i]:
-                    marks[i] = GLUE if orig[i] else SPACE
+        default = default_attached(words)
+        if orig is None or orig == default:   # (None: the pretokeniser changed characters; no marks possible)
+            return self.bite_words(words, tags)
         out: List[str] = []
-        for w, t, m in zip(words, tags, marks):
+        for i, (w, t) in enumerate(zip(words, tags)):
             enc = self._encode_word(w, t)
-            if m:
-                out.append(m + enc[0])
+            if orig[i] != default[i]:
+                out.append((GLUE if orig[i] else SPACE) + enc[0])
                 out.extend(enc[1:])
             else:
                 out.extend(enc)

@@ -88,7 +88,6 @@ class NltkTagger:
         self.batch_size = batch_size
         self._tagdict = self._tagger.tagdict
         self._normalize = self._tagger.normalize
-        self._norm_memo: Dict[str, str] = {}
         self._build()
 
     def _build(self) -> None:
@@ -131,6 +130,8 @@ class NltkTagger:
         self._A3 = np.array([[g("i tag+i-2 tag", (p, p2)) for p2 in self._tagvocab] for p in self._tagvocab],
                             dtype=np.int64)
         self._bias = tables["bias"].get("", zero)
+        self._build_tagword()
+        self._reset_vocab()
 
     def reference_tag(self, tokens: Sequence[str]) -> List[str]:
         """Plain NLTK tagging, for benchmarks and tests."""
@@ -139,21 +140,66 @@ class NltkTagger:
     def tag(self, tokens: Sequence[str]) -> List[str]:
         return self.tag_sents([tokens])[0]
 
-    def _context(self, tokens: Sequence[str]) -> List[str]:
-        memo, normalize = self._norm_memo, self._normalize
-        ctx = list(self._start)
-        for w in tokens:
-            n = memo.get(w)
-            if n is None:
-                n = normalize(w)
-                if len(memo) < 1_000_000:
-                    memo[w] = n
-            ctx.append(n)
-        ctx.extend(self._end)
-        return ctx
+    # ---- per-word caches: everything a feature row depends on is a property of one (raw or normalised) word ----
+    def _reset_vocab(self) -> None:
+        import numpy as np
+        self._raw_id: Dict[str, int] = {}
+        self._norm_id: Dict[str, int] = {}
+        self._RW = np.zeros((1024, 4), dtype=np.int64)   # suffix row, pref1 row, tag-dictionary tag (or -1), norm id
+        self._NW = np.zeros((1024, 8), dtype=np.int64)   # i word, i-1 word, i-1 suffix, i-2 word, i+1 word,
+        #                                                  i+1 suffix, i+2 word rows; row of the tag+word table
+        self._ctx_ids = [self._norm(w) for w in self._start + self._end]
+
+    def _grow(self, arr, n):
+        import numpy as np
+        if n < len(arr):
+            return arr
+        new = np.zeros((max(2 * len(arr), n + 1), arr.shape[1]), dtype=arr.dtype)
+        new[:len(arr)] = arr
+        return new
+
+    def _norm(self, n: str) -> int:
+        i = self._norm_id.get(n)
+        if i is None:
+            T, Z = self._tables, self._zero
+            i = len(self._norm_id)
+            self._NW = self._grow(self._NW, i)
+            self._NW[i] = (T["i word"].get(n, Z), T["i-1 word"].get(n, Z), T["i-1 suffix"].get(n[-3:], Z),
+                           T["i-2 word"].get(n, Z), T["i+1 word"].get(n, Z), T["i+1 suffix"].get(n[-3:], Z),
+                           T["i+2 word"].get(n, Z), self._tw_index.get(n, 0))
+            self._norm_id[n] = i
+        return i
+
+    def _raw(self, w: str) -> int:
+        i = self._raw_id.get(w)
+        if i is None:
+            T, Z = self._tables, self._zero
+            i = len(self._raw_id)
+            self._RW = self._grow(self._RW, i)
+            t = self._tagdict.get(w)
+            self._RW[i] = (T["i suffix"].get(w[-3:], Z), T["i pref1"].get(w[:1], Z),
+                           self._tagid[t] if t else -1, self._norm(self._normalize(w)))
+            self._raw_id[w] = i
+        return i
+
+    def _build_tagword(self) -> None:
+        """Dense [word, previous tag] -> row table for the 'i-1 tag+i word' feature (row 0: word not in it)."""
+        import numpy as np
+        words: Dict[str, int] = {}
+        for (tag, word) in self._tables["i-1 tag+i word"]:
+            words.setdefault(word, len(words) + 1)
+        TW = np.full((len(words) + 1, len(self._tagvocab)), self._zero, dtype=np.int64)
+        for (tag, word), row in self._tables["i-1 tag+i word"].items():
+            t = self._tagid.get(tag)
+            if t is not None:
+                TW[words[word], t] = row
+        self._tw_index = words
+        self._TW = TW
 
     def tag_sents(self, sentences: Sequence[Sequence[str]]) -> List[List[str]]:
         sentences = [list(s) for s in sentences]
+        if len(self._raw_id) > 2_000_000:   # bound memory on huge corpora
+            self._reset_vocab()
         out: List[List[str]] = [[] for _ in sentences]
         order = sorted((i for i, s in enumerate(sentences) if s), key=lambda i: -len(sentences[i]))
         for b in range(0, len(order), self.batch_size):
@@ -167,71 +213,61 @@ class NltkTagger:
         import numpy as np
         if any(" " in w for s in batch for w in s):   # feature strings would be ambiguous: let NLTK do it
             return [self.reference_tag(s) for s in batch]
-        T, Z, W = self._tables, self._zero, self._W
-        suf, pref, word = T["i suffix"], T["i pref1"], T["i word"]
-        m1w, m1s, m2w = T["i-1 word"], T["i-1 suffix"], T["i-2 word"]
-        p1w, p1s, p2w = T["i+1 word"], T["i+1 suffix"], T["i+2 word"]
-        tagword = T["i-1 tag+i word"]
-        tagdict, tagid, tagvocab = self._tagdict, self._tagid, self._tagvocab
+        raw_id, raw = self._raw_id, self._raw
         B, L = len(batch), len(batch[0])
-        lengths = [len(s) for s in batch]
-        ctxs = [self._context(s) for s in batch]
-        # static feature rows, [feature][sentence][position]; -1 in fixed = tag comes from the tag dictionary
-        F = np.full((9, B, L), Z, dtype=np.int64)
-        fixed = np.full((B, L), -1, dtype=np.int64)
-        for si, (s, c) in enumerate(zip(batch, ctxs)):
-            fs = [[Z] * L for _ in range(9)]
-            fx = fixed[si]
-            for j, w in enumerate(s):
-                t = tagdict.get(w)
-                if t:
-                    fx[j] = tagid[t]
-                    continue
-                k = j + 2
-                fs[0][j] = suf.get(w[-3:], Z)
-                fs[1][j] = pref.get(w[:1], Z)
-                fs[2][j] = word.get(c[k], Z)
-                fs[3][j] = m1w.get(c[k - 1], Z)
-                fs[4][j] = m1s.get(c[k - 1][-3:], Z)
-                fs[5][j] = m2w.get(c[k - 2], Z)
-                fs[6][j] = p1w.get(c[k + 1], Z)
-                fs[7][j] = p1s.get(c[k + 1][-3:], Z)
-                fs[8][j] = p2w.get(c[k + 2], Z)
-            F[:, si, :] = fs
+        lengths = np.array([len(s) for s in batch], dtype=np.int64)
+        rid = np.zeros((B, L), dtype=np.int64)
+        for si, s in enumerate(batch):
+            rid[si, :len(s)] = [raw_id.get(w) if w in raw_id else raw(w) for w in s]
+        RW, NW, W, TW, Z = self._RW, self._NW, self._W, self._TW, self._zero
+        s0, s1, e0, e1 = self._ctx_ids
+        mask = np.arange(L)[None, :] < lengths[:, None]
+        ctx = np.full((B, L + 4), e0, dtype=np.int64)
+        ctx[:, 0], ctx[:, 1] = s0, s1
+        ctx[:, 2:L + 2] = np.where(mask, RW[rid, 3], e0)
+        ctx[np.arange(B), lengths + 3] = e1
+        fixed_all = np.where(mask, RW[rid, 2], 0)
+        tagid = self._tagid
         prev = np.full(B, tagid[self._start[0]], dtype=np.int64)
         prev2 = np.full(B, tagid[self._start[1]], dtype=np.int64)
         result = np.zeros((B, L), dtype=np.int64)
         bias_row = W[self._bias]
         C = W.shape[1]
         n_active = B
+        len_list = lengths.tolist()
         for j in range(L):
-            while n_active and lengths[n_active - 1] <= j:
+            while n_active and len_list[n_active - 1] <= j:
                 n_active -= 1
-            new = fixed[:n_active, j].copy()
+            new = fixed_all[:n_active, j].copy()
             sel = np.nonzero(new < 0)[0]
             if len(sel):
                 pv, pv2 = prev[sel], prev2[sel]
-                tw = np.array([tagword.get((tagvocab[p], ctxs[s][j + 2]), Z) for p, s in zip(pv.tolist(),
-                                                                                           sel.tolist())],
-                              dtype=np.int64)
-                f = F[:, sel, j]
+                r = rid[sel, j]
+                cur = NW[ctx[sel, j + 2]]
+                m1 = NW[ctx[sel, j + 1]]
+                p1 = NW[ctx[sel, j + 3]]
                 # NLTK's order: bias, i suffix, i pref1, i-1 tag, i-2 tag, i tag+i-2 tag, i word, i-1 tag+i word,
                 # i-1 word, i-1 suffix, i-2 word, i+1 word, i+1 suffix, i+2 word
-                sc = bias_row + W[f[0]]
-                sc += W[f[1]]
+                sc = bias_row + W[RW[r, 0]]
+                sc += W[RW[r, 1]]
                 sc += W[self._A1[pv]]
                 sc += W[self._A2[pv2]]
                 sc += W[self._A3[pv, pv2]]
-                sc += W[f[2]]
-                sc += W[tw]
-                for r in (3, 4, 5, 6, 7, 8):
-                    sc += W[f[r]]
+                sc += W[cur[:, 0]]
+                sc += W[TW[cur[:, 7], pv]]
+                sc += W[m1[:, 1]]
+                sc += W[m1[:, 2]]
+                sc += W[NW[ctx[sel, j], 3]]
+                sc += W[p1[:, 4]]
+                sc += W[p1[:, 5]]
+                sc += W[NW[ctx[sel, j + 4], 6]]
                 best = C - 1 - np.argmax(sc[:, ::-1], axis=1)   # last maximum = largest label among ties
                 new[sel] = best
             result[:n_active, j] = new
             prev2[:n_active] = prev[:n_active]
             prev[:n_active] = new
-        return [[tagvocab[t] for t in result[si, :n].tolist()] for si, n in enumerate(lengths)]
+        tagvocab = self._tagvocab
+        return [[tagvocab[t] for t in result[si, :n].tolist()] for si, n in enumerate(len_list)]
 
 
 class HantaTagger:

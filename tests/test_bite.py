@@ -155,6 +155,9 @@ def test_spacing_marks_only_where_the_default_rule_is_wrong(moses):
     toks = moses.tokenize("a white #19 jersey , ok")
     assert toks == ["a", "white", "#", GLUE + "19", "jersey", SPACE + ",", "ok"]
     assert default_attached(["He", "said", '"', "hi", '"', "."]) == [False, False, False, True, True, True]
+    # unusual spacing with no glued token at all still round-trips (marks say "space here")
+    assert moses.tokenize("a , b") == ["a", SPACE + ",", "b"]
+    assert moses.detokenize(moses.tokenize('x ( y ) " q " ok')) == 'x ( y ) " q " ok'
 
 
 # ---- escaping --------------------------------------------------------------------------------------------------
