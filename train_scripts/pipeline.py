@@ -429,10 +429,12 @@ class SchemeRun:
             if s.kind == "bite":
                 from preprocess.evaluate import bite as bite_eval
 
-                if hasattr(bite_eval, "vocabulary_coverage"):
-                    extra["coverage"] = bite_eval.vocabulary_coverage(_read(self.raw / "train.en", 0))
-                if hasattr(bite_eval, "symbol_complexity_of_model"):
-                    extra["symbol_complexity"] = bite_eval.symbol_complexity_of_model(str(m / "joint.model"))
+                train_en = _read(self.raw / "train.en", 0)
+                cov = bite_eval.coverage_report(train_en, [500, 1000, 2000, 4000])
+                extra["coverage"] = {k: cov[k] for k in ("types_unencoded", "types_bite", "coverage_unencoded",
+                                                         "coverage_bite")}
+                words = sorted({w for line in raw_test["en"] for w in line.split()})
+                extra["symbol_complexity_lambda2"] = bite_eval.model_complexity(str(m / "joint.model"), words)
             if s.kind == "flota" and self.args.gold_en and self.args.gold_en.exists():
                 from preprocess.evaluate import flota as flota_eval
 
@@ -450,8 +452,7 @@ class SchemeRun:
                 from preprocess.wordmap import WordmapVocabulary
 
                 voc = WordmapVocabulary.load(str(m / "wordmap.txt"))
-                extra["wordmap_vocabulary"] = {k: len(v) for k, v in vars(voc).items()
-                                               if isinstance(v, (set, frozenset, list, dict))}
+                extra["wordmap_vocabulary"] = {"functional": len(voc.functional), "lexemic": len(voc.lexemic)}
         except Exception as exc:  # intrinsic extras must not sink the whole comparison; say what happened
             extra["error"] = f"{type(exc).__name__}: {exc}"
         return extra
@@ -470,12 +471,17 @@ class SchemeRun:
 
 
 def _wordmap_boundary(models: Path, gold_de: Path) -> dict:
-    from preprocess.evaluate import wordmap as wm_eval
+    """Creutz boundary P/R/F1 of the scheme's Wordmap vocabulary on the German derivational verbs."""
+    from preprocess import wordmap
+    from preprocess.evaluate.morph import boundary_prf
+    from preprocess.evaluate.wordmap import read_derivational_verbs
 
-    fn = getattr(wm_eval, "evaluate_wordmap", None)
-    if fn is None:
-        return {}
-    return fn(str(models / "wordmap.txt"), str(gold_de))
+    vocab = wordmap.WordmapVocabulary.load(str(models / "wordmap.txt"))
+    gold = read_derivational_verbs(str(gold_de))
+    r = boundary_prf([wordmap.segment(w, vocab) for w, _ in gold], [m for _, m in gold])
+    out = {k: r[k] for k in ("precision", "recall", "f1", "mean_pieces", "n_words")}
+    out["gold"] = gold_de.name + " (German derivational verbs)"
+    return out
 
 
 def _json_record(line: str):
@@ -544,6 +550,7 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    os.environ["NLTK_DATA"] = tool_env()["NLTK_DATA"]  # BITE's intrinsic metrics run in this process
     out = args.output
     out.mkdir(parents=True, exist_ok=True)
     runner = Runner(out, args.threads)
