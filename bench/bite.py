@@ -116,20 +116,28 @@ def bench_tokenizer(lines: List[str], pretokenizer: str, repeats: int = 3) -> di
 
 
 def bench_workers(path: str, pretokenizer: str) -> dict:
+    """Wall and CPU time of ``preprocess.encode --scheme bite`` with 1 and 2 workers (same output asserted).
+    The load average is reported too: on a shared machine the wall-clock ratio says little when the cores are
+    already busy, while the CPU time shows whether the second worker adds overhead."""
+    import resource
     env = dict(os.environ)
     env["PYTHONPATH"] = f"{REPO}{os.pathsep}{env.get('PYTHONPATH', '')}"
-    res = {}
+    res = {"loadavg_before": os.getloadavg()[0], "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory() as tmp:
         outs = {}
         for workers in (1, 2):
             out = os.path.join(tmp, f"out{workers}.txt")
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-m", "preprocess.encode", "--scheme", "bite", "--pretokenizer",
                             pretokenizer, "--inputs", path, "--outputs", out, "--workers", str(workers),
                             "--quiet"], check=True, env=env, cwd=REPO)
             res[f"workers{workers}_s"] = time.perf_counter() - t0
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            res[f"workers{workers}_cpu_s"] = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
             outs[workers] = Path(out).read_text(encoding="utf-8")
         assert outs[1] == outs[2], "1 and 2 workers give different output"
+    res["loadavg_after"] = os.getloadavg()[0]
     res["speedup_2_vs_1"] = res["workers1_s"] / res["workers2_s"]
     return res
 
@@ -157,8 +165,12 @@ def main(argv=None) -> int:
           f"{100 * r['pretok_s'] / r['fast_full_s']:.0f}% of our full time; best of {r['repeats']} runs each)")
     if args.workers_check:
         w = bench_workers(args.data if not args.lines else _slice(args.data, lines), args.pretokenizer)
-        print(f"| preprocess.encode 1 vs 2 workers | {w['workers1_s']:.1f} s | {w['workers2_s']:.1f} s "
-              f"| {w['speedup_2_vs_1']:.2f}x |")
+        print(f"\npreprocess.encode on {r['sentences']} lines, {w['cpus']} CPUs, load average "
+              f"{w['loadavg_before']:.1f} before / {w['loadavg_after']:.1f} after:")
+        print("| workers | wall | CPU (all processes) |\n|---|---|---|")
+        for k in (1, 2):
+            print(f"| {k} | {w[f'workers{k}_s']:.1f} s | {w[f'workers{k}_cpu_s']:.1f} s |")
+        print(f"2 workers vs 1: {w['speedup_2_vs_1']:.2f}x wall-clock")
     return 0
 
 

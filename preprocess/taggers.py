@@ -15,7 +15,6 @@ written out here so that the ``hanta`` path needs no NLTK data; a test checks it
 """
 from __future__ import annotations
 
-import os
 from typing import Dict, List, Sequence, Tuple
 
 # Universal tagset for PTB tags (the entries of en-ptb.map for the 45 PTB tags and the -LRB-/-RRB- variants).
@@ -309,13 +308,13 @@ class HantaTagger:
         return [self.tag(s) for s in sentences]
 
 
-_TAGGERS: Dict[Tuple[str, int], object] = {}
+_TAGGERS: Dict[str, object] = {}
 
 
 def get_tagger(name: str):
-    """A per-process shared tagger instance ('nltk' or 'hanta')."""
-    key = (name, os.getpid())
-    t = _TAGGERS.get(key)
+    """A shared tagger instance ('nltk' or 'hanta').  Worker processes forked by preprocess.encode inherit the
+    parent's instance (copy-on-write) instead of loading the model again."""
+    t = _TAGGERS.get(name)
     if t is None:
         if name == "nltk":
             t = NltkTagger()
@@ -323,5 +322,5 @@ def get_tagger(name: str):
             t = HantaTagger()
         else:
             raise ValueError(f"unknown tagger {name!r} (choose 'nltk' or 'hanta')")
-        _TAGGERS[key] = t
+        _TAGGERS[name] = t
     return t
