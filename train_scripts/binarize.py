@@ -418,6 +418,64 @@ def binarize(scheme_config: dict, raw_dir: str, out_dir: str, src: str = "en", t
     return result
 
 
+# --- monolingual data for RoBERTa pretraining -------------------------------------------------------------------
+
+def binarize_lm(scheme_config: dict, raw_dir: str, out_dir: str, lang: str = "en", workers: int = 1,
+                quiet: bool = True) -> dict:
+    """Monolingual version for ``masked_lm``: ``RAW/{train,valid}.LANG`` -> ``OUT/data-bin/{dict.txt,train,valid}``.
+
+    Returns the same kind of dict as :func:`binarize` (written to ``OUT/binarize.json``) with ``"lm": True``,
+    ``encode_args`` (how fine-tuning data must be encoded for this model) and ``dict`` (the model's dict.txt).
+    Schemes: sentencepiece, spaces, bite (BITE applied to LANG when it is in ``bite_langs``), flota.
+    """
+    cfg = make_config(scheme_config)
+    if cfg["scheme"] == "wordmap":
+        raise UserError("wordmap is a translation-side scheme for German verbs; pretrain with another scheme")
+    raw_dir, out_dir = os.path.abspath(raw_dir), os.path.abspath(out_dir)
+    train, valid = raw_file(raw_dir, "train", lang), raw_file(raw_dir, "valid", lang)
+    models = os.path.join(out_dir, "models")
+    os.makedirs(models, exist_ok=True)
+    scheme = cfg["scheme"]
+    if scheme == "flota":
+        from preprocess import flota
+
+        dict_path = os.path.join(models, "flota.dict.txt")
+        flota.write_fairseq_dict(flota.load_vocab(cfg["flota_vocab"]), dict_path)
+        encode_args = ["--scheme", "flota", "--flota-vocab", cfg["flota_vocab"], "--flota-style",
+                       cfg["flota_style"], "--flota-k", str(cfg["flota_k"]), "--flota-mode", cfg["flota_mode"]]
+        model = None
+    elif scheme == "bite" and lang in cfg["bite_langs"]:
+        bite_opts = ["--tagger", cfg["bite_tagger"], "--pretokenizer", cfg["bite_pretokenizer"]]
+        if cfg["bite_single_char"]:
+            bite_opts.append("--single-char")
+        bite_text = os.path.join(models, f"train.bite.{lang}")
+        _encode(["--scheme", "bite", *bite_opts], [train], [bite_text], workers, quiet)
+        model = _train_spm(cfg, [bite_text], os.path.join(models, "spm"), symbols=_bite_symbols(cfg["bite_single_char"]))
+        encode_args = ["--scheme", "bite", *bite_opts, "--subword-model", model]
+        dict_path = os.path.join(models, "spm.dict.txt")
+    else:
+        model = _train_spm(cfg, [train], os.path.join(models, "spm"))
+        encode_args = ["--scheme", "spaces", "--model", model, "--spaces", cfg["spaces"]]
+        dict_path = os.path.join(models, "spm.dict.txt")
+    tok = os.path.join(out_dir, "tok")
+    os.makedirs(tok, exist_ok=True)
+    for split, raw in (("train", train), ("valid", valid)):
+        _encode(encode_args, [raw], [os.path.join(tok, f"{split}.{lang}")], workers, quiet)
+    bin_dir = os.path.join(out_dir, "data-bin")
+    if os.path.isdir(bin_dir):
+        shutil.rmtree(bin_dir)
+    _run([_tool("fairseq-preprocess"), "--only-source", "--trainpref", os.path.join(tok, f"train.{lang}"),
+          "--validpref", os.path.join(tok, f"valid.{lang}"), "--destdir", bin_dir, "--srcdict", dict_path,
+          "--workers", str(workers)], quiet)
+    result = {"scheme": scheme, "config": cfg, "lm": True, "lang": lang, "data": bin_dir, "data_bin": [bin_dir],
+              "encode_args": encode_args, "dict": os.path.join(bin_dir, "dict.txt"), "subword_model": model,
+              "tok_dir": tok, "models_dir": models, "raw_dir": raw_dir,
+              "lines": {"train": count_text_lines(train), "valid": count_text_lines(valid)}}
+    with atomic_output(os.path.join(out_dir, "binarize.json")) as fh:
+        json.dump(result, fh, indent=1)
+    return result
+
+
 # --- command line ------------------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
@@ -435,6 +493,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--learn-only", action="store_true", help="only learn the models and dictionaries")
     p.add_argument("--workers", type=int, default=1, help="processes for encoding and fairseq-preprocess")
     p.add_argument("--verbose", action="store_true", help="show progress and the commands run")
+    p.add_argument("--lm", action="store_true",
+                   help="monolingual data for RoBERTa pretraining: {train,valid}.SRC -> data-bin/dict.txt, train, "
+                        "valid (--tgt is ignored)")
     g = p.add_argument_group("subword model (sentencepiece, spaces, bite, wordmap)")
     g.add_argument("--vocab-size", type=int, default=DEFAULTS["vocab_size"])
     g.add_argument("--model-type", choices=["unigram", "bpe"], default=DEFAULTS["model_type"])
@@ -467,6 +528,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     cfg = {key: getattr(args, key) for key in DEFAULTS}
+    if args.lm:
+        result = binarize_lm(cfg, args.data, args.out, args.src, workers=args.workers, quiet=not args.verbose)
+        print(json.dumps({k: result[k] for k in ("data", "dict", "encode_args")}))
+        return 0
     result = binarize(cfg, args.data, args.out, args.src, args.tgt, shards=args.shards, shard_id=args.shard_id,
                       workers=args.workers, learn_only=args.learn_only, quiet=not args.verbose)
     print(json.dumps({k: result[k] for k in ("data", "joined_dictionary", "train_args", "generate_args")}))

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Fine-tune a pretrained RoBERTa on a sentence-classification CSV set (the space-as-token paper's Table 10;
+# Superbizarre and the FLOTA ArXiv sets in ../shared/data), pick the best epoch on dev, score it on test.
+#
+#   bash train_scripts/finetune_classification.sh --pretrained ckpt/lm/checkpoint_best.pt --lm-data work/lm \
+#        --csv-prefix ../shared/data/superbizarre/arxiv --work work/cls-arxiv --save-dir ckpt/cls-arxiv \
+#        [--encode flota --flota-k 3 [--noise-p 0.3]] [--max-rows N] [--epochs 20] [--batch-size 32]
+#        [--gpus N] [--tiny] [--cpu] [--no-fp16] [--seed S] [any fairseq-train option ...]
+#
+# --lm-data     the `train_scripts.binarize --lm` folder of the pretraining: the CSV text is encoded the same
+#               way and binarised with the same dictionary
+# --encode flota  FLOTA over the pretrained vocabulary, at most --flota-k pieces per word; --noise-p drops
+#               spaces with that probability in the test split only (evaluation-time noise)
+# Defaults: batch 32, lr 2e-3 with linear warm-up for 6% of the updates then linear decay to 0, 20 epochs,
+# dropout/attention dropout 0.1, weight decay 0.01, Adam eps 1e-6 betas (0.9, 0.98), fp16 on GPU; the best
+# epoch by dev accuracy is kept (checkpoint_best.pt).  The architecture options are read from --pretrained.
+# Writes SAVE/dev_scores.json and SAVE/test_scores.json (accuracy, macro-F1, predictions).
+# --tiny: 2 epochs, batch 16, for CPU.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+
+PRETRAINED="" LM="" CSV="" WORK="" SAVE="" GPUS="" TINY=0 CPU=0 FP16=1 EPOCHS="" BSZ="" MAX_ROWS=0 SEED=1
+PREP=() EXTRA=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --pretrained) PRETRAINED="$2"; shift 2 ;;
+        --lm-data) LM="$2"; shift 2 ;;
+        --csv-prefix) CSV="$2"; shift 2 ;;
+        --work) WORK="$2"; shift 2 ;;
+        --save-dir) SAVE="$2"; shift 2 ;;
+        --gpus|--nproc) GPUS="$2"; shift 2 ;;
+        --tiny) TINY=1; shift ;;
+        --cpu) CPU=1; shift ;;
+        --no-fp16) FP16=0; shift ;;
+        --epochs) EPOCHS="$2"; shift 2 ;;
+        --batch-size) BSZ="$2"; shift 2 ;;
+        --max-rows) MAX_ROWS="$2"; shift 2 ;;
+        --seed) SEED="$2"; shift 2 ;;
+        --encode|--flota-k|--flota-mode|--noise-p|--noise-seed|--noise-splits) PREP+=("$1" "$2"); shift 2 ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --) shift; EXTRA+=("$@"); break ;;
+        *) EXTRA+=("$1"); shift ;;
+    esac
+done
+for v in PRETRAINED LM CSV WORK SAVE; do [[ -n "${!v}" ]] || die "--$(echo $v | tr A-Z a-z | sed 's/lm/lm-data/;s/csv/csv-prefix/;s/save/save-dir/') is required"; done
+[[ -f "$PRETRAINED" ]] || die "pretrained checkpoint not found: $PRETRAINED"
+[[ $TINY -eq 1 ]] && CPU=1
+[[ -n "$EPOCHS" ]] || EPOCHS=$([[ $TINY -eq 1 ]] && echo 2 || echo 20)
+[[ -n "$BSZ" ]] || BSZ=$([[ $TINY -eq 1 ]] && echo 16 || echo 32)
+NGPU_VISIBLE="$(gpu_count)"
+if [[ -z "$GPUS" ]]; then
+    if [[ $CPU -eq 1 || "$NGPU_VISIBLE" -eq 0 ]]; then GPUS=1; else GPUS="$NGPU_VISIBLE"; fi
+fi
+[[ "$NGPU_VISIBLE" -eq 0 ]] && CPU=1
+mkdir -p "$SAVE"
+
+log "preparing $CSV -> $WORK"
+"$PYTHON" -m train_scripts.classification_data prepare --lm-data "$LM" --csv-prefix "$CSV" --out "$WORK" \
+    --max-rows "$MAX_ROWS" "${PREP[@]}"
+read -r NCLASS NTRAIN < <("$PYTHON" -c 'import json,sys; i=json.load(open(sys.argv[1])); print(i["num_classes"], i["rows"]["train"])' "$WORK/classification.json")
+UPDATES_PER_EPOCH=$(( (NTRAIN + BSZ * GPUS - 1) / (BSZ * GPUS) ))
+TOTAL=$(( UPDATES_PER_EPOCH * EPOCHS ))
+WARMUP=$(( TOTAL * 6 / 100 )); [[ $WARMUP -ge 1 ]] || WARMUP=1
+
+ARGS=("$WORK/data-bin" --user-dir "$(user_dir)" --restore-file "$PRETRAINED"
+      --reset-optimizer --reset-dataloader --reset-meters --reset-lr-scheduler
+      $("$PYTHON" -m train_scripts.classification_data arch-args "$PRETRAINED")
+      --task sentence_prediction --criterion sentence_prediction --num-classes "$NCLASS"
+      --init-token 0 --separator-token 2 --shorten-method truncate
+      --optimizer adam --adam-betas "(0.9, 0.98)" --adam-eps 1e-06 --clip-norm 0.0
+      --lr-scheduler polynomial_decay --lr 0.002 --warmup-updates "$WARMUP" --total-num-update "$TOTAL"
+      --max-epoch "$EPOCHS" --batch-size "$BSZ" --dropout 0.1 --attention-dropout 0.1 --weight-decay 0.01
+      --best-checkpoint-metric accuracy --maximize-best-checkpoint-metric --no-epoch-checkpoints
+      --required-batch-size-multiple 1 --find-unused-parameters --seed "$SEED"
+      --save-dir "$SAVE" --log-format json --log-file "$SAVE/train.log" --log-interval 10 --num-workers 0)
+if [[ $CPU -eq 1 ]]; then
+    ARGS+=(--cpu)
+    [[ "$GPUS" -gt 1 ]] && ARGS+=(--distributed-backend gloo --ddp-backend legacy_ddp)
+elif [[ $FP16 -eq 1 ]]; then
+    ARGS+=(--fp16)
+fi
+ARGS+=("${EXTRA[@]}")
+
+log "fine-tuning $PRETRAINED: $NCLASS classes, $NTRAIN examples, $TOTAL updates ($WARMUP warm-up) on $GPUS process(es)"
+launch "$GPUS" fairseq-train "${ARGS[@]}"
+validation_log "$SAVE" || true
+SCORE=(--checkpoint "$SAVE/checkpoint_best.pt" --data "$WORK")
+[[ $CPU -eq 1 ]] || SCORE+=(--gpu)
+for subset in valid test; do
+    name=$([[ $subset == valid ]] && echo dev || echo test)
+    "$PYTHON" -m train_scripts.classification_data score "${SCORE[@]}" --subset "$subset" --output "$SAVE/${name}_scores.json"
+done
