@@ -22,6 +22,7 @@ import os
 import platform
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -106,12 +107,17 @@ class Runner:
         with open(log, "w", encoding="utf-8") as fh, open(err_log, "w", encoding="utf-8") as err:
             proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True, env=self.env, cwd=REPO)
             lines = []
-            for line in proc.stdout:
-                fh.write(line)
-                lines.append(line)
-                if on_line is not None:
-                    on_line(line)
-            rc = proc.wait()
+            try:
+                for line in proc.stdout:
+                    fh.write(line)
+                    lines.append(line)
+                    if on_line is not None:
+                        on_line(line)
+                rc = proc.wait()
+            except BaseException:  # interrupted: never leave a training process running behind us
+                proc.kill()
+                proc.wait()
+                raise
         if rc != 0:
             tail = "".join(lines[-4:]) + "".join(err_log.read_text(encoding="utf-8").splitlines(True)[-6:])
             raise PipelineError(f"pipeline stage {stage} failed (exit {rc}); logs: {log} {err_log}\n{tail.strip()}")
@@ -520,15 +526,15 @@ def parse_args(argv=None):
                     help="Multi30k folder (raw train/val/test_2016_flickr .en/.de[.gz])")
     ap.add_argument("--output", type=Path, default=Path("demo-output"), help="everything is written here")
     ap.add_argument("--schemes", nargs="+", default=list(SCHEMES), choices=list(SCHEMES))
-    ap.add_argument("--train-lines", type=int, default=8000)
+    ap.add_argument("--train-lines", type=int, default=10000)
     ap.add_argument("--valid-lines", type=int, default=300)
     ap.add_argument("--test-lines", type=int, default=500)
     ap.add_argument("--vocab-size", type=int, default=4000)
-    ap.add_argument("--max-update", type=int, default=300)
+    ap.add_argument("--max-update", type=int, default=250)
     ap.add_argument("--valid-every", type=int, default=50, help="validate and save every N updates")
     ap.add_argument("--average", type=int, default=3, help="average the last N update checkpoints")
-    ap.add_argument("--max-tokens", type=int, default=4096)
-    ap.add_argument("--embed-dim", type=int, default=128)
+    ap.add_argument("--max-tokens", type=int, default=2048)
+    ap.add_argument("--embed-dim", type=int, default=64)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--warmup", type=int, default=100)
@@ -548,8 +554,13 @@ def parse_args(argv=None):
     return args
 
 
+def _terminate(signum, frame):
+    raise KeyboardInterrupt(f"terminated by signal {signum}")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)  # a killed pipeline stops its child processes too
     os.environ["NLTK_DATA"] = tool_env()["NLTK_DATA"]  # BITE's intrinsic metrics run in this process
     out = args.output
     out.mkdir(parents=True, exist_ok=True)
