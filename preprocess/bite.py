@@ -47,6 +47,11 @@ ESCAPE = "\u29f5"      # ⧵ REVERSE SOLIDUS OPERATOR: prefix of an escaped lite
 GLUE = "\u2040"        # ⁀ CHARACTER TIE: "no space before this token" (default: space)
 SPACE = "\u2423"       # ␣ OPEN BOX: "a space before this token" (default: glued)
 
+#: What a subword model trained on BITE output should keep as single, always-known pieces: the symbols plus the
+#: escape and spacing marks (otherwise a rare mark can become <unk> and an escaped raw "[VBD]" lose its escape).
+USER_SYMBOLS: Tuple[str, ...] = INFLECTION_SYMBOLS + (ESCAPE, GLUE, SPACE)
+USER_SYMBOLS_SINGLE: Tuple[str, ...] = SINGLE_CHAR_SYMBOLS + (ESCAPE, GLUE, SPACE)
+
 LEMMA_TAGS = frozenset({"NN", "VB", "JJ", "RB", "MD", "NNP"})
 HAVE_INFLECTIONS = frozenset({"NOUN", "ADJ", "VERB"})
 PUNCTUATION = string.punctuation + "\u2014"   # the reference's test is `word in PUNCTUATION` (substring)
@@ -288,6 +293,12 @@ class BiteTokenizer:
 
     def tokenize(self, sentence: str) -> List[str]:
         return self.tokenize_batch([sentence])[0]
+
+    def tokenize_pretokenized(self, words: Sequence[str]) -> List[str]:
+        """BITE on words split by the caller (no spacing marks; join the words yourself on decoding with
+        ``detokenize_words``)."""
+        words = [x for w in words for x in w.split()]   # no empty or whitespace-containing tokens
+        return self.bite_words(words, self.tagger.tag(words)) if words else []
 
     def tokenize_batch(self, sentences: Sequence[str]) -> List[List[str]]:
         texts = [" ".join(s.split()) for s in sentences]

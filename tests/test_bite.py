@@ -345,3 +345,27 @@ def test_metrics_cli(shared_path, run_cli, tmp_path):
     p = run_cli(["python", "-m", "preprocess.evaluate.bite", "complexity", "--models", tmp_path / "no.model",
                  "--words", src], check=False)
     assert p.returncode == 2 and p.stderr.startswith("error:")
+
+
+def test_tokenize_pretokenized_and_user_symbols(ws):
+    assert ws.tokenize_pretokenized(["The", "dogs", "", "ran fast"]) == ["The", "dog", "[NNS]", "run", "[VBD]", "fast"]
+    assert bite.USER_SYMBOLS[:11] == INFLECTION_SYMBOLS and set(bite.USER_SYMBOLS[11:]) == {ESCAPE, GLUE, SPACE}
+
+
+def test_escapes_survive_sentencepiece_when_marks_are_user_symbols(tmp_path, shared_path):
+    """With the marks as user-defined symbols, raw symbols in the input come back through BITE+SentencePiece."""
+    import sentencepiece as spm
+    b = BiteTokenizer("whitespace")
+    lines = _lines(shared_path("multi30k/train.en.gz"), 2000)
+    (tmp_path / "b.txt").write_text("\n".join(b.encode_lines(lines)) + "\n", encoding="utf-8")
+    spm.SentencePieceTrainer.train(input=str(tmp_path / "b.txt"), model_prefix=str(tmp_path / "m"), vocab_size=600,
+                                   user_defined_symbols=list(bite.USER_SYMBOLS), minloglevel=2, num_threads=1)
+    sp = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    raw = f"The dogs [VBD] x[NNS] {ESCAPE}y ran {GLUE}"
+    line = b.encode_lines([raw])[0]
+    assert sp.unk_id() not in sp.encode(line)
+    assert sp.decode(sp.encode(line, out_type=str)) == line          # SentencePiece changes nothing
+    back = b.detokenize(line.split())
+    assert back == b.detokenize(b.tokenize(raw))
+    # the raw symbols come back literally (the tagger may still inflect a lone mark like any unknown word)
+    assert back.startswith(f"The dogs [VBD] x[NNS] {ESCAPE}y ran ")
