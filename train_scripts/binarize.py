@@ -279,9 +279,12 @@ def learn(cfg: dict, raw_dir: str, out_dir: str, src: str, tgt: str, workers: in
 
 
 def _bite_symbols(single_char: bool) -> list:
-    from preprocess import spaces
+    """BITE's inflection symbols plus its escape/spacing marks, kept as single always-known pieces."""
+    from preprocess import bite
 
-    return spaces.user_symbols("bite-single" if single_char else "bite")
+    if hasattr(bite, "USER_SYMBOLS"):
+        return list(bite.USER_SYMBOLS_SINGLE if single_char else bite.USER_SYMBOLS)
+    return list(bite.SINGLE_CHAR_SYMBOLS if single_char else bite.INFLECTION_SYMBOLS)
 
 
 # --- steps 2 and 3: encode and binarise ------------------------------------------------------------------------
