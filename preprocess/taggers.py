@@ -201,10 +201,17 @@ class NltkTagger:
             self._reset_vocab()
         out: List[List[str]] = [[] for _ in sentences]
         order = sorted((i for i, s in enumerate(sentences) if s), key=lambda i: -len(sentences[i]))
-        for b in range(0, len(order), self.batch_size):
-            idx = order[b:b + self.batch_size]
+        # batches of at most batch_size sentences and about max_cells padded positions (the first sentence of a
+        # batch is its longest), so one huge line never makes a huge padded array
+        max_cells = 1_000_000
+        start = 0
+        while start < len(order):
+            longest = len(sentences[order[start]])
+            n = max(1, min(self.batch_size, max_cells // max(longest, 1)))
+            idx = order[start:start + n]
             for i, tags in zip(idx, self._tag_batch([sentences[i] for i in idx])):
                 out[i] = tags
+            start += n
         return out
 
     def _tag_batch(self, batch: List[List[str]]) -> List[List[str]]:
