@@ -57,13 +57,14 @@ def is_prime_model(sp) -> bool:
 # --- training ------------------------------------------------------------------------------------------------
 
 def user_symbols(spec: str | None) -> list[str]:
-    """``bite`` / ``bite-single`` (BITE's inflection symbols) or a comma-separated list of symbols."""
+    """``bite`` / ``bite-single`` (BITE's inflection symbols plus its escape and spacing marks, bracketed or
+    single-character) or a comma-separated list of symbols."""
     if not spec:
         return []
     if spec in ("bite", "bite-single"):
         from preprocess import bite
 
-        return list(bite.SINGLE_CHAR_SYMBOLS if spec == "bite-single" else bite.INFLECTION_SYMBOLS)
+        return list(bite.USER_SYMBOLS_SINGLE if spec == "bite-single" else bite.USER_SYMBOLS)
     return [s for s in spec.split(",") if s]
 
 
@@ -248,8 +249,8 @@ def main(argv=None) -> int:
     t.add_argument("--seed", type=int, default=None, help="SentencePiece random seed (sampling, shuffling)")
     t.add_argument("--num-threads", type=int, default=2)
     t.add_argument("--user-symbols", default=None,
-                   help="extra user-defined symbols: 'bite' (BITE's [NNS]... symbols), 'bite-single' (their "
-                        "single-character form) or a comma-separated list")
+                   help="extra user-defined symbols: 'bite' (BITE's [NNS]... symbols and its escape/spacing "
+                        "marks), 'bite-single' (the single-character symbols) or a comma-separated list")
     t.add_argument("--spm-option", action="append", metavar="KEY=VALUE",
                    help="any other SentencePiece trainer option, e.g. byte_fallback=true (repeatable)")
     e = sub.add_parser("dict", help="write the fairseq dict.txt of an existing model")
