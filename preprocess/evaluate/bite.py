@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import gzip
 import json
 import random
 import re
@@ -224,13 +223,14 @@ def agreement_report(lines: Sequence[str], pretokenizer: str = "moses") -> dict:
                 confusion[(sx, sy)] += 1
     return {"words": total, "decision_agreement": same / total if total else 1.0,
             "inflected_nltk": infl_n, "inflected_hanta": infl_h, "inflected_both_same_symbol": both,
-            "kappa_like_f1": 2 * both / (infl_n + infl_h) if infl_n + infl_h else 1.0,
+            "inflected_f1": 2 * both / (infl_n + infl_h) if infl_n + infl_h else 1.0,
             "top_disagreements": [[a, b, c] for (a, b), c in confusion.most_common(10)]}
 
 
 # ---- CLI -------------------------------------------------------------------------------------------------------
 def _read(path: str, limit: Optional[int]) -> List[str]:
-    require_file(path, "input file") if path != "-" else None
+    if path != "-":
+        require_file(path, "input file")
     out = []
     for i, line in enumerate(read_lines(path, errors="replace")):
         if limit and i >= limit:
@@ -339,7 +339,7 @@ def main(argv=None) -> int:
             else:
                 print(f"words: {r['words']}; same BITE decision: {_fmt(r['decision_agreement'])}; inflected by "
                       f"nltk {r['inflected_nltk']}, hanta {r['inflected_hanta']}, same symbol {r['inflected_both_same_symbol']}"
-                      f" (F1 {_fmt(r['kappa_like_f1'])})")
+                      f" (F1 {_fmt(r['inflected_f1'])})")
                 print("top disagreements (nltk, hanta, count):", r["top_disagreements"])
     except TaggerUnavailable as e:
         raise UserError(str(e)) from None
