@@ -164,7 +164,12 @@ def main(argv=None) -> int:
     print(f"(pretokenisation alone: {r['words'] / r['pretok_s']:,.0f} words/s = "
           f"{100 * r['pretok_s'] / r['fast_full_s']:.0f}% of our full time; best of {r['repeats']} runs each)")
     if args.workers_check:
-        w = bench_workers(args.data if not args.lines else _slice(args.data, lines), args.pretokenizer)
+        path = args.data if not args.lines else _slice(args.data, lines)
+        try:
+            w = bench_workers(path, args.pretokenizer)
+        finally:
+            if path != args.data:
+                os.unlink(path)
         print(f"\npreprocess.encode on {r['sentences']} lines, {w['cpus']} CPUs, load average "
               f"{w['loadavg_before']:.1f} before / {w['loadavg_after']:.1f} after:")
         print("| workers | wall | CPU (all processes) |\n|---|---|---|")
