@@ -357,7 +357,7 @@ class BiteTokenizer:
                 pieces = _SYMBOL_RE.split(tok)
                 found = _SYMBOL_RE.findall(tok)
                 text = "".join(pieces)
-                if text and tok.endswith(found[-1]) and "".join(pieces[:-1]):
+                if text and found and tok.endswith(found[-1]) and "".join(pieces[:-1]):
                     text = self.inflect("".join(pieces[:-1]), TAG_OF_SYMBOL[found[-1]])
                 tok = text
             if not tok:

@@ -182,6 +182,16 @@ def test_raw_symbols_are_escaped_and_restored(pretok, single, line):
     assert b.detokenize(toks) == " ".join(line.split())
 
 
+@pytest.mark.parametrize("pretok", ["moses", "whitespace"])
+def test_decoding_odd_model_output_never_crashes(pretok):
+    b = BiteTokenizer(pretok)
+    odd = [GLUE + GLUE + "x", SPACE, GLUE, ESCAPE, "[VBD][NNS]", ESCAPE + ESCAPE, SPACE + ESCAPE + "[VBD]",
+           "[VBD]x", "x[VBD]y", "\u266e\u266e", "<unk>", "", "be", "[VBD]", "I", "be", "[VBP]"]
+    out = b.detokenize(odd)
+    assert isinstance(out, str) and "[VBD]" in out   # only the escaped literal remains
+    assert not any(c in out for c in SINGLE_CHAR_SYMBOLS)
+
+
 def test_symbols_glued_to_words_on_decode_are_removed(ws):
     # what a model may emit after subword decoding: a symbol with no space before it
     assert ws.detokenize("He walk[VBD] home".split()) == "He walked home"
