@@ -14,7 +14,7 @@ reference's ``word in string.punctuation + '—'`` (a substring test, so e.g. ``
 Detokenisation re-inflects each base with ``getInflection(base, TAG)[0]`` and keeps the base's capitalisation
 style (``Dog [NNS]`` -> ``Dogs``, ``USA`` stays upper case).
 
-Reversibility details (documented in docs/bite.md):
+Reversibility details (documented in the README, BITE section):
 
 * **Escaping.** A word token that contains one of the 22 symbol strings (``[VBD]`` or its single character), or
   that starts with the escape character ``⧵`` (U+29F5) or a spacing mark, is emitted as ``⧵`` + token.  Decoding

@@ -124,7 +124,7 @@ def test_reconstruction_rate_on_multi30k_val(shared_path, moses):
     ok = sum(moses.detokenize(t) == l for l, t in zip(lines, toks))
     rate = ok / len(lines)
     print(f"reconstruction rate (moses, nltk): {ok}/{len(lines)} = {rate:.4f}")
-    assert rate >= 0.95   # measured 0.9734; failures: overabundance / lemmatiser and tagger errors (docs/bite.md)
+    assert rate >= 0.95   # measured 0.9734; failures: overabundance / lemmatiser and tagger errors (README, BITE section)
 
 
 @pytest.mark.parametrize("sentence", [
