@@ -15,8 +15,9 @@ export PYTHONPATH := $(CURDIR)
 install:
 	@bash scripts/install.sh
 
+# data: ../shared/data/multi30k when present, else the pipeline downloads Multi30k (or says how to get it)
 demo: install
-	$(PY) -m train_scripts.pipeline --data $(SHARED)/multi30k --output $(OUT) $(DEMO_ARGS)
+	$(PY) -m train_scripts.pipeline $(if $(wildcard $(SHARED)/multi30k),--data $(SHARED)/multi30k) --output $(OUT) $(DEMO_ARGS)
 
 test: install
 	$(PY) -m pytest -q -rs $(PYTEST_ARGS) tests

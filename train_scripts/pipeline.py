@@ -545,13 +545,29 @@ def parse_args(argv=None):
                     default=REPO.parent / "shared" / "data" / "morph_gold" / "deu.derivational.v1.tsv")
     ap.add_argument("--example-ids", type=int, nargs="+", default=[0, 7, 21])
     args = ap.parse_args(argv)
+    args.output = args.output.resolve()
     if args.data is None:
-        ap.error("no data: pass --data DIR (Multi30k raw files), e.g. run train_scripts/prepare_multi30k.sh, "
-                 "or put the shared data at ../shared/data/multi30k")
+        args.data = download_multi30k(args.output / "multi30k-download")
+    if args.data is None:
+        ap.error("no data: ../shared/data/multi30k is not there and the online download failed. Pass --data DIR "
+                 "with Multi30k's raw train/val/test_2016_flickr .en/.de files (github.com/multi30k/dataset, "
+                 "data/task1/raw), or run train_scripts/prepare_multi30k.sh --out DIR when online")
     if not args.data.is_dir():
         ap.error(f"--data {args.data} is not a directory")
-    args.output = args.output.resolve()
     return args
+
+
+def download_multi30k(dest: Path) -> Path | None:
+    """The online download of the recipes (prepare_multi30k.sh); None when it fails (offline)."""
+    if (dest / "train.en").exists():
+        return dest
+    print(f"no local Multi30k: downloading it into {dest}", file=sys.stderr)
+    proc = subprocess.run(["bash", str(REPO / "train_scripts" / "prepare_multi30k.sh"), "--out", str(dest)],
+                          env=tool_env(), capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(proc.stderr.strip()[-500:], file=sys.stderr)
+        return None
+    return dest
 
 
 def _terminate(signum, frame):
