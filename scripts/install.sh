@@ -47,7 +47,7 @@ fi
 nltk_dir=$VENV/nltk_data
 if "$vpy" - "$nltk_dir" <<'PYEOF' 2>/dev/null
 import sys, nltk
-nltk.data.path.insert(0, sys.argv[1])
+nltk.data.path[:] = [sys.argv[1]]  # only the venv's own copy counts here, not NLTK_DATA
 nltk.data.find("taggers/averaged_perceptron_tagger_eng/")
 nltk.data.find("taggers/universal_tagset/")
 PYEOF
