@@ -149,6 +149,8 @@ def write_report(results: dict, outdir: str) -> dict:
           "gold English morph segmentations (German derivational verbs for Wordmap), see `intrinsic` below.",
           "", f"- BLEU signature: `{sig}`", f"- chrF signature: `{chrf_sig}`", "",
           "## Validation loss", "", "![validation loss per update](valid_loss.png)", "",
+          "Validation loss is per target token: it compares schemes only where the target segmentation is the "
+          "same (the primed schemes' targets contain many easy-to-predict space tokens, which lowers it).", "",
           "## Sequence lengths", "", "![tokens per sentence](seq_lengths.png)", "",
           "## Examples", "", _examples_md(rows),
           "## Scheme-specific intrinsic metrics", "", _extra_md(rows) or "none measured", "",
