@@ -484,7 +484,7 @@ def binarize_lm(scheme_config: dict, raw_dir: str, out_dir: str, lang: str = "en
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m train_scripts.binarize", description=__doc__.split("\n\n")[0],
                                 epilog="Schemes and sharding are described in the module documentation "
-                                       "(README, "Training recipes").",
+                                       "(README, section Training recipes).",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--scheme", required=True, choices=SCHEMES, help="tokenisation scheme")
     p.add_argument("--data", required=True, help="folder with {train,valid,test}.{SRC,TGT} raw text")
