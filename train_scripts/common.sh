@@ -65,3 +65,50 @@ validation_log() {
             log "validation curve: $1/valid_log.jsonl ($(wc -l < "$1/valid_log.jsonl") validations)"
     fi
 }
+
+# parse_train_options "$@": the options shared by train_transformer_big.sh and pretrain_roberta.sh; sets DATA,
+# SAVE, GPUS, TINY, CPU, FP16, DRY and EXTRA (every other option, passed on to fairseq-train).
+parse_train_options() {
+    DATA="" SAVE="" GPUS="" TINY=0 CPU=0 FP16=1 DRY=0 EXTRA=()
+    while [[ $# -gt 0 ]]; do
+        case "$1" in
+            --data) DATA="$2"; shift 2 ;;
+            --save-dir) SAVE="$2"; shift 2 ;;
+            --gpus|--nproc) GPUS="$2"; shift 2 ;;
+            --tiny) TINY=1; shift ;;
+            --cpu) CPU=1; shift ;;
+            --no-fp16) FP16=0; shift ;;
+            --dry-run) DRY=1; shift ;;
+            -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+            --) shift; EXTRA+=("$@"); break ;;
+            *) EXTRA+=("$1"); shift ;;
+        esac
+    done
+    [[ -n "$DATA" ]] || die "--data is required"
+    [[ -n "$SAVE" ]] || die "--save-dir is required"
+}
+
+# resolve_devices: from TINY, CPU and GPUS (empty = all visible GPUs) decide the process count and whether to
+# run on the CPU (--tiny, --cpu, or no GPU visible); sets GPUS and CPU.
+resolve_devices() {
+    [[ $TINY -eq 1 ]] && CPU=1
+    local visible
+    visible="$(gpu_count)"
+    if [[ -z "$GPUS" ]]; then
+        if [[ $CPU -eq 1 || "$visible" -eq 0 ]]; then GPUS=1; else GPUS="$visible"; fi
+    fi
+    [[ "$visible" -eq 0 ]] && CPU=1
+    return 0
+}
+
+# add_device_args: append the device options to the ARGS array (CPU: gloo for several processes; GPU: fp16)
+add_device_args() {
+    if [[ $CPU -eq 1 ]]; then
+        ARGS+=(--cpu)
+        # torch DDP refuses device_ids for CPU modules: fairseq's own all-reduce wrapper works on gloo
+        [[ "$GPUS" -gt 1 ]] && ARGS+=(--distributed-backend gloo --ddp-backend legacy_ddp)
+    elif [[ $FP16 -eq 1 ]]; then
+        ARGS+=(--fp16)
+    fi
+    return 0
+}

@@ -44,14 +44,9 @@ while [[ $# -gt 0 ]]; do
 done
 for v in PRETRAINED LM CSV WORK SAVE; do [[ -n "${!v}" ]] || die "--$(echo $v | tr A-Z a-z | sed 's/lm/lm-data/;s/csv/csv-prefix/;s/save/save-dir/') is required"; done
 [[ -f "$PRETRAINED" ]] || die "pretrained checkpoint not found: $PRETRAINED"
-[[ $TINY -eq 1 ]] && CPU=1
 [[ -n "$EPOCHS" ]] || EPOCHS=$([[ $TINY -eq 1 ]] && echo 2 || echo 20)
 [[ -n "$BSZ" ]] || BSZ=$([[ $TINY -eq 1 ]] && echo 16 || echo 32)
-NGPU_VISIBLE="$(gpu_count)"
-if [[ -z "$GPUS" ]]; then
-    if [[ $CPU -eq 1 || "$NGPU_VISIBLE" -eq 0 ]]; then GPUS=1; else GPUS="$NGPU_VISIBLE"; fi
-fi
-[[ "$NGPU_VISIBLE" -eq 0 ]] && CPU=1
+resolve_devices
 mkdir -p "$SAVE"
 
 log "preparing $CSV -> $WORK"
@@ -73,12 +68,7 @@ ARGS=("$WORK/data-bin" --user-dir "$(user_dir)" --restore-file "$PRETRAINED"
       --best-checkpoint-metric accuracy --maximize-best-checkpoint-metric --no-epoch-checkpoints
       --required-batch-size-multiple 1 --find-unused-parameters --seed "$SEED"
       --save-dir "$SAVE" --log-format json --log-file "$SAVE/train.log" --log-interval 10 --num-workers 0)
-if [[ $CPU -eq 1 ]]; then
-    ARGS+=(--cpu)
-    [[ "$GPUS" -gt 1 ]] && ARGS+=(--distributed-backend gloo --ddp-backend legacy_ddp)
-elif [[ $FP16 -eq 1 ]]; then
-    ARGS+=(--fp16)
-fi
+add_device_args
 ARGS+=("${EXTRA[@]}")
 
 log "fine-tuning $PRETRAINED: $NCLASS classes, $NTRAIN examples, $TOTAL updates ($WARMUP warm-up) on $GPUS process(es)"

@@ -16,31 +16,10 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-DATA="" SAVE="" GPUS="" TINY=0 CPU=0 FP16=1 DRY=0 EXTRA=()
-while [[ $# -gt 0 ]]; do
-    case "$1" in
-        --data) DATA="$2"; shift 2 ;;
-        --save-dir) SAVE="$2"; shift 2 ;;
-        --gpus|--nproc) GPUS="$2"; shift 2 ;;
-        --tiny) TINY=1; shift ;;
-        --cpu) CPU=1; shift ;;
-        --no-fp16) FP16=0; shift ;;
-        --dry-run) DRY=1; shift ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
-        --) shift; EXTRA+=("$@"); break ;;
-        *) EXTRA+=("$1"); shift ;;
-    esac
-done
-[[ -n "$DATA" ]] || die "--data is required"
-[[ -n "$SAVE" ]] || die "--save-dir is required"
+parse_train_options "$@"
 DATA_PATH="$(resolve_data "$DATA")"
 [[ -f "${DATA_PATH%%:*}/dict.txt" ]] || die "no dict.txt in ${DATA_PATH%%:*} (binarize with --lm)"
-[[ $TINY -eq 1 ]] && CPU=1
-NGPU_VISIBLE="$(gpu_count)"
-if [[ -z "$GPUS" ]]; then
-    if [[ $CPU -eq 1 || "$NGPU_VISIBLE" -eq 0 ]]; then GPUS=1; else GPUS="$NGPU_VISIBLE"; fi
-fi
-[[ "$NGPU_VISIBLE" -eq 0 ]] && CPU=1
+resolve_devices
 mkdir -p "$SAVE"
 
 ARGS=("$DATA_PATH" --user-dir "$(user_dir)" --task masked_lm --criterion masked_lm --sample-break-mode complete
@@ -56,13 +35,7 @@ else
     ARGS+=(--arch roberta_base --tokens-per-sample 512 --batch-size 16 --update-freq 16 --warmup-updates 10000
            --total-num-update 100000 --max-update 100000 --log-interval 100)
 fi
-if [[ $CPU -eq 1 ]]; then
-    ARGS+=(--cpu)
-    # torch DDP refuses device_ids for CPU modules: fairseq's own all-reduce wrapper works on gloo
-    [[ "$GPUS" -gt 1 ]] && ARGS+=(--distributed-backend gloo --ddp-backend legacy_ddp)
-elif [[ $FP16 -eq 1 ]]; then
-    ARGS+=(--fp16)
-fi
+add_device_args
 ARGS+=("${EXTRA[@]}")
 
 if [[ $DRY -eq 1 ]]; then

@@ -17,32 +17,11 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-DATA="" SAVE="" GPUS="" TINY=0 CPU=0 FP16=1 DRY=0 EXTRA=()
-while [[ $# -gt 0 ]]; do
-    case "$1" in
-        --data) DATA="$2"; shift 2 ;;
-        --save-dir) SAVE="$2"; shift 2 ;;
-        --gpus|--nproc) GPUS="$2"; shift 2 ;;
-        --tiny) TINY=1; shift ;;
-        --cpu) CPU=1; shift ;;
-        --no-fp16) FP16=0; shift ;;
-        --dry-run) DRY=1; shift ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
-        --) shift; EXTRA+=("$@"); break ;;
-        *) EXTRA+=("$1"); shift ;;
-    esac
-done
-[[ -n "$DATA" ]] || die "--data is required"
-[[ -n "$SAVE" ]] || die "--save-dir is required"
+parse_train_options "$@"
 DATA_PATH="$(resolve_data "$DATA")"
 [[ -d "${DATA_PATH%%:*}" ]] || die "no data-bin folder at ${DATA_PATH%%:*}"
 
-[[ $TINY -eq 1 ]] && CPU=1
-NGPU_VISIBLE="$(gpu_count)"
-if [[ -z "$GPUS" ]]; then
-    if [[ $CPU -eq 1 || "$NGPU_VISIBLE" -eq 0 ]]; then GPUS=1; else GPUS="$NGPU_VISIBLE"; fi
-fi
-[[ "$NGPU_VISIBLE" -eq 0 ]] && CPU=1
+resolve_devices
 mkdir -p "$SAVE"
 
 ARGS=("$DATA_PATH" --user-dir "$(user_dir)" --task translation $(share_args "$DATA")
@@ -61,13 +40,7 @@ else
     ARGS+=(--arch transformer_vaswani_wmt_en_de_big --dropout 0.3 --lr 0.001 --warmup-updates 4000
            --max-tokens 3584 --update-freq 16 --log-interval 100)
 fi
-if [[ $CPU -eq 1 ]]; then
-    ARGS+=(--cpu)
-    # torch DDP refuses device_ids for CPU modules: fairseq's own all-reduce wrapper works on gloo
-    [[ "$GPUS" -gt 1 ]] && ARGS+=(--distributed-backend gloo --ddp-backend legacy_ddp)
-elif [[ $FP16 -eq 1 ]]; then
-    ARGS+=(--fp16)
-fi
+add_device_args
 ARGS+=("${EXTRA[@]}")
 
 if [[ $DRY -eq 1 ]]; then
