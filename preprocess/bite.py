@@ -527,6 +527,11 @@ def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other
     (``preprocess.encode --scheme bite`` files, ``.gz`` allowed) plus ``other_inputs`` (e.g. the raw other
     language of a joint model), with the symbols and marks as user-defined symbols.
 
+    The symbols themselves are left out of the training text.  They are user-defined pieces, so they are always
+    cut out whole when encoding, but while training SentencePiece counts a ``▁`` for each one inside a word, which
+    makes the lone ``▁`` piece cheap and the model split words as ``▁ into`` (measured on Multi30k, 10,000
+    lines, unigram 2,000: 3,447 lone ``▁`` when the symbols are in the training text, 1,844 without).
+
     ``spm_options`` go to :func:`preprocess.spm.train` (``model_type``, ``variant``, ``vocab_size``, ``seed``...).
     Use the same ``pretokenizer`` and ``single_char`` as for the BITE output.  Returns the path of ``P.model``."""
     import shutil
@@ -546,7 +551,7 @@ def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other
             texts.append(os.path.join(workdir, f"text{k}.txt"))
             with open(texts[-1], "w", encoding="utf-8") as out:
                 for line in read_lines(path):
-                    out.write(bite.subword_text(line.split()) + "\n")
+                    out.write(_SYMBOL_RE.sub("", bite.subword_text(line.split())) + "\n")
         return spm.train(texts + list(other_inputs), model_prefix, **spm_options)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
