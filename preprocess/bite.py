@@ -498,39 +498,43 @@ class BiteLineEncoder:
 
     With a subword model, the model segments :meth:`BiteTokenizer.subword_text` (symbols glued to their base, the
     sentence's own spacing), so each symbol is one piece with no ``▁`` of its own.  Without one, the output is
-    BITE's word form, or the subword text itself when ``subword_text`` is set (what such a model is trained on,
-    see :func:`train_subword_model`)."""
+    BITE's word form, or with ``training_text`` the text such a model is trained on (:func:`training_text`)."""
 
     def __init__(self, pretokenizer: str, tagger: str, single_char: bool, subword_model: Optional[str] = None,
-                 subword_text: bool = False):
+                 training_text: bool = False):
         self.bite = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger, single_char=single_char)
         self.sp = None
-        self.subword_text = bool(subword_text or subword_model)
+        self.training_text = bool(training_text) and not subword_model
         if subword_model:
             from preprocess.spm import load_model
             self.sp = load_model(subword_model)
 
     def encode_lines(self, lines: List[str]) -> List[str]:
-        if not self.subword_text:
+        if self.sp is None and not self.training_text:
             return self.bite.encode_lines(lines)
         from preprocess.common import flatten_line
         texts = [self.bite.subword_text(t) for t in self.bite.tokenize_batch([flatten_line(l) for l in lines])]
         if self.sp is None:
-            return texts
+            return [training_text(t) for t in texts]
         return [" ".join(p) if t else "" for t, p in zip(texts, self.sp.encode(texts, out_type=str))]
+
+
+def training_text(subword_text: str) -> str:
+    """The training text of a BITE+D subword model: the subword text without its symbols (``The dog bark.``).
+
+    The symbols are user-defined pieces of the model, so encoding always cuts them out whole; but while training,
+    SentencePiece counts a ``▁`` for each one inside a word, which makes the lone ``▁`` piece cheap and the model
+    split words as ``▁ into`` (Multi30k, 10,000 lines, unigram 2,000: 3,447 lone ``▁`` when trained with the
+    symbols, 1,844 without)."""
+    return " ".join(_SYMBOL_RE.sub("", subword_text).split())
 
 
 def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other_inputs: Sequence[str] = (),
                         pretokenizer: str = "moses", single_char: bool = False, tagger: str = "nltk",
                         **spm_options) -> str:
-    """Train the SentencePiece model of BITE+D: on the subword text of BITE's word-form output
+    """Train the SentencePiece model of BITE+D on the :func:`training_text` of BITE's word-form output
     (``preprocess.encode --scheme bite`` files, ``.gz`` allowed) plus ``other_inputs`` (e.g. the raw other
     language of a joint model), with the symbols and marks as user-defined symbols.
-
-    The symbols themselves are left out of the training text.  They are user-defined pieces, so they are always
-    cut out whole when encoding, but while training SentencePiece counts a ``▁`` for each one inside a word, which
-    makes the lone ``▁`` piece cheap and the model split words as ``▁ into`` (measured on Multi30k, 10,000
-    lines, unigram 2,000: 3,447 lone ``▁`` when the symbols are in the training text, 1,844 without).
 
     ``spm_options`` go to :func:`preprocess.spm.train` (``model_type``, ``variant``, ``vocab_size``, ``seed``...).
     Use the same ``pretokenizer`` and ``single_char`` as for the BITE output.  Returns the path of ``P.model``."""
@@ -551,7 +555,7 @@ def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other
             texts.append(os.path.join(workdir, f"text{k}.txt"))
             with open(texts[-1], "w", encoding="utf-8") as out:
                 for line in read_lines(path):
-                    out.write(_SYMBOL_RE.sub("", bite.subword_text(line.split())) + "\n")
+                    out.write(training_text(bite.subword_text(line.split())) + "\n")
         return spm.train(texts + list(other_inputs), model_prefix, **spm_options)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -565,11 +569,12 @@ def add_encoder_args(parser) -> None:
     parser.add_argument("--single-char", action="store_true",
                         help="emit inflection symbols as single characters U+266E..U+2678 instead of [TAG]")
     parser.add_argument("--subword-model", default=None,
-                        help="SentencePiece model applied after BITE (BITE+D): trained on the --subword-text "
+                        help="SentencePiece model applied after BITE (BITE+D): trained on the --training-text "
                              "output with --user-symbols bite (preprocess.bite.train_subword_model does both)")
-    parser.add_argument("--subword-text", action="store_true",
-                        help="without --subword-model: write the text a BITE+D subword model is trained on "
-                             "(each symbol glued to its base, the sentence's own spacing: 'The dog[NNS] bark[VBD].')")
+    parser.add_argument("--training-text", action="store_true",
+                        help="without --subword-model: write the text a BITE+D subword model is trained on (base "
+                             "forms with the sentence's own spacing, no symbols: 'The dogs barked.' -> "
+                             "'The dog bark.')")
 
 
 def make_encoder(args: argparse.Namespace) -> BiteLineEncoder:
@@ -580,7 +585,7 @@ def make_encoder(args: argparse.Namespace) -> BiteLineEncoder:
     try:
         return BiteLineEncoder(getattr(args, "pretokenizer", "moses"), getattr(args, "tagger", "nltk"),
                                bool(getattr(args, "single_char", False)), subword,
-                               bool(getattr(args, "subword_text", False)))
+                               bool(getattr(args, "training_text", False)))
     except TaggerUnavailable as e:
         raise UserError(str(e)) from None
     except ValueError as e:
