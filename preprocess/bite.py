@@ -26,6 +26,12 @@ Reversibility details (documented in the README, BITE section):
   one-character mark at its start: ``⁀`` (U+2040) = "no space before me", ``␣`` (U+2423) = "a space before me".
   So ``detokenize(tokenize(s)) == " ".join(s.split())`` whenever re-inflection gives the original words back.
   With ``whitespace`` no marks are needed (tokens are joined by single spaces).
+* **BITE + a subword model (BITE+D).**  The subword model does not see the word form above but the *subword text*
+  (``subword_text``): the decoded sentence's spacing, each symbol glued to the end of its base
+  (``The dog[NNS] bark[VBD].``).  With the symbols as user-defined pieces, SentencePiece then spends one piece per
+  symbol and no ``▁`` on it, and punctuation is segmented as in raw text.  Decoding reads both forms: a
+  whitespace-separated chunk may hold several words (a symbol ends the word before it, a spacing mark starts a new
+  one); the subword text always decodes to exactly what the word form decodes to.
 """
 from __future__ import annotations
 

@@ -189,7 +189,7 @@ def similarity_report(lines: Sequence[str], seed: int = 1, rate: float = 0.5, pr
     if bite_model:
         import sentencepiece as spm
         spb = spm.SentencePieceProcessor(model_file=bite_model)
-        encoders["BITE+D"] = lambda ls: spb.encode([" ".join(t) for t in b.tokenize_batch(ls)], out_type=str)
+        encoders["BITE+D"] = lambda ls: spb.encode([b.subword_text(t) for t in b.tokenize_batch(ls)], out_type=str)
     res = {"sentences": len(lines), "words_changed": int(sum(n_changed)), "seed": seed, "rate": rate}
     # only sentences that the noise actually changed are informative
     idx = [i for i, c in enumerate(n_changed) if c]
@@ -340,7 +340,8 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--rate", type=float, default=0.5)
     p.add_argument("--model", default=None, help="SentencePiece model trained without BITE (D)")
-    p.add_argument("--bite-model", default=None, help="SentencePiece model trained on BITE output (BITE+D)")
+    p.add_argument("--bite-model", default=None,
+                   help="SentencePiece model of BITE+D (preprocess.bite.train_subword_model)")
     p = sub.add_parser("perturb", help="write an inflection-perturbed copy of a corpus (one line per line)")
     common(p)
     p.add_argument("--output", required=True)
