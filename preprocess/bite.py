@@ -453,14 +453,16 @@ class BiteTokenizer:
         target = self.attachment(words, [e[1] for e in entries])
         expected = self._join(words, target)
         for safe in (False, True):
-            text = self._glue(entries, target, safe)
-            if text is not None and self.detokenize(text.split()) == expected:
+            text, decoded = self._glue(entries, target, safe)
+            if decoded == expected:
                 return text
         return " ".join(tokens)
 
-    def _glue(self, entries: Sequence[list], target: Sequence[bool], safe: bool) -> Optional[str]:
-        """One candidate subword text: chunks joined by spaces where ``target`` has a space; ``safe`` marks every
-        word boundary inside a chunk that no symbol marks (so decoding sees the same words as the word form)."""
+    def _glue(self, entries: Sequence[list], target: Sequence[bool], safe: bool) -> Tuple[str, Optional[str]]:
+        """One candidate subword text and what :meth:`detokenize` makes of it (None: not a valid candidate).
+
+        Chunks are joined by spaces where ``target`` has a space; ``safe`` marks every word boundary inside a chunk
+        that no symbol marks (so decoding sees the same words as the word form)."""
         symbol_of = self._symbols
         out: List[str] = []
         chunk_starts: List[Tuple[int, int]] = []   # (position in out, entry index) of each chunk's first word
@@ -480,22 +482,21 @@ class BiteTokenizer:
             if tag is not None:
                 symbol = symbol_of.get("[" + tag + "]")
                 if symbol is None:
-                    return None
+                    return "", None
                 out.append(" " + symbol if literal else symbol)
-        # spacing marks where the decoder's default rule (on the words it will see) disagrees with the target
+        # what the decoder will read; a mark at a chunk's start changes only that word's mark, so the decoded
+        # text of the final candidate follows from these entries
         cand = self.parse("".join(out).split())
-        if self.pretokenizer != "whitespace":
-            default = default_attached(self.inflect_entries(cand))
-            firsts = [j for j, e in enumerate(cand) if e[4]]
-        else:
-            default, firsts = None, [0] * len(chunk_starts)
+        firsts = [j for j, e in enumerate(cand) if e[4]]
         if len(firsts) != len(chunk_starts):
-            return None
+            return "", None
+        words = self.inflect_entries(cand)
+        default = default_attached(words) if self.pretokenizer != "whitespace" else [False] * len(words)
+        # spacing marks where the decoder's default rule (on the words it will see) disagrees with the target
         for (pos, i), j in zip(chunk_starts[1:], firsts[1:]):
-            d = default[j] if default is not None else False
-            if d != target[i]:
-                out[pos] = GLUE if target[i] else SPACE_BEFORE_MARK
-        return "".join(out)
+            if default[j] != target[i]:
+                out[pos] = cand[j][1] = GLUE if target[i] else SPACE_BEFORE_MARK
+        return "".join(out), self._join(words, self.attachment(words, [e[1] for e in cand]))
 
 
 # ---- preprocess.encode hooks ----------------------------------------------------------------------------------
