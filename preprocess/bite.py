@@ -36,7 +36,6 @@ Reversibility details (documented in the README, BITE section):
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import string
 import unicodedata
@@ -545,6 +544,7 @@ def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other
 
     ``spm_options`` go to :func:`preprocess.spm.train` (``model_type``, ``variant``, ``vocab_size``, ``seed``...).
     Use the same ``pretokenizer`` and ``single_char`` as for the BITE output.  Returns the path of ``P.model``."""
+    import os
     import shutil
     import tempfile
 
