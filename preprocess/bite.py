@@ -238,12 +238,12 @@ class BiteTokenizer:
     def __init__(self, pretokenizer: str = "moses", tagger: str = "nltk", single_char: bool = False):
         if pretokenizer not in PRETOKENIZERS:
             raise ValueError(f"pretokenizer must be one of {PRETOKENIZERS}, not {pretokenizer!r}")
-        if tagger not in TAGGERS:
+        if tagger is not None and tagger not in TAGGERS:   # None: no tagger (decoding, subword_text only)
             raise ValueError(f"tagger must be one of {TAGGERS}, not {tagger!r}")
         self.pretokenizer = pretokenizer
         self.tagger_name = tagger
         self.single_char = bool(single_char)
-        self.tagger = get_tagger(tagger)
+        self.tagger = get_tagger(tagger) if tagger is not None else None
         self._moses_tok = None
         if pretokenizer == "moses":
             from sacremoses import MosesTokenizer
@@ -504,11 +504,17 @@ class BiteLineEncoder:
 
     With a subword model, the model segments :meth:`BiteTokenizer.subword_text` (symbols glued to their base, the
     sentence's own spacing), so each symbol is one piece with no ``▁`` of its own.  Without one, the output is
-    BITE's word form, or with ``training_text`` the text such a model is trained on (:func:`training_text`)."""
+    BITE's word form, or with ``training_text`` the text such a model is trained on (:func:`training_text`).
+
+    ``bite_input=True``: the lines are BITE output (word form) already (e.g. the training text BITE-encoded once
+    to train the subword model); only the subword step is applied, and no tagger is loaded.
+    """
 
     def __init__(self, pretokenizer: str, tagger: str, single_char: bool, subword_model: Optional[str] = None,
-                 training_text: bool = False):
-        self.bite = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger, single_char=single_char)
+                 bite_input: bool = False, training_text: bool = False):
+        self.bite = BiteTokenizer(pretokenizer=pretokenizer, tagger=None if bite_input else tagger,
+                                  single_char=single_char)
+        self.bite_input = bool(bite_input)
         self.sp = None
         self.training_text = bool(training_text) and not subword_model
         if subword_model:
@@ -516,10 +522,21 @@ class BiteLineEncoder:
             self.sp = load_model(subword_model)
 
     def encode_lines(self, lines: List[str]) -> List[str]:
+        if self.bite_input:
+            return self.subword_lines(lines)
         if self.sp is None and not self.training_text:
             return self.bite.encode_lines(lines)
         from preprocess.common import flatten_line
-        texts = [self.bite.subword_text(t) for t in self.bite.tokenize_batch([flatten_line(l) for l in lines])]
+        return self._subword_step([self.bite.subword_text(t)
+                                   for t in self.bite.tokenize_batch([flatten_line(l) for l in lines])])
+
+    def subword_lines(self, bite_lines: List[str]) -> List[str]:
+        """The subword step alone, on BITE output (word form)."""
+        if self.sp is None and not self.training_text:
+            return list(bite_lines)
+        return self._subword_step([self.bite.subword_text(l.split()) for l in bite_lines])
+
+    def _subword_step(self, texts: List[str]) -> List[str]:
         if self.sp is None:
             return [training_text(t) for t in texts]
         return [" ".join(p) if t else "" for t, p in zip(texts, self.sp.encode(texts, out_type=str))]
@@ -536,8 +553,7 @@ def training_text(subword_text: str) -> str:
 
 
 def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other_inputs: Sequence[str] = (),
-                        pretokenizer: str = "moses", single_char: bool = False, tagger: str = "nltk",
-                        **spm_options) -> str:
+                        pretokenizer: str = "moses", single_char: bool = False, **spm_options) -> str:
     """Train the SentencePiece model of BITE+D on the :func:`training_text` of BITE's word-form output
     (``preprocess.encode --scheme bite`` files, ``.gz`` allowed) plus ``other_inputs`` (e.g. the raw other
     language of a joint model), with the symbols and marks as user-defined symbols.
@@ -553,7 +569,7 @@ def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other
 
     for path in bite_text_files:
         require_file(path, "BITE text")
-    bite = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger, single_char=single_char)
+    bite = BiteTokenizer(pretokenizer=pretokenizer, tagger=None, single_char=single_char)
     spm_options.setdefault("extra_symbols", list(USER_SYMBOLS_SINGLE if single_char else USER_SYMBOLS))
     workdir = tempfile.mkdtemp(prefix="bite-subword-")
     try:
@@ -592,7 +608,7 @@ def make_encoder(args: argparse.Namespace) -> BiteLineEncoder:
     try:
         return BiteLineEncoder(getattr(args, "pretokenizer", "moses"), getattr(args, "tagger", "nltk"),
                                bool(getattr(args, "single_char", False)), subword,
-                               bool(getattr(args, "training_text", False)))
+                               training_text=bool(getattr(args, "training_text", False)))
     except TaggerUnavailable as e:
         raise UserError(str(e)) from None
     except ValueError as e:

@@ -291,8 +291,7 @@ def figure8(train_lines: Sequence[str], sizes: Sequence[int], model_types: Seque
                 prefix = os.path.join(tmp, f"{model_type}{size}")
                 base = train([raw], prefix + ".d", model_type=model_type, vocab_size=size, seed=seed, **options)
                 bite_model = train_subword_model([bite_text], prefix + ".bite", pretokenizer=pretokenizer,
-                                                 tagger=tagger, model_type=model_type, vocab_size=size, seed=seed,
-                                                 **options)
+                                                 model_type=model_type, vocab_size=size, seed=seed, **options)
                 row = sequence_lengths(eval_lines if eval_lines is not None else train_lines, base, bite_model,
                                        pretokenizer, tagger)
                 rows.append({"model_type": model_type, "vocab_size": size, **row})
