@@ -243,3 +243,16 @@ def test_acceptance_on_the_demo_setting(tmp_path, moses, shared_path):
     print(json.dumps(r))
     assert r["lone_spaces_before_symbols"] == 0
     assert r["tokens_bite_d"] - r["tokens_d"] < r["inflected_words"]
+
+
+def test_bite_input_applies_only_the_subword_step(models, moses):
+    """Lines BITE-encoded once (word form) give the same pieces and training text as raw lines, with no tagger."""
+    word_form = moses.encode_lines(SENTENCES + [""])
+    on_bite = BiteLineEncoder("moses", "nltk", False, models["unigram"], bite_input=True)
+    assert on_bite.bite.tagger is None
+    assert on_bite.encode_lines(word_form) == BiteLineEncoder("moses", "nltk", False,
+                                                              models["unigram"]).encode_lines(SENTENCES + [""])
+    text = BiteLineEncoder("moses", "nltk", False, None, bite_input=True, training_text=True)
+    assert text.encode_lines(word_form) == BiteLineEncoder("moses", "nltk", False, None,
+                                                           training_text=True).encode_lines(SENTENCES + [""])
+    assert BiteLineEncoder("moses", "nltk", False, None, bite_input=True).encode_lines(word_form) == word_form
