@@ -545,10 +545,10 @@ class BiteLineEncoder:
 def training_text(subword_text: str) -> str:
     """The training text of a BITE+D subword model: the subword text without its symbols (``The dog bark.``).
 
-    The symbols are user-defined pieces of the model, so encoding always cuts them out whole; but while training,
-    SentencePiece counts a ``▁`` for each one inside a word, which makes the lone ``▁`` piece cheap and the model
-    split words as ``▁ into`` (Multi30k, 10,000 lines, unigram 2,000: 3,447 lone ``▁`` when trained with the
-    symbols, 1,844 without)."""
+    The symbols are user-defined pieces of the model, so encoding always cuts them out whole; but trained with the
+    symbols glued into its text, SentencePiece makes the lone ``▁`` piece far more probable, and the model splits
+    words as ``▁ into`` (Multi30k, 10,000 lines, unigram 2,000: 3,447 lone ``▁`` on that text when trained with
+    the symbols, 1,844 without)."""
     return " ".join(_SYMBOL_RE.sub("", subword_text).split())
 
 
