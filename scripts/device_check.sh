@@ -5,6 +5,7 @@
 # average -> evaluate on the full Multi30k En-De, and a RoBERTa pretraining smoke run with --mask-whole-words.
 # Usage on the device: bash scripts/device_check.sh UPDATES   (logs and scores under $OUT)
 set -euo pipefail
+trap 'echo "device_check failed at line $LINENO" >&2' ERR
 updates=${1:-1500}
 carry=.device-carry
 t0=$(date +%s)
@@ -12,7 +13,7 @@ python3 -m pip install -q --no-index --find-links "$carry" --no-deps "$carry"/*.
     "$carry"/antlr4-python3-runtime-4.9.3.tar.gz >/dev/null 2>&1
 env -u CUDA_HOME MAX_JOBS=16 python3 -m pip install -q --no-deps --no-build-isolation \
     "$carry"/fairseq_fixed-0.12.3.1.tar.gz > "$OUT/fairseq-build.log" 2>&1
-python3 -m pip install -q --no-deps --no-build-isolation -e . > /dev/null 2>&1
+# the project itself runs from the checkout (PYTHONPATH), as the Makefile does
 echo "install: $(( $(date +%s) - t0 )) s"; python3 -c "import torch, fairseq; print(torch.__version__, fairseq.__version__, torch.cuda.get_device_name(0))"
 export NLTK_DATA=$PWD/$carry/nltk_data PYTHON=python3 PYTHONPATH=$PWD
 raw=$PWD/work-gpu/raw; mkdir -p "$raw"
