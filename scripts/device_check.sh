@@ -11,8 +11,8 @@ carry=.device-carry
 t0=$(date +%s)
 python3 -m pip install -q --no-index --find-links "$carry" --no-deps "$carry"/*.whl \
     "$carry"/antlr4-python3-runtime-4.9.3.tar.gz >/dev/null 2>&1
-env -u CUDA_HOME MAX_JOBS=16 python3 -m pip install -q --no-deps --no-build-isolation \
-    "$carry"/fairseq_fixed-0.12.3.1.tar.gz > "$OUT/fairseq-build.log" 2>&1
+python3 -c "import fairseq" 2>/dev/null || env -u CUDA_HOME MAX_JOBS=16 python3 -m pip install -q --no-deps \
+    --no-build-isolation "$carry"/fairseq_fixed-0.12.3.1.tar.gz > "$OUT/fairseq-build.log" 2>&1
 # the project itself runs from the checkout (PYTHONPATH), as the Makefile does
 echo "install: $(( $(date +%s) - t0 )) s"; python3 -c "import torch, fairseq; print(torch.__version__, fairseq.__version__, torch.cuda.get_device_name(0))"
 export NLTK_DATA=$PWD/$carry/nltk_data PYTHON=python3 PYTHONPATH=$PWD
