@@ -19,7 +19,7 @@ from typing import Callable, Iterable, Sequence
 
 from preprocess.common import UserError, require_file, run_main
 
-SPACE = "\u2581"
+from preprocess.spm import SPACE_SYMBOL
 
 
 def boundaries(pieces: Sequence[str]) -> set[int]:
@@ -36,7 +36,7 @@ def clean_pieces(pieces: Iterable[str]) -> list[str]:
     """Strip ``▁`` from pieces and drop the pieces that were only ``▁``."""
     out = []
     for p in pieces:
-        p = p.replace(SPACE, "")
+        p = p.replace(SPACE_SYMBOL, "")
         if p:
             out.append(p)
     return out
