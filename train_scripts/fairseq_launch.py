@@ -71,7 +71,7 @@ def plan_batch(unit: str, global_batch: int, per_process: int, processes: int,
     * ``tokens`` (``--max-tokens``, a cap on padded tokens per batch): update-freq = ceil(global / (processes x
       cap)), then the cap is lowered to floor(global / (processes x update-freq)), so the product is at most
       ``global`` and within ``processes x update-freq`` tokens of it (3 GPUs: 3,556 x 43 x 3 = 458,724).
-    * ``sentences`` (``--batch-size``, exact sequence counts): among update-freq from ceil(global / (processes x
+    * ``sequences`` (``--batch-size``, exact sequence counts): among update-freq from ceil(global / (processes x
       cap)) to twice that, the batch size min(cap, round(global / (processes x update-freq))) whose product is
       nearest to ``global`` (ties: fewer accumulation steps).  RoBERTa's 2,048 on 3 GPUs: 11 x 62 x 3 = 2,046.
     """
@@ -79,10 +79,10 @@ def plan_batch(unit: str, global_batch: int, per_process: int, processes: int,
 
     if min(global_batch, per_process, processes) < 1 or (update_freq is not None and update_freq < 1):
         raise UserError("batch sizes, process counts and --update-freq must be positive")
-    if unit not in ("tokens", "sentences"):
-        raise UserError(f"unit must be tokens or sentences, not {unit!r}")
-    if unit == "sentences" and processes > global_batch:
-        raise UserError(f"a global batch of {global_batch} sentences cannot be split over {processes} processes: "
+    if unit not in ("tokens", "sequences"):
+        raise UserError(f"unit must be tokens or sequences, not {unit!r}")
+    if unit == "sequences" and processes > global_batch:
+        raise UserError(f"a global batch of {global_batch} sequences cannot be split over {processes} processes: "
                         f"use at most {global_batch} (NNODES x --gpus)")
     if update_freq is not None:
         candidates = [update_freq]
@@ -107,7 +107,7 @@ def plan_batch(unit: str, global_batch: int, per_process: int, processes: int,
 def _plan_batch_cli(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="python -m train_scripts.fairseq_launch plan-batch",
                                 description="per-process batch and update-freq for a global batch (see plan_batch)")
-    p.add_argument("--unit", choices=["tokens", "sentences"], required=True)
+    p.add_argument("--unit", choices=["tokens", "sequences"], required=True)
     p.add_argument("--global", dest="global_batch", type=int, required=True, help="global batch per update")
     p.add_argument("--per-process", type=int, required=True, help="per-process cap (--max-tokens / --batch-size)")
     p.add_argument("--processes", type=int, required=True, help="NNODES x processes per node")
@@ -126,10 +126,10 @@ def _plan_batch_cli(argv: list[str]) -> int:
     line = (f"effective {args.name}: {effective:,} {args.unit} per update = {args.processes} process(es) x "
             f"{flag} {per} x --update-freq {uf}")
     if effective == args.global_batch:
-        line += " (the paper's global batch)"
+        line += " (exactly the target global batch)"
     else:
         diff = 100.0 * (effective - args.global_batch) / args.global_batch
-        line += (f"; warning: the paper's {args.global_batch:,} is not reachable exactly with these settings, "
+        line += (f"; warning: the target {args.global_batch:,} is not reachable exactly with these settings, "
                  f"using the nearest ({diff:+.3f}%)")
     print(line, file=sys.stderr)
     print(per, uf, effective)

@@ -59,12 +59,12 @@ ARGS=("$DATA_PATH" --user-dir "$(user_dir)" --task masked_lm_words --criterion m
       --skip-invalid-size-inputs-valid-test --save-dir "$SAVE" --log-format json --log-file "$SAVE/train.log"
       ${LM_ARGS[@]+"${LM_ARGS[@]}"})
 if [[ $TINY -eq 1 ]]; then
-    plan_batch sentences $((8 * ${NNODES:-1} * GPUS)) --batch-size 8 "batch (tiny preset)"
+    plan_batch sequences $((8 * ${NNODES:-1} * GPUS)) --batch-size 8 "batch (tiny preset)"
     ARGS+=(--arch roberta_base --encoder-layers 1 --encoder-embed-dim 32 --encoder-ffn-embed-dim 64
            --encoder-attention-heads 2 --tokens-per-sample 64 --max-positions 64 --warmup-updates 2
            --max-update 10 --validate-interval-updates 5 --log-interval 2 --num-workers 0 --seed 1)
 else
-    plan_batch sentences 2048 --batch-size 16 "batch (paper, Table 9: 2,048 sequences of 512 tokens)"
+    plan_batch sequences 2048 --batch-size 16 "batch (paper, Table 9: 2,048 sequences of 512 tokens)"
     ARGS+=(--arch roberta_base --tokens-per-sample 512 --warmup-updates 10000 --max-update 100000
            --log-interval 100)
 fi
