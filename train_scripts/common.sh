@@ -11,7 +11,8 @@ export PYTHONPATH="$REPO_DIR${PYTHONPATH:+:$PYTHONPATH}"
 die() { echo "error: $*" >&2; exit 2; }
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
-user_dir() { "$PYTHON" -m fairseq_plugins; }
+# the --user-dir of this project's fairseq plugins (`python -m fairseq_plugins` prints the same, but imports fairseq)
+user_dir() { echo "$REPO_DIR/fairseq_plugins"; }
 
 gpu_count() {
     "$PYTHON" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0
