@@ -393,20 +393,29 @@ class BiteTokenizer:
 
 # ---- preprocess.encode hooks ----------------------------------------------------------------------------------
 class BiteLineEncoder:
-    """BITE, then optionally a SentencePiece model (BITE+D in one pass)."""
+    """BITE, then optionally a SentencePiece model (BITE+D in one pass).
 
-    def __init__(self, pretokenizer: str, tagger: str, single_char: bool, subword_model: Optional[str] = None):
-        self.bite = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger, single_char=single_char)
+    ``bite_input=True``: the lines are BITE output already (e.g. the training text BITE-encoded once to train
+    the subword model); only the subword model is applied, and no tagger is loaded.
+    """
+
+    def __init__(self, pretokenizer: str, tagger: str, single_char: bool, subword_model: Optional[str] = None,
+                 bite_input: bool = False):
+        self.bite = None if bite_input else BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger,
+                                                          single_char=single_char)
         self.sp = None
         if subword_model:
             from preprocess.spm import load_model
             self.sp = load_model(subword_model)
 
     def encode_lines(self, lines: List[str]) -> List[str]:
-        out = self.bite.encode_lines(lines)
-        if self.sp is not None:
-            out = [" ".join(self.sp.encode(l, out_type=str)) if l else "" for l in out]
-        return out
+        return self.subword_lines(self.bite.encode_lines(lines) if self.bite is not None else list(lines))
+
+    def subword_lines(self, bite_lines: List[str]) -> List[str]:
+        """The subword step alone, on BITE output."""
+        if self.sp is None:
+            return bite_lines
+        return [" ".join(self.sp.encode(l, out_type=str)) if l else "" for l in bite_lines]
 
 
 def add_encoder_args(parser) -> None:
