@@ -19,6 +19,7 @@ by ``binarize --lm`` and passed by ``pretrain_roberta.sh``); without them it ref
 masking single pieces (fairseq's own ``masked_lm`` task reads them from ``self.args``, which fairseq's hydra
 entry points no longer set).
 """
+import logging
 import os
 from dataclasses import dataclass, field
 
@@ -33,6 +34,8 @@ from fairseq.tasks import register_task
 from fairseq.tasks.masked_lm import MaskedLMConfig, MaskedLMTask
 
 from preprocess.spm import SPACE_SYMBOL
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -142,6 +145,7 @@ class MaskedLMWordsTask(MaskedLMTask):
                                         self.cfg.tokens_per_sample, self.cfg.seed)
         dataset = TokenBlockDataset(dataset, dataset.sizes, self.cfg.tokens_per_sample - 1, pad=self.dictionary.pad(),
                                     eos=self.dictionary.eos(), break_mode=self.cfg.sample_break_mode)
+        logger.info(f"loaded {len(dataset)} blocks from: {path} (word starts marked: {whole}, spaces dropped: {drop})")
         return PrependTokenDataset(dataset, self.dictionary.bos())
 
     def load_dataset(self, split, epoch=1, combine=False, **kwargs):
