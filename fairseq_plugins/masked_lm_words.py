@@ -102,7 +102,8 @@ class _ShiftedStarts:
         self.offset, self.nspecial = offset, nspecial
 
     def gather(self, dim, item):
-        return ((item >= self.offset) | (item < self.nspecial)).to(torch.uint8)
+        item = np.asarray(item)
+        return torch.from_numpy(((item >= self.offset) | (item < self.nspecial)).astype(np.uint8))
 
 
 class UnshiftDataset(BaseWrapperDataset):
@@ -111,8 +112,9 @@ class UnshiftDataset(BaseWrapperDataset):
         self.offset = offset
 
     def __getitem__(self, index):
-        item = self.dataset[index]
-        return torch.where(item >= self.offset, item - self.offset, item)
+        item = np.array(self.dataset[index])
+        item[item >= self.offset] -= self.offset
+        return torch.from_numpy(item)
 
 
 @register_task("masked_lm_words", dataclass=MaskedLMWordsConfig)
