@@ -61,18 +61,25 @@ def test_last_n_selection(tmp_path):
         last_checkpoints(str(tmp_path), 4, "update")
 
 
-def test_real_fairseq_checkpoints_average_and_generate(run_cli, tmp_path):
-    """Two checkpoints of one tiny training run (updates 2 and 4): the CLI's average equals their mean, and
-    fairseq-generate decodes the test set with it."""
-    data = multi30k_slice(tmp_path / "raw", n_train=300, n_valid=20, n_test=12)
-    bin_dir = tmp_path / "bin"
+def _tiny_run(run_cli, root, n_train, n_valid, n_test, *train_options):
+    """A Multi30k slice, its joined-dictionary data-bin and a tiny transformer trained on it: (bin, user dir, ckpt)."""
+    data = multi30k_slice(root / "raw", n_train=n_train, n_valid=n_valid, n_test=n_test)
+    bin_dir = root / "bin"
     run_cli(["fairseq-preprocess", "--source-lang", "en", "--target-lang", "de", "--trainpref", data / "train",
              "--validpref", data / "valid", "--testpref", data / "test", "--destdir", bin_dir,
              "--joined-dictionary", "--workers", "1"])
     user_dir = run_cli(["python", "-m", "fairseq_plugins"]).stdout.strip()
-    ckpt = tmp_path / "ckpt"
+    ckpt = root / "ckpt"
     run_cli(["fairseq-train", bin_dir, "--user-dir", user_dir, *TINY_TRANSFORMER_ARGS, "--share-all-embeddings",
-             "--save-dir", ckpt, "--max-update", "4", "--save-interval-updates", "2", "--max-tokens", "500"])
+             "--save-dir", ckpt, *train_options])
+    return bin_dir, user_dir, ckpt
+
+
+def test_real_fairseq_checkpoints_average_and_generate(run_cli, tmp_path):
+    """Two checkpoints of one tiny training run (updates 2 and 4): the CLI's average equals their mean, and
+    fairseq-generate decodes the test set with it."""
+    bin_dir, user_dir, ckpt = _tiny_run(run_cli, tmp_path, 300, 20, 12, "--max-update", "4",
+                                        "--save-interval-updates", "2", "--max-tokens", "500")
     inputs = [ckpt / "checkpoint_1_2.pt", ckpt / "checkpoint_1_4.pt"]
     if not all(p.exists() for p in inputs):  # 300 pairs at 500 tokens may span an epoch boundary
         inputs = sorted(ckpt.glob("checkpoint_*_*.pt"))[-2:]
@@ -114,16 +121,7 @@ def fifteen_epochs(tmp_path_factory):
     from tests.conftest import _run_cli
 
     root = tmp_path_factory.mktemp("epochs")
-    data = multi30k_slice(root / "raw", n_train=120, n_valid=10, n_test=9)
-    bin_dir = root / "bin"
-    _run_cli(["fairseq-preprocess", "--source-lang", "en", "--target-lang", "de", "--trainpref", data / "train",
-              "--validpref", data / "valid", "--testpref", data / "test", "--destdir", bin_dir,
-              "--joined-dictionary", "--workers", "1"])
-    user_dir = _run_cli(["python", "-m", "fairseq_plugins"]).stdout.strip()
-    ckpt = root / "ckpt"
-    _run_cli(["fairseq-train", bin_dir, "--user-dir", user_dir, *TINY_TRANSFORMER_ARGS, "--share-all-embeddings",
-              "--save-dir", ckpt, "--max-epoch", "15", "--max-tokens", "1000"])
-    return root, bin_dir, user_dir, ckpt
+    return (root, *_tiny_run(_run_cli, root, 120, 10, 9, "--max-epoch", "15", "--max-tokens", "1000"))
 
 
 def test_best_and_previous_nine_on_a_real_run(run_cli, fifteen_epochs, tmp_path):
