@@ -343,7 +343,7 @@ class RowRun:
         row.update(self.stage("binarize", [self.work], self.binarize, key=self.config, after=()))
         row.update(self.stage("train", [self.ckpt], self.train, key=[str(x) for x in train_options(a)],
                               after=("binarize",)))
-        self.stage("average", [self.ckpt / "averaged.pt"], self.average, key=a.average, after=("train",))
+        row.update(self.stage("average", [self.ckpt / "averaged.pt"], self.average, key=a.average, after=("train",)))
         row.update(self.stage("evaluate", [self.eval], self.evaluate, key="beam4-lenpen0.6", after=("average",)))
         row.update(self.stage("intrinsic", [], self.intrinsic,
                               key=[str(a.gold_en), str(a.gold_de), a.example_ids], after=("binarize",)))
