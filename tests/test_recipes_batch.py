@@ -116,6 +116,10 @@ def test_bad_input_one_line_errors(run_cli, fake_bin, tmp_path, monkeypatch):
     assert proc.returncode == 2 and proc.stderr.strip().startswith("error: no data-bin folder")
     proc, _ = _dry_run(run_cli, "train_transformer_big.sh", fake_bin, tmp_path, "--gpus", "two", check=False)
     assert proc.returncode == 2 and "--gpus must be a positive number" in proc.stderr
+    # whole-word masking without the scheme's --bpe options would mask single pieces: refused
+    proc, _ = _dry_run(run_cli, "pretrain_roberta.sh", fake_bin, tmp_path, "--gpus", "8", "--mask-whole-words",
+                       check=False)
+    assert proc.returncode == 2 and "needs the scheme's --bpe options" in proc.stderr
     # a real multi-node start without NODE_RANK / MASTER_ADDR stops before launching anything
     monkeypatch.setenv("NNODES", "2")
     monkeypatch.delenv("NODE_RANK", raising=False)

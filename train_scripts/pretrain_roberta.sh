@@ -52,6 +52,11 @@ PY
 )
 fi
 
+ALL=" ${LM_ARGS[*]-} ${EXTRA[*]-} "
+if [[ "$ALL" == *" --mask-whole-words "* && "$ALL" != *" --bpe "* ]]; then
+    die "--mask-whole-words needs the scheme's --bpe options: give --data a binarize --lm folder (its binarize.json has them) or pass --bpe ... yourself"
+fi
+
 ARGS=("$DATA_PATH" --user-dir "$(user_dir)" --task masked_lm_words --criterion masked_lm
       --sample-break-mode complete --optimizer adam --adam-betas "(0.9, 0.98)" --adam-eps 1e-06 --clip-norm 0.0
       --lr-scheduler reduce_lr_on_plateau_floor --lr 0.0005 --warmup-init-lr 0 --lr-shrink 0.2 --lr-patience 0
