@@ -35,7 +35,7 @@ def test_pretrain_tiny(pretrained):
     assert info["lm"] and info["fairseq_args"][:2] == ["--bpe", "spaces"] and info["spaces"] == "keep"
     assert (lm / "data-bin" / "dict.txt").read_text() == (lm / "models" / "spm.dict.txt").read_text()
     state = torch.load(ckpt / "checkpoint_last.pt", map_location="cpu", weights_only=False)
-    assert state["cfg"]["task"]["_name"] == "masked_lm" and state["optimizer_history"][-1]["num_updates"] == 10
+    assert state["cfg"]["task"]["_name"] == "masked_lm_words" and state["optimizer_history"][-1]["num_updates"] == 10
     emb = state["model"]["encoder.sentence_encoder.embed_tokens.weight"]
     assert emb.shape[0] == len(Dictionary.load(str(lm / "data-bin" / "dict.txt"))) + 1  # + <mask>
     curve = [json.loads(x) for x in (ckpt / "valid_log.jsonl").read_text().splitlines()]

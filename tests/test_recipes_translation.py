@@ -33,7 +33,7 @@ def _lines(path):
 def test_transformer_big_defaults_dry_run(run_cli, corpus):
     _, _, out = corpus
     cmd = run_cli(["bash", "train_scripts/train_transformer_big.sh", "--data", out, "--save-dir", "/nonexistent/x",
-                   "--dry-run", "--lr", "0.0007"]).stdout
+                   "--dry-run", "--gpus", "8", "--lr", "0.0007"]).stdout
     for expected in ("transformer_vaswani_wmt_en_de_big", "--share-all-embeddings", "--warmup-updates 4000",
                      "--max-tokens 3584", "--update-freq 16", "--dropout 0.3", "--label-smoothing 0.1",
                      "--patience 5", "inverse_sqrt", str(out / "data-bin")):
