@@ -13,6 +13,11 @@ The test asks one question per system and metric: is its score different from th
 (two-sided, ``p < alpha``)?  It says nothing about training-seed variance (one model per row) and makes no
 correction for testing several systems against one baseline.
 
+One guard on top of sacreBLEU: a system whose output is *identical* to the baseline's gets ``p_value`` 1.0 and
+``identical_to_baseline`` True.  sacreBLEU counts resamples with a difference strictly greater than the observed
+one, so for two identical outputs (observed difference 0, every resampled difference 0) it returns the smallest
+possible p-value, 1 / (n + 1), and would mark "no difference at all" as significant.
+
 Results are plain dicts (JSON-serialisable)::
 
     {"baseline": "unigram", "test": "bs", "n_samples": 1000, "alpha": 0.05, "n_sentences": 500,
@@ -93,6 +98,10 @@ def compare(systems: Mapping[str, Sequence[str]], refs: Sequence[str], baseline:
     if baseline is not None:
         named = [(baseline, list(systems[baseline]))] + [(k, list(v)) for k, v in systems.items() if k != baseline]
         signatures, results = run(named)
+        for name, hyps in systems.items():
+            if name != baseline and list(hyps) == list(systems[baseline]):
+                for m in METRICS:
+                    results[name][m].update(p_value=1.0, significant=False, identical_to_baseline=True)
     else:
         signatures = {}
         for name, hyps in systems.items():   # one system at a time: only its CI
