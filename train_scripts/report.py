@@ -357,15 +357,17 @@ def _finish(fig, ax, rows, path, ylabel, title):
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
+        ax.set_ylim(top=ax.get_ylim()[1] * 1.18)   # room for the legend above the bars
+        ax.legend(fontsize=8, ncol=3, loc="upper center")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
-def plot_bleu(rows: list, path: str) -> Optional[str]:
-    """BLEU per scheme and test set; the whiskers are sacreBLEU's 95% interval around the bootstrap mean."""
+def plot_bleu(rows: list, path: str, meta: Optional[dict] = None) -> Optional[str]:
+    """BLEU per scheme and test set; the whiskers are sacreBLEU's 95% interval around the bootstrap mean, the
+    marks above them the significance marks of the table."""
     sets = [(k, name) for k, name in TEST_SETS if any(_score(r, k, "bleu") for r in rows)]
     if not sets:
         return None
@@ -384,6 +386,12 @@ def plot_bleu(rows: list, path: str) -> Optional[str]:
                 low.append(0.0)
                 high.append(0.0)
         ax.bar(xs[j], heights, w, label=name, yerr=[low, high], capsize=3, error_kw={"elinewidth": 1})
+        base_row = _baseline(rows, meta or {})
+        base = _score(base_row, k, "bleu") if base_row else None
+        for x, r, h, hi in zip(xs[j], rows, heights, high):
+            mark = _mark(_score(r, k, "bleu"), base) if r is not base_row else ""
+            if mark:
+                ax.text(x, h + hi + 0.3, mark, ha="center", va="bottom", fontsize=8)
     return _finish(fig, ax, rows, path, "BLEU (test set)", "BLEU with 95% confidence intervals")
 
 
@@ -409,7 +417,7 @@ def plot_similarity(rows: list, path: str) -> Optional[str]:
     for j, (k, name) in enumerate(NOISE_SETS):
         ax.bar(xs[j], [100 * (((r["robustness"].get(k) or {}).get("mean")) or 0) for r in have], w, label=name)
     ax.set_ylim(bottom=max(0, ax.get_ylim()[0]))
-    return _finish(fig, ax, have, path, "% of source tokens kept",
+    return _finish(fig, ax, have, path, "similarity (%)",
                    "Clean vs perturbed source encodings (Ratcliff/Obershelp)")
 
 
@@ -512,7 +520,9 @@ def write_report(results: dict, outdir: str) -> dict:
     title = f"Tokenisation scheme comparison on {meta.get('dataset', 'Multi30k En-De')}"
     plots = [
         ("BLEU with confidence intervals", "BLEU per scheme, clean and noisy test sets",
-         plot_bleu(rows, os.path.join(outdir, "bleu_ci.png")), ""),
+         plot_bleu(rows, os.path.join(outdir, "bleu_ci.png"), meta),
+         f"Bars: BLEU; whiskers: 95% confidence interval; {UP} / {DOWN}: significantly higher / lower than the "
+         "baseline row on the same test set."),
         ("Morphological boundaries", "boundary precision and F1 per scheme",
          plot_boundary(rows, os.path.join(outdir, "boundary.png")), _boundary_note(rows)),
         ("Source similarity under noise", "similarity of clean and perturbed encodings",
