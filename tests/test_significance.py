@@ -100,6 +100,18 @@ def test_without_baseline_every_system_gets_its_ci(systems):
         assert res["systems"][name]["bleu"]["p_value"] is None
 
 
+def test_every_test_set_is_compared_with_its_own_baseline_output(systems):
+    refs, hyps = systems
+    sets = {"clean": hyps, "infl": {"base": hyps["swap"], "mixed": hyps["mixed"]}, "ws": {"mixed": hyps["base"]}}
+    res = significance.compare_test_sets(sets, refs, baseline="base")
+    assert set(res["systems"]) == {"base", "swap", "mixed"}
+    assert set(res["systems"]["mixed"]) == {"clean", "infl", "ws"} and set(res["systems"]["swap"]) == {"clean"}
+    assert res["systems"]["mixed"]["infl"] == significance.compare(sets["infl"], refs, "base")["systems"]["mixed"]
+    assert res["systems"]["mixed"]["ws"]["bleu"]["p_value"] is None        # no baseline output on this set
+    assert res["settings"]["baseline"] == "base" and res["settings"]["n_sentences"] == len(refs)
+    json.dumps(res)
+
+
 def test_bad_input(systems):
     refs, hyps = systems
     with pytest.raises(UserError, match="baseline"):

@@ -112,6 +112,26 @@ def compare(systems: Mapping[str, Sequence[str]], refs: Sequence[str], baseline:
             "systems": {name: results[name] for name in systems}}
 
 
+def compare_test_sets(hyps: Mapping[str, Mapping[str, Sequence[str]]], refs: Sequence[str],
+                      baseline: Optional[str] = None, test: str = "bs", n_samples: int = 0,
+                      alpha: float = 0.05) -> dict:
+    """:func:`compare` on every test set: ``hyps`` is ``{test set: {system: hypotheses}}`` (e.g. ``clean``,
+    ``infl``, ``ws``; the references are the same for all, only the source was perturbed).  A test set without
+    the baseline's output gets CIs only.  Returns ``{"systems": {system: {test set: {"bleu": ..., "chrf": ...}}},
+    "settings": {test, test_name, n_samples, alpha, n_sentences, baseline, signatures}}``: the first goes into a
+    report row's ``tests``, the second into the report's ``meta["significance"]``."""
+    systems: dict = {}
+    settings: dict = {}
+    for test_set, by_system in hyps.items():
+        res = compare(by_system, refs, baseline if baseline in by_system else None, test, n_samples, alpha)
+        for name, scores in res["systems"].items():
+            systems.setdefault(name, {})[test_set] = scores
+        if not settings or res["baseline"] is not None:
+            settings = {k: res[k] for k in ("baseline", "test", "test_name", "n_samples", "alpha", "n_sentences",
+                                            "signatures")}
+    return {"systems": systems, "settings": settings}
+
+
 def _named_file(spec: str) -> tuple:
     name, sep, path = spec.partition("=")
     if not sep or not name or not path:
