@@ -4,7 +4,8 @@ from dataclasses import dataclass, field
 from fairseq.data.encoders import register_bpe
 from fairseq.dataclass import FairseqDataclass
 
-from preprocess.spaces import SPACE, SpacesEncoder
+from preprocess.spaces import SpacesEncoder
+from preprocess.spm import SPACE_SYMBOL
 
 
 @dataclass
@@ -28,4 +29,4 @@ class SpacesBPE:
 
     def is_beginning_of_word(self, x: str) -> bool:
         # a word starts after a standalone ▁ (prime) or with a ▁-prefixed piece (default models)
-        return x == SPACE or x.startswith(SPACE)
+        return x.startswith(SPACE_SYMBOL)

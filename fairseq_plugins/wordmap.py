@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from fairseq.data.encoders import register_bpe
 from fairseq.dataclass import FairseqDataclass
 
-from preprocess.wordmap import WORD_MARK, WordmapTokenizer, decode_line
+from preprocess.spm import SPACE_SYMBOL
+from preprocess.wordmap import WordmapTokenizer, decode_line
 
 
 @dataclass
@@ -43,4 +44,4 @@ class WordmapBPE:
         return decode_line(x)
 
     def is_beginning_of_word(self, x: str) -> bool:
-        return x.startswith(WORD_MARK)
+        return x.startswith(SPACE_SYMBOL)

@@ -45,12 +45,12 @@ SINGLE_CHAR_SYMBOLS: Tuple[str, ...] = tuple(chr(0x266E + i) for i in range(len(
 
 ESCAPE = "\u29f5"      # ⧵ REVERSE SOLIDUS OPERATOR: prefix of an escaped literal token
 GLUE = "\u2040"        # ⁀ CHARACTER TIE: "no space before this token" (default: space)
-SPACE = "\u2423"       # ␣ OPEN BOX: "a space before this token" (default: glued)
+SPACE_BEFORE_MARK = "\u2423"  # ␣ OPEN BOX: "a space before this token" (default: glued)
 
 #: What a subword model trained on BITE output should keep as single, always-known pieces: the symbols plus the
 #: escape and spacing marks (otherwise a rare mark can become <unk> and an escaped raw "[VBD]" lose its escape).
-USER_SYMBOLS: Tuple[str, ...] = INFLECTION_SYMBOLS + (ESCAPE, GLUE, SPACE)
-USER_SYMBOLS_SINGLE: Tuple[str, ...] = SINGLE_CHAR_SYMBOLS + (ESCAPE, GLUE, SPACE)
+USER_SYMBOLS: Tuple[str, ...] = INFLECTION_SYMBOLS + (ESCAPE, GLUE, SPACE_BEFORE_MARK)
+USER_SYMBOLS_SINGLE: Tuple[str, ...] = SINGLE_CHAR_SYMBOLS + (ESCAPE, GLUE, SPACE_BEFORE_MARK)
 
 LEMMA_TAGS = frozenset({"NN", "VB", "JJ", "RB", "MD", "NNP"})
 HAVE_INFLECTIONS = frozenset({"NOUN", "ADJ", "VERB"})
@@ -63,7 +63,7 @@ for _sym, _ch in zip(INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS):
     TAG_OF_SYMBOL[_sym] = TAG_OF_SYMBOL[_ch] = _sym[1:-1]
 _ALL_SYMBOLS = tuple(TAG_OF_SYMBOL)
 _SYMBOL_RE = re.compile("|".join(re.escape(s) for s in sorted(_ALL_SYMBOLS, key=len, reverse=True)))
-_NEEDS_ESCAPE_START = (ESCAPE, GLUE, SPACE)
+_NEEDS_ESCAPE_START = (ESCAPE, GLUE, SPACE_BEFORE_MARK)
 _SYMBOL_CHARS = frozenset(SINGLE_CHAR_SYMBOLS)
 
 
@@ -285,7 +285,7 @@ class BiteTokenizer:
         for i, (w, t) in enumerate(zip(words, tags)):
             enc = self._encode_word(w, t)
             if orig[i] != default[i]:
-                out.append((GLUE if orig[i] else SPACE) + enc[0])
+                out.append((GLUE if orig[i] else SPACE_BEFORE_MARK) + enc[0])
                 out.extend(enc[1:])
             else:
                 out.extend(enc)
@@ -329,7 +329,7 @@ class BiteTokenizer:
         return form
 
     def detokenize_words(self, tokens: Iterable[str]) -> Tuple[List[str], List[str]]:
-        """Re-inflected words and their spacing marks ('' / GLUE / SPACE)."""
+        """Re-inflected words and their spacing marks ('' / GLUE / SPACE_BEFORE_MARK)."""
         words: List[str] = []
         marks: List[str] = []
         plural: List[bool] = []   # word was re-inflected as a plural noun
@@ -347,7 +347,7 @@ class BiteTokenizer:
                     open_base = False
                 continue   # a symbol with no base before it is dropped
             mark = ""
-            if tok[:1] in (GLUE, SPACE):
+            if tok[:1] in (GLUE, SPACE_BEFORE_MARK):
                 mark, tok = tok[0], tok[1:]
             if tok.startswith(ESCAPE):
                 tok = tok[1:]
@@ -380,7 +380,7 @@ class BiteTokenizer:
             glue = attached[i]
             if marks[i] == GLUE:
                 glue = True
-            elif marks[i] == SPACE:
+            elif marks[i] == SPACE_BEFORE_MARK:
                 glue = False
             if not glue:
                 parts.append(" ")
@@ -393,20 +393,29 @@ class BiteTokenizer:
 
 # ---- preprocess.encode hooks ----------------------------------------------------------------------------------
 class BiteLineEncoder:
-    """BITE, then optionally a SentencePiece model (BITE+D in one pass)."""
+    """BITE, then optionally a SentencePiece model (BITE+D in one pass).
 
-    def __init__(self, pretokenizer: str, tagger: str, single_char: bool, subword_model: Optional[str] = None):
-        self.bite = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger, single_char=single_char)
+    ``bite_input=True``: the lines are BITE output already (e.g. the training text BITE-encoded once to train
+    the subword model); only the subword model is applied, and no tagger is loaded.
+    """
+
+    def __init__(self, pretokenizer: str, tagger: str, single_char: bool, subword_model: Optional[str] = None,
+                 bite_input: bool = False):
+        self.bite = None if bite_input else BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger,
+                                                          single_char=single_char)
         self.sp = None
         if subword_model:
-            import sentencepiece as spm
-            self.sp = spm.SentencePieceProcessor(model_file=subword_model)
+            from preprocess.spm import load_model
+            self.sp = load_model(subword_model)
 
     def encode_lines(self, lines: List[str]) -> List[str]:
-        out = self.bite.encode_lines(lines)
-        if self.sp is not None:
-            out = [" ".join(self.sp.encode(l, out_type=str)) if l else "" for l in out]
-        return out
+        return self.subword_lines(self.bite.encode_lines(lines) if self.bite is not None else list(lines))
+
+    def subword_lines(self, bite_lines: List[str]) -> List[str]:
+        """The subword step alone, on BITE output."""
+        if self.sp is None:
+            return bite_lines
+        return [" ".join(self.sp.encode(l, out_type=str)) if l else "" for l in bite_lines]
 
 
 def add_encoder_args(parser) -> None:

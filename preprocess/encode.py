@@ -11,6 +11,7 @@ file and renamed on success, so a failure never leaves partial output.  The sche
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import itertools
 import multiprocessing as mp
@@ -91,9 +92,19 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
 _WORKER_ENCODER = None
 
 
-def _init_worker(args: argparse.Namespace) -> None:
+def _init_worker(factory) -> None:
     global _WORKER_ENCODER
-    _WORKER_ENCODER = scheme_module(args.scheme).make_encoder(args)
+    _WORKER_ENCODER = factory()
+
+
+def _encoder_from_args(args: argparse.Namespace):
+    return scheme_module(args.scheme).make_encoder(args)
+
+
+def file_options(workers: int = 1, chunk_size: int = 2000, errors: str = "strict", quiet: bool = True,
+                 scheme: str = "custom") -> argparse.Namespace:
+    """The generic options of :class:`FileEncoder` for Python callers that give their own encoder factory."""
+    return argparse.Namespace(scheme=scheme, workers=workers, chunk_size=chunk_size, errors=errors, quiet=quiet)
 
 
 def _encode_chunk(chunk: list[str]) -> list[str]:
@@ -108,18 +119,24 @@ def _checked(encoder, chunk: list[str]) -> list[str]:
 
 
 class FileEncoder:
-    """Encode whole files with one scheme; reusable from Python (``FileEncoder(args).encode_file(i, o)``)."""
+    """Encode whole files with one scheme; reusable from Python (``FileEncoder(args).encode_file(i, o)``).
 
-    def __init__(self, args: argparse.Namespace):
+    ``factory``: a picklable zero-argument callable that builds the LineEncoder (called in the parent and in
+    every worker); default: the ``--scheme`` module's ``make_encoder(args)``.  ``args`` then needs only the
+    generic options (:func:`file_options`).
+    """
+
+    def __init__(self, args: argparse.Namespace, factory=None):
         self.args = args
-        self.encoder = scheme_module(args.scheme).make_encoder(args)  # validates options in the parent
+        self.factory = factory or functools.partial(_encoder_from_args, args)
+        self.encoder = self.factory()  # validates options in the parent
         self.use_pool = args.workers > 1 and not getattr(self.encoder, "inprocess_threads", False)
         self.pool = None
 
     def __enter__(self):
         if self.use_pool:
             ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-            self.pool = ctx.Pool(self.args.workers, initializer=_init_worker, initargs=(self.args,))
+            self.pool = ctx.Pool(self.args.workers, initializer=_init_worker, initargs=(self.factory,))
         return self
 
     def __exit__(self, *exc):

@@ -41,14 +41,8 @@ import sys
 from collections import Counter
 from typing import Iterable, Optional, Sequence, Union
 
-try:
-    from preprocess.common import UserError, flatten_line
-except ImportError:  # pragma: no cover - only while the foundation is being written
-    class UserError(Exception):
-        pass
-
-    def flatten_line(text: str) -> str:
-        return " ".join(text.splitlines())
+from preprocess.common import UserError, flatten_line
+from preprocess.spm import SPACE_SYMBOL, load_model
 
 #: pretokenisation of the released code: runs of word characters, or any single other non-space character
 PRETOKENIZE = re.compile(r"[\w]+|[^\s\w]")
@@ -57,7 +51,7 @@ PRETOKENIZE = re.compile(r"[\w]+|[^\s\w]")
 STYLES = {
     "wordpiece": ("##", False, 18),
     "gpt2": ("\u0120", True, 19),
-    "sentencepiece": ("\u2581", True, 16),
+    "sentencepiece": (SPACE_SYMBOL, True, 16),
 }
 MODES = ("flota", "first", "longest")
 FAIRSEQ_RESERVED = ("<s>", "<pad>", "</s>", "<unk>")
@@ -146,9 +140,10 @@ def load_vocab(source: Union[str, os.PathLike, Iterable[str], Vocab]) -> Vocab:
         raise UserError(f"vocabulary not found: {path}")
     if path.endswith(".model"):
         try:
-            import sentencepiece as spm
-            sp = spm.SentencePieceProcessor(model_file=path)
-        except Exception as exc:  # sentencepiece raises OSError/RuntimeError for bad files
+            sp = load_model(path)
+        except UserError:
+            raise
+        except Exception as exc:  # noqa: BLE001
             raise UserError(f"cannot load SentencePiece model {path}: {exc}") from None
         tokens = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
         unk = sp.id_to_piece(sp.unk_id()) if sp.unk_id() >= 0 else None
@@ -210,7 +205,7 @@ def guess_style(tokens: Iterable[str]) -> str:
             counts["wordpiece"] += 1
         elif t.startswith("\u0120"):
             counts["gpt2"] += 1
-        elif t.startswith("\u2581"):
+        elif t.startswith(SPACE_SYMBOL):
             counts["sentencepiece"] += 1
     if not counts:
         raise UserError("cannot tell the vocabulary's style (no ##, Ġ or ▁ tokens); give --flota-style")
@@ -355,8 +350,7 @@ class FlotaTokenizer:
     # -- standard segmentation ------------------------------------------------------------------------------
     def _standard_segmenter(self):
         if self.vocab.sp_model:
-            import sentencepiece as spm
-            sp = spm.SentencePieceProcessor(model_file=self.vocab.sp_model)
+            sp = load_model(self.vocab.sp_model)
             return lambda word: sp.encode(word, out_type=str)
         if self.style == "wordpiece" and (self.vocab.kind != "hf" or self.vocab.hf_type in ("", "WordPiece")):
             vocab_set = self.token_set

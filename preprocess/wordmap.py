@@ -78,14 +78,13 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 
 from preprocess.common import UserError, atomic_output, flatten_line, read_lines, require_file, run_main
+from preprocess.spm import SPACE_SYMBOL
+from preprocess.spm import load_model as load_spm
 
 VERB_TAG_PREFIXES = ("VV", "VA", "VM")
-WORD_MARK = "\u2581"  # ▁, SentencePiece's word-start marker
 MAX_SEGMENT_LEN = 64
 DEFAULT_SPLIT = "per-side"
 MAX_TAG_WORD_LEN = 40
-DEFAULT_CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data",
-                              "multi30k", "train.de.gz")
 
 _VERB_RE = re.compile(r"^[a-zäöüß]+$")
 _SYLLABLE_RE = re.compile(r"au|äu|eu|ei|ai|ie|[aeiouyäöü]")
@@ -618,15 +617,12 @@ def tag_line(line: str, tagger=None) -> list[tuple[int, int, str, str]]:
     return [(a, b, tok, tag) for (a, b, tok), tag in zip(spans, tags)]
 
 
-def extract_verbs(lines: Iterable[str] | None = None, tagger=None, extra_words: Iterable[str] | None = None,
+def extract_verbs(lines: Iterable[str], tagger=None, extra_words: Iterable[str] | None = None,
                   progress: bool = False) -> list[str]:
     """Verb forms (HanTa tags VV*, VA*, VM*) of German sentences, lower-cased, unique, in order of first occurrence.
 
-    ``lines`` defaults to the German side of ``../shared/data/multi30k/train.de.gz``; ``extra_words`` (a user word
-    list) is appended.  Forms that are not plain letter strings of length >= 2 are skipped.
+    ``lines``: German sentences (e.g. Multi30k's train.de); ``extra_words`` (a user word list) is appended.  Forms that are not plain letter strings of length >= 2 are skipped.
     """
-    if lines is None:
-        lines = _open_text(DEFAULT_CORPUS)
     tagger = tagger or load_tagger()
     seen: dict[str, None] = {}
     it = lines
@@ -656,7 +652,7 @@ def _open_text(path: str) -> Iterator[str]:
 # ----------------------------------------------------------------------------------------------------------
 def decode_line(line: str) -> str:
     """Inverse of :meth:`WordmapTokenizer.encode_line` (and of SentencePiece pieces): join, ``▁`` -> space."""
-    return "".join(line.split()).replace(WORD_MARK, " ").strip()
+    return "".join(line.split()).replace(SPACE_SYMBOL, " ").strip()
 
 
 class WordmapTokenizer:
@@ -676,13 +672,13 @@ class WordmapTokenizer:
             pieces = [p for p in self.sp.encode(text, out_type=str) if p]
         except Exception:
             pieces = []
-        if "".join(pieces).replace(WORD_MARK, "") != text:  # a normalising model: fall back to characters
-            pieces = [WORD_MARK + text[0]] + list(text[1:]) if text else []
+        if "".join(pieces).replace(SPACE_SYMBOL, "") != text:  # a normalising model: fall back to characters
+            pieces = [SPACE_SYMBOL + text[0]] + list(text[1:]) if text else []
         if not word_start and pieces:
-            first = pieces[0][1:] if pieces[0].startswith(WORD_MARK) else pieces[0]
+            first = pieces[0][1:] if pieces[0].startswith(SPACE_SYMBOL) else pieces[0]
             pieces = ([first] if first else []) + pieces[1:]
-        elif word_start and pieces and not pieces[0].startswith(WORD_MARK):
-            pieces[0] = WORD_MARK + pieces[0]
+        elif word_start and pieces and not pieces[0].startswith(SPACE_SYMBOL):
+            pieces[0] = SPACE_SYMBOL + pieces[0]
         return pieces
 
     def verb_spans(self, line: str) -> list[tuple[int, int]]:
@@ -717,7 +713,7 @@ class WordmapTokenizer:
                     out.extend(self._spm(line[cursor:vs], first))
                     first = False
                 segs = segment(line[vs:ve], self.vocabulary)
-                segs[0] = (WORD_MARK if first else "") + segs[0]
+                segs[0] = (SPACE_SYMBOL if first else "") + segs[0]
                 out.extend(segs)
                 first = False
                 cursor = ve
@@ -733,32 +729,17 @@ class WordmapTokenizer:
         return decode_line(line)
 
 
-def load_spm(path: str):
-    import sentencepiece as spm
-    require_file(path, "SentencePiece model")
-    sp = spm.SentencePieceProcessor()
-    try:
-        sp.load(path)
-    except Exception as exc:
-        raise UserError(f"cannot load SentencePiece model {path}: {exc}") from None
-    return sp
-
-
 def train_spm(lines: Iterable[str], model_prefix: str, vocab_size: int, model_type: str = "unigram",
               max_sentences: int = 0) -> str:
-    """Train a SentencePiece model on ``lines`` with sentencepiece's own trainer; returns the .model path.
+    """Train the base SentencePiece model on ``lines``; returns the .model path.
 
     Identity normalisation keeps pieces concatenable back to the input (lossless decode).
     """
-    import sentencepiece as spm
-    os.makedirs(os.path.dirname(os.path.abspath(model_prefix)), exist_ok=True)
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=(flatten_line(line) for line in lines if line.strip()),
-        model_prefix=model_prefix, vocab_size=vocab_size, model_type=model_type,
-        character_coverage=1.0, normalization_rule_name="identity", input_sentence_size=max_sentences,
-        shuffle_input_sentence=bool(max_sentences), hard_vocab_limit=False, minloglevel=2,
-        num_threads=1)
-    return model_prefix + ".model"
+    from preprocess import spm
+    return spm.train([], model_prefix, model_type=model_type, vocab_size=vocab_size, character_coverage=1.0,
+                     input_sentence_size=max_sentences, num_threads=1, sentences=lines,
+                     extra_options={"normalization_rule_name": "identity", "hard_vocab_limit": False,
+                                    "shuffle_input_sentence": bool(max_sentences)})
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -787,7 +768,7 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="extract verbs, build a Wordmap vocabulary and train the base SentencePiece model",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    b.add_argument("--input", default=DEFAULT_CORPUS, help="German sentences, one per line (.gz allowed)")
+    b.add_argument("--input", help="German sentences, one per line (.gz allowed); required unless --verbs is given")
     b.add_argument("--max-lines", type=int, default=0, help="use only the first N lines (0 = all)")
     b.add_argument("--verbs", help="use this verb list (one or more words per line) instead of tagging --input")
     b.add_argument("--extra-words", help="user word list appended to the extracted verbs")
@@ -817,6 +798,8 @@ def main(argv=None) -> int:
             yield line
 
     t0 = time.time()
+    if not args.verbs and not args.input:
+        raise UserError("give --input (German text, e.g. Multi30k's train.de.gz) or --verbs")
     if args.verbs:
         verbs = extract_verbs([], extra_words=_read_word_list(require_file(args.verbs, "verb list")))
     else:

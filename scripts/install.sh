@@ -8,7 +8,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 VENV=${VENV:-$here/.venv}
 PY=${PYTHON:-python3}
-stamp=$VENV/.installed-v1
+stamp=$VENV/.installed-v2
 
 if [ ! -x "$VENV/bin/python" ]; then
   echo "[install] creating virtualenv $VENV"
@@ -31,7 +31,8 @@ if [ ! -f "$stamp" ]; then
   fi
   echo "[install] fairseq dependencies and field packages"
   pipi cffi cython "hydra-core==1.3.2" "omegaconf==2.3.0" numpy regex sacrebleu tqdm bitarray \
-       scikit-learn packaging sentencepiece sacremoses lemminflect nltk HanTa matplotlib pytest \
+       scikit-learn scipy packaging sentencepiece sacremoses lemminflect nltk HanTa matplotlib pytest \
+       submitit tensorboardX \
        setuptools wheel
   if ! "$vpy" -c "import fairseq" 2>/dev/null; then
     echo "[install] building fairseq-fixed==0.12.3.1 (about 3 minutes, once)"

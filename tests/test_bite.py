@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from preprocess import bite
-from preprocess.bite import (ESCAPE, GLUE, INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS, SPACE, BiteTokenizer,
+from preprocess.bite import (ESCAPE, GLUE, INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS, SPACE_BEFORE_MARK, BiteTokenizer,
                              default_attached)
 
 REPO = Path(__file__).resolve().parent.parent
@@ -50,7 +50,7 @@ def test_symbol_inventories():
                                   "[VBP]", "[VBZ]")
     assert [ord(c) for c in SINGLE_CHAR_SYMBOLS] == list(range(0x266E, 0x2679))
     import unicodedata
-    for ch in SINGLE_CHAR_SYMBOLS + (ESCAPE, GLUE, SPACE):   # must survive SentencePiece's NFKC and fairseq's split
+    for ch in SINGLE_CHAR_SYMBOLS + (ESCAPE, GLUE, SPACE_BEFORE_MARK):   # must survive SentencePiece's NFKC and fairseq's split
         assert unicodedata.normalize("NFKC", ch) == ch and not ch.isspace()
 
 
@@ -153,17 +153,17 @@ def test_be_overabundance_resolved_by_subject(ws):
 
 def test_spacing_marks_only_where_the_default_rule_is_wrong(moses):
     toks = moses.tokenize("a white #19 jersey , ok")
-    assert toks == ["a", "white", "#", GLUE + "19", "jersey", SPACE + ",", "ok"]
+    assert toks == ["a", "white", "#", GLUE + "19", "jersey", SPACE_BEFORE_MARK + ",", "ok"]
     assert default_attached(["He", "said", '"', "hi", '"', "."]) == [False, False, False, True, True, True]
     # unusual spacing with no glued token at all still round-trips (marks say "space here")
-    assert moses.tokenize("a , b") == ["a", SPACE + ",", "b"]
+    assert moses.tokenize("a , b") == ["a", SPACE_BEFORE_MARK + ",", "b"]
     assert moses.detokenize(moses.tokenize('x ( y ) " q " ok')) == 'x ( y ) " q " ok'
 
 
 # ---- escaping --------------------------------------------------------------------------------------------------
 RAW_SYMBOL_LINES = [
     "[VBD] [NNS] x[VBZ] " + " ".join(SINGLE_CHAR_SYMBOLS),
-    f"{ESCAPE} {ESCAPE}{ESCAPE}x {GLUE} {SPACE}y walked[VBD] \u266e\u2670",
+    f"{ESCAPE} {ESCAPE}{ESCAPE}x {GLUE} {SPACE_BEFORE_MARK}y walked[VBD] \u266e\u2670",
 ]
 
 
@@ -185,7 +185,7 @@ def test_raw_symbols_are_escaped_and_restored(pretok, single, line):
 @pytest.mark.parametrize("pretok", ["moses", "whitespace"])
 def test_decoding_odd_model_output_never_crashes(pretok):
     b = BiteTokenizer(pretok)
-    odd = [GLUE + GLUE + "x", SPACE, GLUE, ESCAPE, "[VBD][NNS]", ESCAPE + ESCAPE, SPACE + ESCAPE + "[VBD]",
+    odd = [GLUE + GLUE + "x", SPACE_BEFORE_MARK, GLUE, ESCAPE, "[VBD][NNS]", ESCAPE + ESCAPE, SPACE_BEFORE_MARK + ESCAPE + "[VBD]",
            "[VBD]x", "x[VBD]y", "\u266e\u266e", "<unk>", "", "be", "[VBD]", "I", "be", "[VBP]"]
     out = b.detokenize(odd)
     assert isinstance(out, str) and "[VBD]" in out   # only the escaped literal remains
@@ -359,7 +359,7 @@ def test_metrics_cli(shared_path, run_cli, tmp_path):
 
 def test_tokenize_pretokenized_and_user_symbols(ws):
     assert ws.tokenize_pretokenized(["The", "dogs", "", "ran fast"]) == ["The", "dog", "[NNS]", "run", "[VBD]", "fast"]
-    assert bite.USER_SYMBOLS[:11] == INFLECTION_SYMBOLS and set(bite.USER_SYMBOLS[11:]) == {ESCAPE, GLUE, SPACE}
+    assert bite.USER_SYMBOLS[:11] == INFLECTION_SYMBOLS and set(bite.USER_SYMBOLS[11:]) == {ESCAPE, GLUE, SPACE_BEFORE_MARK}
 
 
 def test_escapes_survive_sentencepiece_when_marks_are_user_symbols(tmp_path, shared_path):

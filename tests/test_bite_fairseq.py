@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from preprocess.bite import ESCAPE, GLUE, INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS, SPACE, BiteTokenizer
+from preprocess.bite import ESCAPE, GLUE, INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS, SPACE_BEFORE_MARK, BiteTokenizer
 from tests.conftest import TINY_TRANSFORMER_ARGS, multi30k_slice
 
 ALL_SYMBOLS = INFLECTION_SYMBOLS + SINGLE_CHAR_SYMBOLS
@@ -115,7 +115,7 @@ def test_bite_on_english_target_de_en(run_cli, prepared):
     refs = _lines(p["data"] / "test.en")
     hyps = _d_lines(gen.stdout)
     assert sorted(hyps) == list(range(len(refs)))
-    bad = ALL_SYMBOLS + (ESCAPE, GLUE, SPACE, "\u2581")
+    bad = ALL_SYMBOLS + (ESCAPE, GLUE, SPACE_BEFORE_MARK, "\u2581")
     for h in hyps.values():
         assert not any(s in h for s in bad), h
     # H- lines are the model's raw pieces; D- lines must be exactly our decoder applied to them

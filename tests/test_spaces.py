@@ -9,7 +9,8 @@ import pytest
 
 from preprocess.common import UserError
 from preprocess.evaluate.morph import boundary_prf, clean_pieces
-from preprocess.spaces import SPACE, SpacesEncoder, decode_pieces, is_prime_model, train
+from preprocess.spaces import SpacesEncoder, decode_pieces, is_prime_model, train
+from preprocess.spm import SPACE_SYMBOL as SPACE
 
 N_TRAIN = 3000
 

@@ -2,7 +2,7 @@
 restore -> validate -> generate/interactive with --bpe spaces -> sacreBLEU.  Asserts what must hold, not a BLEU."""
 import sacrebleu
 
-from preprocess.spaces import SPACE
+from preprocess.spm import SPACE_SYMBOL as SPACE
 from tests.conftest import TINY_TRANSFORMER_ARGS, multi30k_slice
 
 

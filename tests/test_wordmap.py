@@ -268,7 +268,7 @@ def test_tokenizer_lossless_on_multi30k_slice(tokenizer):
     for src, enc in zip(sample, out):
         assert "\n" not in enc and "\r" not in enc and "  " not in enc
         assert wm.decode_line(enc) == " ".join(src.split())
-        n_verb_splits += sum(1 for p in enc.split() if not p.startswith(wm.WORD_MARK))
+        n_verb_splits += sum(1 for p in enc.split() if not p.startswith(SPACE_SYMBOL))
     assert n_verb_splits > 300
 
 
@@ -278,8 +278,8 @@ def test_verbs_go_through_wordmap(tokenizer):
     # 'stehen' is a verb: its pieces are exactly its Wordmap segmentation
     seg = wm.segment("stehen", tok.vocabulary)
     assert len(seg) > 1
-    i = pieces.index(wm.WORD_MARK + seg[0])
-    assert pieces[i:i + len(seg)] == [wm.WORD_MARK + seg[0]] + seg[1:]
+    i = pieces.index(SPACE_SYMBOL + seg[0])
+    assert pieces[i:i + len(seg)] == [SPACE_SYMBOL + seg[0]] + seg[1:]
     # the noun is encoded by the base SentencePiece model
     assert pieces[:2] == [p for p in tok.sp.encode("Zwei Männer", out_type=str)][:2]
 

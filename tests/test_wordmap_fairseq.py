@@ -3,7 +3,8 @@ preprocess.encode --scheme wordmap -> fairseq-preprocess -> fairseq-train (a few
 fairseq-generate / fairseq-interactive with --bpe wordmap.  Asserts line counts, reload and lossless decode."""
 import sentencepiece as spm
 
-from preprocess.wordmap import WORD_MARK, decode_line
+from preprocess.spm import SPACE_SYMBOL
+from preprocess.wordmap import decode_line
 from tests.conftest import TINY_TRANSFORMER_ARGS, multi30k_slice
 
 
@@ -31,7 +32,7 @@ def test_wordmap_de_en_end_to_end(run_cli, tmp_path):
             "".join(" ".join(sp_en.encode(line, out_type=str)) + "\n" for line in raw_en), encoding="utf-8")
     # Wordmap really split verbs: continuation pieces (no ▁) that are not SentencePiece's own continuations
     train_tok = (tmp_path / "train.tok.de").read_text(encoding="utf-8").split()
-    assert sum(not p.startswith(WORD_MARK) for p in train_tok) > 1000
+    assert sum(not p.startswith(SPACE_SYMBOL) for p in train_tok) > 1000
 
     bin_dir = tmp_path / "bin"
     run_cli(["fairseq-preprocess", "--source-lang", "de", "--target-lang", "en",
@@ -59,7 +60,7 @@ def test_wordmap_de_en_end_to_end(run_cli, tmp_path):
             {"S": src, "T": tgt, "D": hyp}[tag][int(idx)] = fields[-1]
     n_test = len((data / "test.de").read_text(encoding="utf-8").splitlines())
     assert sorted(hyp) == list(range(n_test))  # one hypothesis per test sentence
-    assert not any(WORD_MARK in h for h in hyp.values())
+    assert not any(SPACE_SYMBOL in h for h in hyp.values())
     refs_en = (data / "test.en").read_text(encoding="utf-8").splitlines()
     refs_de = (data / "test.de").read_text(encoding="utf-8").splitlines()
     # the decoder restores every sentence that has no piece outside the training dictionary

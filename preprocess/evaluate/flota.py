@@ -45,11 +45,6 @@ maxi mega micro mid midi mini mis mono multi neo non omni out over pan para peri
 quasi re retro self semi sub super supra sur sym syn tele trans tri ultra un under uni up vice""".split())
 
 
-def default_data_dir() -> str:
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return os.path.join(os.path.dirname(repo), "shared", "data")
-
-
 def read_two_morph_gold(path: str) -> list:
     """(word, [morph1, morph2], category) for concatenative two-morph entries, in file order, deduplicated."""
     out, seen = [], set()
@@ -187,7 +182,7 @@ def markdown_lengths(rows: dict, n_titles: int) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m preprocess.evaluate.flota", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--data", default=default_data_dir(), help="the shared data folder")
+    parser.add_argument("--data", required=True, help="the data folder (e.g. ../shared/data)")
     parser.add_argument("--gold", default=None, help="gold file (default DATA/morph_gold/eng.word.dev.tsv)")
     parser.add_argument("--vocab-dir", default=None, help="inventories (default DATA/flota_vocabs)")
     parser.add_argument("--arxiv", default=None, help="ArXiv CSV folder (default DATA/flota_arxiv)")

@@ -28,7 +28,8 @@ from typing import Callable, Iterable, Sequence
 
 from preprocess.common import UserError, require_file, run_main
 
-SPACE = "\u2581"
+from preprocess.spm import SPACE_SYMBOL
+
 PROTOCOLS = {"paper": "words with at least two gold morphs (space-as-token paper, section 4)",
              "all": "all concatenative gold words"}
 
@@ -47,7 +48,7 @@ def clean_pieces(pieces: Iterable[str]) -> list[str]:
     """Strip ``▁`` from pieces and drop the pieces that were only ``▁``."""
     out = []
     for p in pieces:
-        p = p.replace(SPACE, "")
+        p = p.replace(SPACE_SYMBOL, "")
         if p:
             out.append(p)
     return out

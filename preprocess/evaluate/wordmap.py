@@ -25,8 +25,6 @@ from preprocess import wordmap as wm
 from preprocess.common import UserError, read_lines, require_file, run_main
 from preprocess.evaluate.morph import boundary_prf
 
-_SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "..",
-                       "shared", "data")
 
 
 def read_derivational_verbs(path: str) -> list[tuple[str, list[str]]]:
@@ -52,7 +50,7 @@ def read_derivational_verbs(path: str) -> list[tuple[str, list[str]]]:
 
 
 def spm_segment(sp, word: str) -> list[str]:
-    pieces = [p.replace(wm.WORD_MARK, "") for p in sp.encode(word, out_type=str)]
+    pieces = [p.replace(SPACE_SYMBOL, "") for p in sp.encode(word, out_type=str)]
     return [p for p in pieces if p]
 
 
@@ -101,8 +99,8 @@ def markdown(rows: list[dict]) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m preprocess.evaluate.wordmap", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--corpus", default=os.path.join(_SHARED, "multi30k", "train.de.gz"))
-    p.add_argument("--gold", default=os.path.join(_SHARED, "morph_gold", "deu.derivational.v1.tsv"))
+    p.add_argument("--corpus", required=True, help="German text, e.g. ../shared/data/multi30k/train.de.gz")
+    p.add_argument("--gold", required=True, help="e.g. ../shared/data/morph_gold/deu.derivational.v1.tsv")
     p.add_argument("--max-lines", type=int, default=0, help="first N corpus lines only (0 = all)")
     p.add_argument("--verbs", help="verb list to build Wordmap from (skips HanTa tagging of the corpus)")
     p.add_argument("--extra-words", help="word list added to the verbs (note: the gold verbs would leak)")

@@ -1,0 +1,210 @@
+"""SentencePiece in one place: loading, training, the fairseq dictionary, and the names of its symbols.
+
+Every scheme that uses a SentencePiece model (space-as-token, BITE+subword, FLOTA over a ``.model``, Wordmap's
+base model) loads it with :func:`load_model` (one error behaviour: a missing or corrupt file is a one-line
+:class:`~preprocess.common.UserError`) and trains it with :func:`train`, which also writes the fairseq ``dict.txt``
+(atomically) next to the model.
+
+    python -m preprocess.spm train --input corpus.txt --model-prefix P --model-type unigram --vocab-size 16000 \\
+        [--variant prime] [--user-symbols bite]
+    python -m preprocess.spm dict --model P.model --output dict.txt
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+
+from typing import Iterable
+
+from preprocess.common import UserError, atomic_output, flatten_line, require_file, run_main
+
+#: U+2581 LOWER ONE EIGHTH BLOCK: SentencePiece's meta symbol for whitespace (a word-start marker).
+SPACE_SYMBOL = "\u2581"
+#: fairseq's Dictionary adds these itself; they must not appear in dict.txt
+FAIRSEQ_SPECIALS = frozenset({"<s>", "<pad>", "</s>", "<unk>"})
+MODEL_TYPES = ("unigram", "bpe")
+#: ``default``: SentencePiece as it is; ``prime``: space-as-token (BPE', Unigram'; see preprocess.spaces)
+VARIANTS = ("default", "prime")
+
+
+def load_model(path: str):
+    """Load a SentencePiece model; a missing or corrupt file raises a one-line :class:`UserError`."""
+    import sentencepiece as spm
+
+    require_file(path, "SentencePiece model")
+    sp = spm.SentencePieceProcessor()
+    try:
+        sp.Load(path)
+    except (OSError, RuntimeError) as exc:
+        raise UserError(f"not a valid SentencePiece model: {path} ({str(exc).splitlines()[0]})") from None
+    return sp
+
+
+def is_prime_model(sp) -> bool:
+    """True when the model keeps spaces as their own token (trained with ``variant="prime"``)."""
+    return SPACE_SYMBOL in sp.encode("a b", out_type=str)
+
+
+def named_user_symbols(spec: str | None) -> list[str]:
+    """A symbol list for ``--user-symbols``: a comma-separated list, or ``MODULE:ATTRIBUTE`` naming a tuple of
+    symbols in a ``preprocess`` module, with the shorthands ``bite`` (= ``bite:USER_SYMBOLS``) and
+    ``bite-single`` (= ``bite:USER_SYMBOLS_SINGLE``)."""
+    if not spec:
+        return []
+    spec = {"bite": "bite:USER_SYMBOLS", "bite-single": "bite:USER_SYMBOLS_SINGLE"}.get(spec, spec)
+    if ":" in spec and "," not in spec:
+        module, attr = spec.split(":", 1)
+        try:
+            return list(getattr(importlib.import_module(f"preprocess.{module}"), attr))
+        except (ImportError, AttributeError):
+            raise UserError(f"unknown symbol set {spec!r}") from None
+    return [s for s in spec.split(",") if s]
+
+
+def train(inputs: list[str], model_prefix: str, model_type: str = "unigram", variant: str = "default",
+          vocab_size: int = 16000, character_coverage: float = 0.9995, input_sentence_size: int = 0,
+          seed: int | None = None, num_threads: int = 2, extra_symbols: list[str] | None = None,
+          extra_options: dict | None = None, quiet: bool = True, sentences: Iterable[str] | None = None) -> str:
+    """Train a SentencePiece model and write ``P.model``, ``P.vocab`` and the fairseq ``P.dict.txt``.
+
+    ``inputs``: text files; or ``sentences``, an iterable of lines, with ``inputs`` empty.
+
+    ``variant="prime"`` makes ``▁`` a user-defined symbol (always its own piece) and turns off the dummy prefix:
+    the space-as-token models of Gow-Smith et al. (2022).  Returns the path of ``P.model``.  Inputs may be
+    gzip-compressed.  The files appear only when training succeeded.
+    """
+    import sentencepiece as spm
+
+    if model_type not in MODEL_TYPES:
+        raise UserError(f"model type must be one of {', '.join(MODEL_TYPES)}, not {model_type!r}")
+    if variant not in VARIANTS:
+        raise UserError(f"variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
+    for path in inputs:
+        require_file(path, "training input")
+    symbols = list(extra_symbols or [])
+    options = dict(model_type=model_type, vocab_size=vocab_size, character_coverage=character_coverage,
+                   input_sentence_size=input_sentence_size, num_threads=num_threads,
+                   shuffle_input_sentence=True, minloglevel=2 if quiet else 0)
+    if variant == "prime":
+        symbols = [SPACE_SYMBOL] + [s for s in symbols if s != SPACE_SYMBOL]
+        options["add_dummy_prefix"] = False
+    if symbols:
+        options["user_defined_symbols"] = symbols
+    options.update(extra_options or {})
+    if seed is not None:
+        spm.set_random_generator_seed(seed)
+
+    os.makedirs(os.path.dirname(os.path.abspath(model_prefix)), exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="spm-train-")
+    try:
+        plain = []
+        for i, path in enumerate(inputs):
+            if path.endswith(".gz"):  # SentencePiece reads plain text only
+                dst = os.path.join(workdir, f"input{i}.txt")
+                with gzip.open(path, "rb") as src, open(dst, "wb") as out:
+                    shutil.copyfileobj(src, out)
+                path = dst
+            plain.append(path)
+        tmp_prefix = os.path.join(workdir, "model")
+        source = {"input": plain} if plain else \
+            {"sentence_iterator": (flatten_line(s) for s in sentences or () if s.strip())}
+        try:
+            spm.SentencePieceTrainer.train(model_prefix=tmp_prefix, **source, **options)
+        except RuntimeError as exc:
+            raise UserError(f"SentencePiece training failed: {str(exc).splitlines()[0]}") from None
+        write_fairseq_dict(tmp_prefix + ".model", tmp_prefix + ".dict.txt")
+        for ext in (".model", ".vocab", ".dict.txt"):  # move into place only when everything succeeded
+            with open(tmp_prefix + ext, "rb") as src, atomic_output(model_prefix + ext, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return model_prefix + ".model"
+
+
+def dictionary_pieces(model_path: str) -> list[str]:
+    """The pieces a fairseq dictionary of this model lists: all but control symbols and ``<unk>``, model order."""
+    sp = load_model(model_path)
+    return [sp.id_to_piece(i) for i in range(sp.get_piece_size())
+            if not (sp.is_control(i) or sp.is_unknown(i)) and sp.id_to_piece(i) not in FAIRSEQ_SPECIALS]
+
+
+def write_dict(tokens: list[str], dict_path: str) -> int:
+    """Write a fairseq ``dict.txt`` (atomically) listing ``tokens`` in order; returns the number of entries.
+
+    fairseq wants a count per entry; the counts are rank-based pseudo-counts (``N - rank``), so any frequency
+    threshold keeps the given order.
+    """
+    with atomic_output(dict_path) as out:
+        for rank, token in enumerate(tokens):
+            out.write(f"{token} {len(tokens) - rank}\n")
+    return len(tokens)
+
+
+def write_fairseq_dict(model_path: str, dict_path: str) -> int:
+    """Write the fairseq ``dict.txt`` of a SentencePiece model: every piece it can emit (see
+    :func:`dictionary_pieces`).  This is the project's one dictionary policy: the dictionary comes from the
+    subword model, not from the encoded data, so every split and every later corpus encoded with the model maps
+    to the same ids, and a piece that happens not to occur in the training text still has an embedding."""
+    return write_dict(dictionary_pieces(model_path), dict_path)
+
+
+# --- command line --------------------------------------------------------------------------------------------
+
+def _parse_kv(items: list[str]) -> dict:
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise UserError(f"--spm-option wants KEY=VALUE, got {item!r}")
+        key, value = item.split("=", 1)
+        out[key.strip().lstrip("-")] = value
+    return out
+
+
+def build_parser(prog: str = "python -m preprocess.spm", default_variant: str = "default",
+                 description: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=description or __doc__.split("\n\n")[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    t = sub.add_parser("train", help="train a SentencePiece model (default or space-as-token)",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    t.add_argument("--input", nargs="+", required=True, help="training text files (.gz allowed)")
+    t.add_argument("--model-prefix", required=True, help="writes PREFIX.model, PREFIX.vocab, PREFIX.dict.txt")
+    t.add_argument("--model-type", choices=MODEL_TYPES, default="unigram")
+    t.add_argument("--variant", choices=VARIANTS, default=default_variant,
+                   help="prime: spaces always their own token (BPE'/Unigram'); default: SentencePiece's default")
+    t.add_argument("--vocab-size", type=int, default=16000)
+    t.add_argument("--character-coverage", type=float, default=0.9995)
+    t.add_argument("--input-sentence-size", type=int, default=0, help="sample this many sentences (0 = all)")
+    t.add_argument("--seed", type=int, default=None, help="SentencePiece random seed (sampling, shuffling)")
+    t.add_argument("--num-threads", type=int, default=2)
+    t.add_argument("--user-symbols", default=None,
+                   help="extra user-defined symbols: 'bite' (BITE's [NNS]... symbols and its escape/spacing "
+                        "marks), 'bite-single' (the single-character symbols) or a comma-separated list")
+    t.add_argument("--spm-option", action="append", metavar="KEY=VALUE",
+                   help="any other SentencePiece trainer option, e.g. byte_fallback=true (repeatable)")
+    d = sub.add_parser("dict", help="write the fairseq dict.txt of an existing model")
+    d.add_argument("--model", required=True)
+    d.add_argument("--output", required=True)
+    return parser
+
+
+def main(argv=None, parser: argparse.ArgumentParser | None = None) -> int:
+    args = (parser or build_parser()).parse_args(argv)
+    if args.command == "train":
+        path = train(args.input, args.model_prefix, args.model_type, args.variant, args.vocab_size,
+                     args.character_coverage, args.input_sentence_size, args.seed, args.num_threads,
+                     named_user_symbols(args.user_symbols), _parse_kv(args.spm_option))
+        print(f"wrote {path}, {args.model_prefix}.vocab, {args.model_prefix}.dict.txt", file=sys.stderr)
+    else:
+        n = write_fairseq_dict(args.model, args.output)
+        print(f"wrote {args.output} ({n} entries)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_main(main))
