@@ -634,6 +634,8 @@ def main(argv=None) -> int:
     out = args.output
     raw = out / "raw"
     if args.dry_run:  # before anything is written
+        print(f"# preset {args.preset} ({args.device}): " + ", ".join(f"{k.replace('_', '-')} {getattr(args, k)}"
+                                                                 for k in PRESET_OPTIONS) + " (0 lines: all)")
         print(" ".join(["python", "-m", "preprocess.evaluate.noise", "perturb", "--kind", "KIND", "--fraction",
                         str(args.noise_fraction), "--seed", str(args.noise_seed), "--input", str(raw / "test.en"),
                         "--output", str(noisy_test_file(out, "KIND"))]))
@@ -669,6 +671,8 @@ def main(argv=None) -> int:
         "summary": summary(args, counts),
         "preset": args.preset, "preset_note": PRESETS[args.preset]["note"],
         "options": {k: getattr(args, k) for k in PRESET_OPTIONS},
+        "preset_overrides": {k: getattr(args, k) for k in PRESET_OPTIONS
+                             if getattr(args, k) != PRESETS[args.preset][k]},
         "max_update": args.max_update, "baseline": args.baseline,
         "noise": {"fraction": args.noise_fraction, "seed": args.noise_seed,
                   "files": {k: noisy_test_file(out, k).name for k in NOISE_KINDS}, "stats": noise_stats},

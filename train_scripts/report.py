@@ -27,7 +27,8 @@ A row (one scheme)::
 
 ``meta``::
 
-    dataset, summary, preset ("cpu" | "gpu"), preset_note, baseline (a row name), max_update, seconds,
+    dataset, summary, preset ("cpu" | "gpu"), preset_note, preset_overrides {option: value given instead},
+    baseline (a row name), max_update, seconds,
     noise        {"fraction", "seed", "files": {"infl": "test.infl.en", "ws": ...},
                   "stats": {"infl": {...}, "ws": {...}}}   (preprocess.evaluate.noise.perturb_lines counts)
     significance {"test", "test_name", "n_samples", "alpha", "n_sentences", "signatures": {"bleu", "chrf"}}
@@ -390,8 +391,9 @@ def plot_bleu(rows: list, path: str, meta: Optional[dict] = None) -> Optional[st
         base = _score(base_row, k, "bleu") if base_row else None
         for x, r, h, hi in zip(xs[j], rows, heights, high):
             mark = _mark(_score(r, k, "bleu"), base) if r is not base_row else ""
-            if mark:
-                ax.text(x, h + hi + 0.3, mark, ha="center", va="bottom", fontsize=8)
+            if mark:   # a few points above the whisker, whatever the scale
+                ax.annotate(mark, (x, h + hi), xytext=(0, 2), textcoords="offset points", ha="center",
+                            va="bottom", fontsize=8)
     return _finish(fig, ax, rows, path, "BLEU (test set)", "BLEU with 95% confidence intervals")
 
 
@@ -543,8 +545,9 @@ def write_report(results: dict, outdir: str) -> dict:
                 f"({sig.get('n_samples', DASH)} samples, p < {sig.get('alpha', 0.05)}, sacreBLEU)."
                 if base is not None and sig else "")
     preset = meta.get("preset")
-    preset_line = (f"Preset: {preset}" + (f" ({meta['preset_note']})" if meta.get("preset_note") else "") + "."
-                   if preset else "")
+    changed = ", ".join(f"{k.replace('_', '-')} {v}" for k, v in (meta.get("preset_overrides") or {}).items())
+    preset_line = (f"Preset: {preset}" + (f" ({meta['preset_note']})" if meta.get("preset_note") else "")
+                   + (f"; changed from the preset: {changed}" if changed else "") + "." if preset else "")
     noise_lines = _noise_lines(meta)
     versions = sorted((meta.get("versions") or {}).items())
     commands = list(meta.get("commands") or [])
