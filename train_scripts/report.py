@@ -418,7 +418,7 @@ def plot_similarity(rows: list, path: str) -> Optional[str]:
     xs, w = _bar_positions(len(have), len(NOISE_SETS))
     for j, (k, name) in enumerate(NOISE_SETS):
         ax.bar(xs[j], [100 * (((r["robustness"].get(k) or {}).get("mean")) or 0) for r in have], w, label=name)
-    ax.set_ylim(bottom=max(0, ax.get_ylim()[0]))
+    ax.set_yticks(range(0, 101, 20))   # a percentage: no tick above 100 in the legend's room
     return _finish(fig, ax, have, path, "similarity (%)",
                    "Clean vs perturbed source encodings (Ratcliff/Obershelp)")
 
