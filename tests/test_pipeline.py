@@ -115,8 +115,8 @@ def test_gpu_preset_dry_run_commands(run_cli, tmp_path):
     average = [l for l in lines if "average_checkpoints" in l]
     assert all("--num-update-checkpoints 5" in a and "--checkpoint-upper-bound" in a for a in average)
     evaluate = [l for l in lines if "train_scripts.evaluate" in l]
-    assert len(evaluate) == 2 * 3 and not any("--cpu" in e for e in evaluate)
-    assert sum("--subset test1" in e for e in evaluate) == 2          # one extra generate per noise kind
+    assert len(evaluate) == 2 * 2 and not any("--cpu" in e for e in evaluate)
+    assert sum("/noisy/ref.de" in e for e in evaluate) == 2           # one extra generate per row for both noises
     assert any("--scheme bite" in l and "--vocab-size 8000" in l for l in lines)
 
 
