@@ -48,6 +48,14 @@ def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
         assert row["train_cpu_seconds"] > 0 and row["updates_per_cpu_second"] > 0
         assert row["hyps_with_token_marks"] == 0
         assert len(row["examples"]) == 2 and row["examples"][0]["tokens_de"]
+        assert row["averaged"] == 2
+        updates = [u for u, _ in row["valid_curve"]]  # every 4 updates, plus at each epoch end
+        assert {4, 8, 12} <= set(updates) and updates == sorted(updates) and updates[-1] == 12
+    # the rows ran through the recipes: binarize.json, the Transformer recipe's log, evaluate's outputs
+    work = out / "schemes" / "unigram"
+    assert json.loads((work / "binarized" / "binarize.json").read_text())["config"]["scheme"] == "sentencepiece"
+    assert (work / "checkpoints" / "valid_log.jsonl").exists() and (work / "eval" / "scores.json").exists()
+    assert "\u2581 " not in (out / "schemes" / "unigram_prime_nospace" / "binarized" / "tok" / "test.en").read_text()
     # the "no spaces" source has no space tokens, so dropping spaces hardly changes it
     assert rows["unigram_prime_nospace"]["robustness"]["ws"]["mean"] > rows["unigram"]["robustness"]["ws"]["mean"]
 
@@ -94,6 +102,18 @@ def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
     fourth = _pipeline(run_cli, data, out, "--noise-seed", "2")
     assert "[run ] unigram/evaluate" in fourth.stderr and fourth.stderr.count("[run ]") == 1
     assert len((out / "schemes" / "unigram" / "eval" / "hyp.txt").read_text().splitlines()) == 30
+
+    # a changed training option reruns exactly the stages it affects (training and what uses the model)
+    changed = [a if a != "12" else "16" for a in ARGS]
+    fifth = run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *changed,
+                     "--noise-seed", "2"])
+    reran = set(re.findall(r"\[run \] (\S+)", fifth.stderr))
+    assert reran == {f"{row}/{stage}" for row in ("unigram", "unigram_prime_nospace")
+                     for stage in ("train", "average", "evaluate", "evaluate_noisy")}
+    assert "[rerun] unigram/train: its options or inputs changed" in fifth.stderr
+    rows = json.loads((out / "results.json").read_text())["schemes"]
+    assert all(r["valid_curve"][-1][0] == 16 for r in rows)
+    assert "trained for 16 updates" in (out / "REPORT.md").read_text(encoding="utf-8")
 
 
 def test_gpu_preset_dry_run_commands(run_cli, tmp_path):

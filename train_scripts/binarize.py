@@ -272,7 +272,7 @@ def binarize_lm(scheme_config: dict, raw_dir: str, out_dir: str, lang: str = "en
 
 # --- command line ----------------------------------------------------------------------------------------------
 
-def build_parser(scheme: str | None) -> argparse.ArgumentParser:
+def build_parser(name: str | None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="morphtok-binarize", description=__doc__.split("\n\n")[0],
                                 epilog="`--scheme NAME --help` lists that scheme's options.",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -295,8 +295,8 @@ def build_parser(scheme: str | None) -> argparse.ArgumentParser:
     p.add_argument("--tgtdict", help="the same for the target side (default: --srcdict)")
     p.add_argument("--workers", type=int, default=1, help="processes for encoding and fairseq-preprocess")
     p.add_argument("--verbose", action="store_true", help="show progress and the commands run")
-    if scheme in SCHEMES:
-        add_options(p.add_argument_group(f"{scheme} options"), SCHEMES[scheme].Options)
+    if SCHEMES.get(name):
+        add_options(p.add_argument_group(f"{name} options"), SCHEMES[name].Options)
     return p
 
 

@@ -463,8 +463,8 @@ class RowRun:
         row.update(self.stage("binarize", [self.work], self.binarize, key=self.config, after=()))
         row.update(self.stage("train", [self.ckpt], self.train, key=[str(x) for x in self.train_command()],
                               after=("binarize",)))
-        self.stage("average", [self.ckpt / "averaged.pt"], lambda: self.average(row.get("best_update")),
-                   key=[str(x) for x in self.average_command(row.get("best_update"))], after=("train",))
+        row.update(self.stage("average", [self.ckpt / "averaged.pt"], lambda: self.average(row.get("best_update")),
+                              key=[str(x) for x in self.average_command(row.get("best_update"))], after=("train",)))
         row.update(self.stage("evaluate", [self.eval], self.evaluate, key=[a.device, *GENERATE_EXTRA],
                               after=("average",)))
         name = self.row.name

@@ -143,21 +143,21 @@ def make_options(options_cls: type, values: dict | None = None):
 
 
 def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, options_cls: type) -> None:
-    """One ``--name`` per dataclass field, with its help, default and choices (defaults are filled in later by
-    :func:`make_options`, so an option not given keeps the dataclass default)."""
+    """One ``--name`` per dataclass field, with its help, default and choices; :func:`options_from_namespace`
+    turns the parsed values back into the dataclass."""
     hints = typing.get_type_hints(options_cls)
     for f in dataclasses.fields(options_cls):
         kind = _field_type(f, hints)
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         flag = "--" + f.name.replace("_", "-")
-        shown = ",".join(default) if kind == "list" else default
-        helptext = f"{f.metadata.get('help', '')} (default: {shown})"
+        helptext = f.metadata.get("help", "")
         if kind is bool:
-            parser.add_argument(flag, dest=f.name, action="store_const", const=True, default=None, help=helptext)
+            parser.add_argument(flag, dest=f.name, action="store_true", help=helptext)
+        elif kind == "list":
+            parser.add_argument(flag, dest=f.name, default=",".join(default), metavar="A,B", help=helptext)
         else:
-            parser.add_argument(flag, dest=f.name, default=None, choices=f.metadata.get("choices"),
-                                type=None if kind == "list" else kind, help=helptext,
-                                metavar="A,B" if kind == "list" else None)
+            parser.add_argument(flag, dest=f.name, default=default, type=kind, choices=f.metadata.get("choices"),
+                                help=helptext)
 
 
 def options_from_namespace(options_cls: type, ns: argparse.Namespace):
