@@ -276,7 +276,10 @@ def train_options(a) -> list[str]:
     With early stopping (``patience`` > 0) the checkpoints before the best one must survive the ``patience``
     validations after it, so that the average can end at the best checkpoint."""
     keep = a.average + max(0, a.patience)
-    return ["--arch", "transformer", "--encoder-layers", a.layers, "--decoder-layers", a.layers,
+    # with early stopping, validate on the update interval only (not also at epoch ends): patience then counts
+    # validations that are valid_every updates apart
+    cadence = ["--validate-interval", 1_000_000] if a.patience > 0 else []
+    return [*cadence, "--arch", "transformer", "--encoder-layers", a.layers, "--decoder-layers", a.layers,
             "--encoder-embed-dim", a.embed_dim, "--decoder-embed-dim", a.embed_dim,
             "--encoder-ffn-embed-dim", a.ffn_dim, "--decoder-ffn-embed-dim", a.ffn_dim,
             "--encoder-attention-heads", a.heads, "--decoder-attention-heads", a.heads, "--dropout", a.dropout,
