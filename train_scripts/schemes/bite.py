@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from preprocess import bite
+from preprocess import bite, spm
 from preprocess.bite import BiteLineEncoder
 from preprocess.encode import FileEncoder, file_options
 from preprocess.evaluate import bite as bite_eval
@@ -50,7 +50,14 @@ class BiteScheme(SentencePieceScheme):
                 with FileEncoder(file_options(workers, quiet=quiet),
                                  functools.partial(BiteLineEncoder, *self._bite_args())) as enc:
                     enc.encode_file(train[lang], bite_text)
-                inputs.append(bite_text)
+                # the subword model learns from the words without their symbols (the symbols are user symbols,
+                # glued to their word when encoding: one token each, never a lone ▁ before one)
+                text = self.path(f"train.text.{lang}")
+                with FileEncoder(file_options(workers, quiet=quiet),
+                                 functools.partial(BiteLineEncoder, *self._bite_args(), None, bite_input=True,
+                                                   training_text=True)) as enc:
+                    enc.encode_file(bite_text, text)
+                inputs.append(text)
             else:
                 inputs.append(train[lang])
         self.train_model(inputs)
@@ -83,6 +90,15 @@ class BiteScheme(SentencePieceScheme):
             return {}
         cov = bite_eval.coverage_report(raw[f"train.{lang}"], [500, 1000, 2000, 4000])
         words = sorted({w for line in raw[f"test.{lang}"] for w in line.split()})
+        # the paper's Figure 8 at this vocabulary size: the same algorithm without BITE, trained on the raw text
+        o = self.options
+        baseline = spm.train([], self.path("figure8-baseline"), model_type=o.model_type, variant=o.variant,
+                             vocab_size=o.vocab_size, character_coverage=o.character_coverage, seed=o.seed,
+                             sentences=[line for l in self.langs for line in raw[f"train.{l}"]],
+                             extra_options={"hard_vocab_limit": False})
+        o8 = bite_eval.sequence_lengths(raw[f"test.{lang}"], baseline, self.model, o.bite_pretokenizer,
+                                        o.bite_tagger, o.bite_single_char)
         return {"coverage": {k: cov[k] for k in ("types_unencoded", "types_bite", "coverage_unencoded",
                                                  "coverage_bite")},
-                "symbol_complexity_lambda2": bite_eval.model_complexity(self.model, words)}
+                "symbol_complexity_lambda2": bite_eval.model_complexity(self.model, words),
+                "figure8": o8}
