@@ -2,18 +2,26 @@
 
 The demo is a list of recipe configurations (:data:`ROWS`): each row is a configuration of the scheme registry
 (``train_scripts/schemes``) and runs through exactly what a researcher runs on a cluster:
-``train_scripts.binarize`` -> ``train_scripts/train_transformer_big.sh`` (with the CPU budget preset's options)
+``train_scripts.binarize`` -> ``train_scripts/train_transformer_big.sh`` (with the budget preset's options)
 -> ``train_scripts.average_checkpoints`` -> ``train_scripts.evaluate``, plus intrinsic metrics (sequence lengths,
 vocabulary use, morph boundary P/R/F1, the scheme's own metrics).  Writes ``REPORT.md``, ``report.html``, plots
 and ``results.json`` into ``--output``; every intermediate file stays under it.
+
+Robustness (the BITE and FLOTA papers' threat models): the test source is perturbed twice
+(``preprocess.evaluate.noise``, ``--noise-fraction``, ``--noise-seed``; written beside the report as
+``test.infl.en`` and ``test.ws.en``), encoded with each row's learned scheme and translated by the same model in
+one extra ``fairseq-generate`` per row, no extra training; the model-free counterpart is the similarity of clean
+and perturbed encodings.  Every BLEU/chrF carries sacreBLEU's 95% CI and a paired test against ``--baseline``
+(``train_scripts.significance``).  Budget: ``--preset cpu`` (default, about 30 minutes on 2 cores) or ``gpu``
+(Transformer-base to convergence with early stopping); ``--dry-run`` prints the commands.
 
 Each stage is resumable: a stage whose record exists, whose outputs are there and whose options and inputs are
 the same is skipped; a stage whose options or inputs changed reruns, and so does everything that depends on it
 (the record keeps a fingerprint of them).  An interrupted stage is cleaned and rerun.  A failing step stops with
 ``pipeline stage <name> failed: ...`` and the path of its log.
 
-    morphtok-demo --data ../shared/data/multi30k --output demo-output [--schemes bpe unigram ...] \\
-        [--train-lines 10000] [--max-update 250]
+    morphtok-demo --data ../shared/data/multi30k --output demo-output [--preset cpu|gpu] \\
+        [--schemes bpe unigram ...] [--baseline unigram] [--noise-fraction 0.3] [--noise-seed 1] [--dry-run]
 """
 from __future__ import annotations
 
@@ -36,12 +44,13 @@ from pathlib import Path
 from tqdm import tqdm
 
 from preprocess.common import UserError
+from preprocess.evaluate import noise as noise_eval
 from preprocess.spm import SPACE_SYMBOL
 from train_scripts import binarize as binarize_recipe
 from train_scripts import evaluate as evaluate_recipe
 from train_scripts.schemes import make_scheme
 from train_scripts.train_log import validation_curve
-from train_scripts.tools import REPO, SHARED_DATA, child_env
+from train_scripts.tools import REPO, SHARED_DATA, child_env, run_tool
 
 
 # --- the rows of the comparison ---------------------------------------------------------------------------------
@@ -77,6 +86,27 @@ ROWS = {r.name: r for r in [
 
 class PipelineError(RuntimeError):
     pass
+
+
+#: the perturbed copies of the test source (preprocess.evaluate.noise): BITE's and FLOTA's threat models
+NOISE_KINDS = ("infl", "ws")
+#: generation options of every evaluation (clean and noisy): beam 4, length penalty 0.6 and these
+GENERATE_EXTRA = ("--max-len-a", "1.2", "--max-len-b", "10")
+
+
+def noisy_test_file(out: Path, kind: str) -> Path:
+    """Where a perturbed test source is written: beside the report, for inspection."""
+    return out / f"test.{kind}.en"
+
+
+def make_noise(args, raw: Path) -> dict:
+    """Write the perturbed copies of the test source (same line count) and return their counts."""
+    stats = {}
+    for kind in NOISE_KINDS:
+        stats[kind] = noise_eval.write_noisy(str(raw / "test.en"), str(noisy_test_file(args.output, kind)), kind,
+                                             args.noise_fraction, args.noise_seed)
+        stats[kind]["output"] = noisy_test_file(args.output, kind).name
+    return stats
 
 
 def _fingerprint(key) -> str:
@@ -220,19 +250,44 @@ def prepare_raw(data: Path, raw: Path, sizes: dict) -> dict:
     return counts
 
 
-# --- the CPU budget preset -----------------------------------------------------------------------------------------
+# --- budget presets ----------------------------------------------------------------------------------------------
+
+#: Every option a preset sets; an option given on the command line wins over its preset.  Sizes 0 = the whole split.
+PRESETS = {
+    "cpu": {"note": "the whole comparison in about 30 minutes on 2 CPU cores: a tiny Transformer (2 layers, 64 "
+                    "dimensions) trained for a fixed 250 updates on 10,000 pairs; BLEU compares the schemes under "
+                    "that budget, not at their best",
+            "device": "cpu", "train_lines": 10000, "valid_lines": 300, "test_lines": 500, "vocab_size": 4000,
+            "max_update": 250, "valid_every": 50, "average": 3, "max_tokens": 2048, "embed_dim": 64, "ffn_dim": 128,
+            "heads": 4, "layers": 2, "dropout": 0.1, "lr": 2e-3, "warmup": 100, "patience": -1},
+    "gpu": {"note": "one GPU: a Transformer-base-sized model (6+6 layers, 512 dimensions, 8 heads, FFN 2048, "
+                    "dropout 0.3) on all 29,000 Multi30k pairs, trained to convergence with early stopping on the "
+                    "validation loss (patience 10 validations of 500 updates, at most 30,000 updates), the best "
+                    "checkpoint averaged with the 4 before it, fp16",
+            "device": "gpu", "train_lines": 0, "valid_lines": 0, "test_lines": 0, "vocab_size": 8000,
+            "max_update": 30000, "valid_every": 500, "average": 5, "max_tokens": 4096, "embed_dim": 512,
+            "ffn_dim": 2048, "heads": 8, "layers": 6, "dropout": 0.3, "lr": 5e-4, "warmup": 4000, "patience": 10},
+}
+PRESET_OPTIONS = [k for k in PRESETS["cpu"] if k not in ("note", "device")]
+
 
 def train_options(a) -> list[str]:
-    """fairseq-train options of the budget preset, appended to the Transformer recipe's own (so they win)."""
-    return ["--arch", "transformer", "--encoder-layers", a.layers, "--decoder-layers", a.layers,
+    """fairseq-train options of the budget preset, appended to the Transformer recipe's own (so they win).
+    With early stopping (``patience`` > 0) the checkpoints before the best one must survive the ``patience``
+    validations after it, so that the average can end at the best checkpoint."""
+    keep = a.average + max(0, a.patience)
+    # with early stopping, validate on the update interval only (not also at epoch ends): patience then counts
+    # validations that are valid_every updates apart
+    cadence = ["--validate-interval", 1_000_000] if a.patience > 0 else []
+    return [*cadence, "--arch", "transformer", "--encoder-layers", a.layers, "--decoder-layers", a.layers,
             "--encoder-embed-dim", a.embed_dim, "--decoder-embed-dim", a.embed_dim,
-            "--encoder-ffn-embed-dim", 2 * a.embed_dim, "--decoder-ffn-embed-dim", 2 * a.embed_dim,
-            "--encoder-attention-heads", 4, "--decoder-attention-heads", 4, "--dropout", 0.1,
+            "--encoder-ffn-embed-dim", a.ffn_dim, "--decoder-ffn-embed-dim", a.ffn_dim,
+            "--encoder-attention-heads", a.heads, "--decoder-attention-heads", a.heads, "--dropout", a.dropout,
             "--lr", a.lr, "--warmup-updates", a.warmup, "--clip-norm", 1.0, "--max-tokens", a.max_tokens,
             "--update-freq", 1, "--max-update", a.max_update, "--validate-interval-updates", a.valid_every,
-            "--save-interval-updates", a.valid_every, "--keep-interval-updates", a.average,
-            "--no-epoch-checkpoints", "--patience", -1, "--seed", 1, "--log-interval", 10, "--no-progress-bar",
-            "--num-workers", 0]
+            "--save-interval-updates", a.valid_every, "--keep-interval-updates", keep,
+            "--no-epoch-checkpoints", "--patience", a.patience, "--seed", 1, "--log-interval", 10,
+            "--no-progress-bar", "--num-workers", 0]
 
 
 # --- one row ------------------------------------------------------------------------------------------------
@@ -248,6 +303,7 @@ class RowRun:
         self.work = self.dir / "binarized"  # the binarize recipe's --out
         self.ckpt = self.dir / "checkpoints"
         self.eval = self.dir / "eval"
+        self.noisy = self.dir / "noisy"     # the perturbed test sets, encoded and binarised
         self.logs = self.dir / "logs"
 
     @property
@@ -265,10 +321,14 @@ class RowRun:
                                         workers=self.args.workers, quiet=True)
         return {"dict_sizes": {lang: _count_lines(Path(path)) for lang, path in info["dicts"].items()}}
 
+    def train_command(self) -> list:
+        device = ["--cpu"] if self.args.device == "cpu" else []   # on a GPU the recipe adds --fp16 itself
+        return ["bash", REPO / "train_scripts" / "train_transformer_big.sh", "--data", self.work,
+                "--save-dir", self.ckpt, *device, "--gpus", 1, *train_options(self.args)]
+
     def train(self) -> dict:
         a = self.args
-        cmd = ["bash", REPO / "train_scripts" / "train_transformer_big.sh", "--data", self.work,
-               "--save-dir", self.ckpt, "--cpu", "--gpus", 1, *train_options(a)]
+        cmd = self.train_command()
         bar = tqdm(total=a.max_update, desc=f"{self.row.name} train", unit="upd", leave=False, file=sys.stderr)
 
         def on_line(line: str):
@@ -290,20 +350,32 @@ class RowRun:
         curve = [[r["update"], r["valid_loss"]] for r in validation_curve(str(self.ckpt / "train.log"))
                  if r.get("update") is not None and r.get("valid_loss") is not None]
         (self.dir / "valid_curve.json").write_text(json.dumps(curve))
-        return {"train_cpu_seconds": cpu, "updates_per_cpu_second": a.max_update / cpu if cpu else None,
+        updates = curve[-1][0] if curve else a.max_update   # fewer than --max-update after early stopping
+        best = min(curve, key=lambda c: c[1])[0] if curve else None
+        return {"train_cpu_seconds": cpu, "num_updates": updates, "best_update": best,
+                "updates_per_cpu_second": updates / cpu if cpu else None,
                 "valid_curve": curve, "final_valid_loss": curve[-1][1] if curve else None}
 
-    def average(self) -> dict:
-        self.runner.run(f"{self.row.name}/average",
-                        ["python", "-m", "train_scripts.average_checkpoints", "--inputs", self.ckpt,
-                         "--num-update-checkpoints", self.args.average, "--output", self.ckpt / "averaged.pt"],
-                        self.logs / "average.log")
+    def average_command(self, best_update=None) -> list:
+        """Average the last ``average`` update checkpoints; with early stopping the ones ending at the best
+        (the BITE paper averages the selected checkpoint with the previous nine)."""
+        cmd = ["python", "-m", "train_scripts.average_checkpoints", "--inputs", self.ckpt,
+               "--num-update-checkpoints", self.args.average, "--output", self.ckpt / "averaged.pt"]
+        if self.args.patience > 0:
+            cmd += ["--checkpoint-upper-bound", best_update if best_update is not None else "BEST_UPDATE"]
+        return cmd
+
+    def average(self, best_update=None) -> dict:
+        self.runner.run(f"{self.row.name}/average", self.average_command(best_update), self.logs / "average.log")
         return {"averaged": self.args.average}
 
+    def _evaluate(self, out_dir: Path, **kwargs) -> dict:
+        return evaluate_recipe.evaluate(str(self.ckpt / "averaged.pt"), str(self.work), beam=4, lenpen=0.6,
+                                        batch_size=64, cpu=self.args.device == "cpu", out_dir=str(out_dir),
+                                        extra_args=list(GENERATE_EXTRA), **kwargs)
+
     def evaluate(self) -> dict:
-        res = evaluate_recipe.evaluate(str(self.ckpt / "averaged.pt"), str(self.work), subset="test", beam=4,
-                                       lenpen=0.6, batch_size=64, cpu=True, out_dir=str(self.eval),
-                                       extra_args=["--max-len-a", "1.2", "--max-len-b", "10"])
+        res = self._evaluate(self.eval, subset="test")
         hyps = _read(self.eval / "hyp.txt")
         leftover = sum(SPACE_SYMBOL in h or "[VB" in h or "[NN" in h for h in hyps)
         keep = ("bleu", "chrf", "bleu_signature", "chrf_signature", "tok_bleu", "sentences")
@@ -336,18 +408,97 @@ class RowRun:
                             "tokens_de": tok["de"][i]} for i in self.args.example_ids if i < len(tok["en"])]
         return res
 
+    # -- robustness: the perturbed test sets through the same model ----------------------------------------------
+    def binarize_noisy(self) -> dict:
+        """Encode the perturbed sources with the row's learned scheme and binarise them with its dictionaries as
+        one fairseq test subset (``noisy/data-bin``: the inflection-noise sentences, then the whitespace-noise
+        ones, so that one fairseq-generate translates both); targets and references are the clean ones, twice.
+        Also the model-free similarity of the clean and perturbed source encodings."""
+        info = evaluate_recipe.load_binarize_info(str(self.work))
+        scheme = binarize_recipe.scheme_from_info(info)
+        src, tgt, clean = info["src"], info["tgt"], Path(info["tok_dir"])
+        tok = self.noisy / "tok"
+        tok.mkdir(parents=True, exist_ok=True)
+        robustness, sources = {}, []
+        clean_raw = _read(self.raw / f"test.{src}")
+        for kind in NOISE_KINDS:
+            raw = noisy_test_file(self.args.output, kind)
+            binarize_recipe.encode_file(scheme.encoder(src, self.args.workers), str(raw), str(tok / f"{kind}.{src}"),
+                                        self.args.workers)
+            encoded = _read(tok / f"{kind}.{src}")
+            robustness[kind] = noise_eval.mean_similarity(_read(clean / f"test.{src}"), encoded, clean_raw, _read(raw))
+            sources += encoded
+        n = len(NOISE_KINDS)
+        _write(tok / f"noisy.{src}", sources)
+        _write(tok / f"noisy.{tgt}", _read(clean / f"test.{tgt}") * n)
+        _write(self.noisy / f"ref.{tgt}", _read(self.raw / f"test.{tgt}") * n)
+        dicts = info["dicts"]
+        cmd = ["fairseq-preprocess", "--source-lang", src, "--target-lang", tgt, "--destdir", self.noisy / "data-bin",
+               "--workers", self.args.workers, "--testpref", tok / "noisy"]
+        cmd += (["--joined-dictionary", "--srcdict", dicts[src]] if info["joined_dictionary"]
+                else ["--srcdict", dicts[src], "--tgtdict", dicts[tgt]])
+        run_tool(cmd)
+        return {"robustness": robustness}
+
+    def evaluate_noisy(self) -> dict:
+        """One fairseq-generate for both perturbed test sets with the row's averaged model; each half scored
+        against the clean references (``eval_infl/hyp.txt``, ``eval_ws/hyp.txt``)."""
+        self._evaluate(self.dir / "eval_noisy", data_bin=str(self.noisy / "data-bin"), subset="test",
+                       ref=str(self.noisy / "ref.de"))
+        hyps, refs = _read(self.dir / "eval_noisy" / "hyp.txt"), _read(self.raw / "test.de")
+        scores = {}
+        for i, kind in enumerate(NOISE_KINDS):
+            part = hyps[i * len(refs):(i + 1) * len(refs)]
+            _write(self.dir / f"eval_{kind}" / "hyp.txt", part)
+            res = evaluate_recipe.score(part, refs, "de")
+            scores[kind] = {"bleu": res["bleu"], "chrf": res["chrf"]}
+        return {"noisy_scores": scores}
+
+    def hypotheses(self) -> dict:
+        """{test set: detokenised hypotheses} for the significance tests."""
+        files = {"clean": self.eval / "hyp.txt", **{k: self.dir / f"eval_{k}" / "hyp.txt" for k in NOISE_KINDS}}
+        return {k: _read(f) for k, f in files.items() if f.exists()}
+
     def run_all(self) -> dict:
         a = self.args
         row = {"name": self.row.name, "label": self.row.label, "note": self.row.note, "direction": "en-de",
                "config": self.config}
         row.update(self.stage("binarize", [self.work], self.binarize, key=self.config, after=()))
-        row.update(self.stage("train", [self.ckpt], self.train, key=[str(x) for x in train_options(a)],
+        row.update(self.stage("train", [self.ckpt], self.train, key=[str(x) for x in self.train_command()],
                               after=("binarize",)))
-        row.update(self.stage("average", [self.ckpt / "averaged.pt"], self.average, key=a.average, after=("train",)))
-        row.update(self.stage("evaluate", [self.eval], self.evaluate, key="beam4-lenpen0.6", after=("average",)))
+        row.update(self.stage("average", [self.ckpt / "averaged.pt"], lambda: self.average(row.get("best_update")),
+                              key=[str(x) for x in self.average_command(row.get("best_update"))], after=("train",)))
+        row.update(self.stage("evaluate", [self.eval], self.evaluate, key=[a.device, *GENERATE_EXTRA],
+                              after=("average",)))
+        name = self.row.name
+        row.update(self.stages.run(f"{name}/binarize_noisy", [self.noisy], self.binarize_noisy, key=None,
+                                   after=(f"{name}/binarize", "noise")))
+        row.update(self.stages.run(f"{name}/evaluate_noisy",
+                                   [self.dir / "eval_noisy", *(self.dir / f"eval_{k}" for k in NOISE_KINDS)],
+                                   self.evaluate_noisy, key=[a.device, *GENERATE_EXTRA],
+                                   after=(f"{name}/average", f"{name}/binarize_noisy")))
         row.update(self.stage("intrinsic", [], self.intrinsic,
                               key=[str(a.gold_en), str(a.gold_de), a.example_ids], after=("binarize",)))
         return row
+
+    def plan(self) -> list[str]:
+        """The commands this row runs, for ``--dry-run`` (Python recipes shown as their command lines)."""
+        a, work = self.args, self.work
+        options = [x for k, v in self.config.items() if k != "scheme"
+                   for x in (f"--{k.replace('_', '-')}", v)]
+        noisy = [noisy_test_file(a.output, k) for k in NOISE_KINDS]
+        cmds = [["python", "-m", "train_scripts.binarize", "--scheme", self.config["scheme"], "--data", self.raw,
+                 "--src", "en", "--tgt", "de", "--out", work, "--workers", a.workers, *options],
+                self.train_command(), self.average_command()]
+        evaluate = ["python", "-m", "train_scripts.evaluate", "--checkpoint", self.ckpt / "averaged.pt", "--data",
+                    work, "--beam", 4, "--lenpen", 0.6, "--batch-size", 64, *(["--cpu"] if a.device == "cpu" else [])]
+        cmds.append([*evaluate, "--subset", "test", "--out", self.eval, *GENERATE_EXTRA])
+        cmds.append(f"# binarize_noisy: {', '.join(str(p) for p in noisy)} encoded with the learned scheme and "
+                    f"concatenated, then fairseq-preprocess --testpref {self.noisy / 'tok' / 'noisy'} with the row's "
+                    f"dictionaries into {self.noisy / 'data-bin'}")
+        cmds.append([*evaluate, "--data-bin", self.noisy / "data-bin", "--subset", "test", "--ref",
+                     self.noisy / "ref.de", "--out", self.dir / "eval_noisy", *GENERATE_EXTRA])
+        return [c if isinstance(c, str) else " ".join(shlex.quote(str(x)) for x in c) for c in cmds]
 
 
 def _json_record(line: str):
@@ -359,6 +510,11 @@ def _json_record(line: str):
     except ValueError:
         return None
     return rec if isinstance(rec, dict) else None
+
+
+def _write(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
 def _count_lines(path: Path) -> int:
@@ -383,31 +539,60 @@ def versions() -> dict:
 # --- main ---------------------------------------------------------------------------------------------------
 
 def parse_args(argv=None):
+    """Options; a bad preset, scheme, baseline or noise fraction is a :class:`UserError` before any work."""
     ap = argparse.ArgumentParser(prog="morphtok-demo", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--data", type=Path, default=default_data(),
                     help="Multi30k folder (raw train/val/test_2016_flickr .en/.de[.gz])")
     ap.add_argument("--output", type=Path, default=Path("demo-output"), help="everything is written here")
-    ap.add_argument("--schemes", nargs="+", default=list(ROWS), choices=list(ROWS), help="rows of the comparison")
-    ap.add_argument("--train-lines", type=int, default=10000)
-    ap.add_argument("--valid-lines", type=int, default=300)
-    ap.add_argument("--test-lines", type=int, default=500)
-    ap.add_argument("--vocab-size", type=int, default=4000)
-    ap.add_argument("--max-update", type=int, default=250)
-    ap.add_argument("--valid-every", type=int, default=50, help="validate and save every N updates")
-    ap.add_argument("--average", type=int, default=3, help="average the last N update checkpoints")
-    ap.add_argument("--max-tokens", type=int, default=2048)
-    ap.add_argument("--embed-dim", type=int, default=64)
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--preset", default="cpu",
+                    help="budget: " + "; ".join(f"{k}: {v['note']}" for k, v in PRESETS.items())
+                         + ". The size, model and training options below default to the preset's")
+    ap.add_argument("--schemes", nargs="+", default=list(ROWS), help=f"rows of the comparison ({', '.join(ROWS)})")
+    ap.add_argument("--baseline", default=None,
+                    help="row every other row is tested against (default: unigram when it runs, else the first)")
+    ap.add_argument("--noise-fraction", default="0.3",
+                    help="probability that an inflectable word is re-inflected (inflection noise) and that a space "
+                         "between words is dropped (whitespace noise) in the perturbed test sets (FLOTA: 0.3)")
+    ap.add_argument("--noise-seed", type=int, default=1, help="seed of both perturbations")
+    ap.add_argument("--dry-run", action="store_true", help="print the commands every row would run, run nothing")
+    g = ap.add_argument_group("preset options (default: the preset's value; 0 lines = the whole split)")
+    for name, kind in (("train_lines", int), ("valid_lines", int), ("test_lines", int), ("vocab_size", int),
+                       ("max_update", int), ("valid_every", int), ("average", int), ("max_tokens", int),
+                       ("embed_dim", int), ("ffn_dim", int), ("heads", int), ("layers", int), ("dropout", float),
+                       ("lr", float), ("warmup", int), ("patience", int)):
+        g.add_argument("--" + name.replace("_", "-"), type=kind, default=None,
+                       help={"valid_every": "validate and save every N updates",
+                             "average": "average the last N update checkpoints (ending at the best one with "
+                                        "early stopping)",
+                             "patience": "early stopping after N validations without improvement (-1: off)"
+                             }.get(name, "preset's value"))
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2, help="torch threads for training/generation")
     ap.add_argument("--gold-en", type=Path, default=SHARED_DATA / "morph_gold" / "eng.word.dev.tsv")
     ap.add_argument("--gold-de", type=Path, default=SHARED_DATA / "morph_gold" / "deu.derivational.v1.tsv")
     ap.add_argument("--example-ids", type=int, nargs="+", default=[0, 7, 21])
     args = ap.parse_args(argv)
+    if args.preset not in PRESETS:
+        raise UserError(f"unknown preset {args.preset!r} (choose from {', '.join(PRESETS)})")
+    unknown = [n for n in args.schemes if n not in ROWS]
+    if unknown:
+        raise UserError(f"unknown scheme {unknown[0]!r} in --schemes (choose from {', '.join(ROWS)})")
+    if args.baseline is None:
+        args.baseline = "unigram" if "unigram" in args.schemes else args.schemes[0]
+    elif args.baseline not in args.schemes:
+        raise UserError(f"--baseline {args.baseline!r} is not among --schemes ({', '.join(args.schemes)})")
+    args.noise_fraction = noise_eval.check_fraction(args.noise_fraction)
+    preset = PRESETS[args.preset]
+    for name in PRESET_OPTIONS:
+        if getattr(args, name) is None:
+            setattr(args, name, preset[name])
+    args.device = preset["device"]
     args.output = args.output.resolve()
+    for name in args.schemes:  # a bad scheme option is an error before any work starts
+        make_scheme(ROWS[name].config, ("en", "de"), str(args.output))
+    if args.dry_run:
+        return args
     if args.data is None:
         args.data = download_multi30k(args.output / "multi30k-download")
     if args.data is None:
@@ -416,8 +601,6 @@ def parse_args(argv=None):
                  "data/task1/raw), or run train_scripts/prepare_multi30k.sh --out DIR when online")
     if not args.data.is_dir():
         ap.error(f"--data {args.data} is not a directory")
-    for name in args.schemes:  # a bad scheme option is an error before any work starts
-        make_scheme(ROWS[name].config, ("en", "de"), str(args.output))
     return args
 
 
@@ -438,23 +621,68 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt(f"terminated by signal {signum}")
 
 
+def significance(rows: list, row_runs: list, raw: Path, baseline: str) -> dict:
+    """sacreBLEU's CIs and paired tests against the baseline row, per test set, into each row's ``tests``."""
+    from train_scripts.significance import compare_test_sets
+
+    hyps: dict = {}
+    for run in row_runs:
+        for test_set, lines in run.hypotheses().items():
+            hyps.setdefault(test_set, {})[run.row.name] = lines
+    res = compare_test_sets(hyps, _read(raw / "test.de"), baseline)
+    for row in rows:
+        row["tests"] = res["systems"].get(row["name"], {})
+    return res["settings"]
+
+
+def summary(args, counts: dict) -> str:
+    budget = (f"trained with early stopping (patience {args.patience} validations, at most {args.max_update} "
+              f"updates) on {args.device.upper()}, the best checkpoint averaged with the {args.average - 1} before "
+              "it" if args.patience > 0 else
+              f"trained for {args.max_update} updates on {args.device.upper()}, the last {args.average} checkpoints "
+              "averaged")
+    return (f"{counts['train']} training pairs, {counts['valid']} validation, {counts['test']} test "
+            f"(test_2016_flickr). Every scheme: the same Transformer ({args.layers} layers, {args.embed_dim} "
+            f"dimensions, {args.heads} heads) {budget}, beam 4, length penalty 0.6, with the recipes users run "
+            "(binarize, train_transformer_big.sh, average_checkpoints, evaluate).")
+
+
 def main(argv=None) -> int:
-    args = parse_args(argv)
+    try:
+        args = parse_args(argv)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = args.output
+    raw = out / "raw"
+    if args.dry_run:  # before anything is written
+        print(f"# preset {args.preset} ({args.device}): " + ", ".join(f"{k.replace('_', '-')} {getattr(args, k)}"
+                                                                 for k in PRESET_OPTIONS) + " (0 lines: all)")
+        print(" ".join(["python", "-m", "preprocess.evaluate.noise", "perturb", "--kind", "KIND", "--fraction",
+                        str(args.noise_fraction), "--seed", str(args.noise_seed), "--input", str(raw / "test.en"),
+                        "--output", str(noisy_test_file(out, "KIND"))]))
+        for name in args.schemes:
+            print(f"# {name}")
+            print("\n".join(RowRun(ROWS[name], args, None, None, raw).plan()))
+        return 0
     signal.signal(signal.SIGTERM, _terminate)  # a killed pipeline stops its child processes too
     os.environ["NLTK_DATA"] = child_env()["NLTK_DATA"]  # BITE runs in this process (binarize, metrics)
-    out = args.output
     out.mkdir(parents=True, exist_ok=True)
     runner = Runner(out, args.threads)
     stages = Stages(out)
-    raw = out / "raw"
     sizes = {"train": args.train_lines, "valid": args.valid_lines, "test": args.test_lines}
     t0 = time.time()
     try:
         counts = stages.run("data", [raw], lambda: prepare_raw(args.data, raw, sizes),
                             key={"data": str(args.data), **sizes})
-        rows = []
+        noise_stats = stages.run("noise", [noisy_test_file(out, k) for k in NOISE_KINDS],
+                                 lambda: make_noise(args, raw),
+                                 key={"fraction": args.noise_fraction, "seed": args.noise_seed}, after=("data",))
+        rows, runs = [], []
         for name in tqdm(args.schemes, desc="schemes", unit="scheme", file=sys.stderr):
-            rows.append(RowRun(ROWS[name], args, runner, stages, raw).run_all())
+            runs.append(RowRun(ROWS[name], args, runner, stages, raw))
+            rows.append(runs[-1].run_all())
+        sig = significance(rows, runs, raw, args.baseline)
     except (PipelineError, UserError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -462,12 +690,15 @@ def main(argv=None) -> int:
 
     meta = {
         "dataset": f"Multi30k En->De ({args.data})",
-        "summary": (f"{counts['train']} training pairs, {counts['valid']} validation, {counts['test']} test "
-                    f"(test_2016_flickr). Every scheme: the same Transformer ({args.layers} layers, "
-                    f"{args.embed_dim} dims) trained for {args.max_update} updates on CPU, the last "
-                    f"{args.average} checkpoints averaged, beam 4, length penalty 0.6, with the recipes users run "
-                    "(binarize, train_transformer_big.sh, average_checkpoints, evaluate). "
-                    "A tiny model: BLEU compares schemes under a fixed small budget, not their best quality."),
+        "summary": summary(args, counts),
+        "preset": args.preset, "preset_note": PRESETS[args.preset]["note"],
+        "options": {k: getattr(args, k) for k in PRESET_OPTIONS},
+        "preset_overrides": {k: getattr(args, k) for k in PRESET_OPTIONS
+                             if getattr(args, k) != PRESETS[args.preset][k]},
+        "max_update": args.max_update, "baseline": args.baseline,
+        "noise": {"fraction": args.noise_fraction, "seed": args.noise_seed,
+                  "files": {k: noisy_test_file(out, k).name for k in NOISE_KINDS}, "stats": noise_stats},
+        "significance": sig,
         "versions": versions(),
         "commands": [" ".join(shlex.quote(a) for a in ["morphtok-demo",
                                                         *(argv if argv is not None else sys.argv[1:])])]
