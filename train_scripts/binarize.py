@@ -161,9 +161,17 @@ def encode_and_binarize_shard(scheme: Scheme, raw_dir: str, out_dir: str, shard:
         # --only-source without a language names the outputs train.bin, valid.bin, dict.txt (masked_lm's layout)
         prefixes[split] = os.path.join(tok, f"{name}.{langs[0]}" if scheme.lm else name)
 
+    tests = [prefixes[s] for s in ["test", *extra_tests] if s in prefixes]
+    _fairseq_preprocess(scheme, dicts, bin_dir, prefixes.get("train"), prefixes.get("valid"), tests, workers, quiet)
+    return bin_dir
+
+
+def _fairseq_preprocess(scheme: Scheme, dicts: dict[str, str], bin_dir: str, train: str | None, valid: str | None,
+                        tests: list[str], workers: int, quiet: bool) -> None:
+    """fairseq-preprocess of encoded text (file prefixes) into ``bin_dir`` with the given dictionaries."""
+    langs = scheme.langs
     if os.path.isdir(bin_dir):
         shutil.rmtree(bin_dir)
-    tests = [prefixes[s] for s in ["test", *extra_tests] if s in prefixes]
     if scheme.lm:
         cmd = ["fairseq-preprocess", "--only-source", "--srcdict", dicts[langs[0]]]
     else:
@@ -172,13 +180,35 @@ def encode_and_binarize_shard(scheme: Scheme, raw_dir: str, out_dir: str, shard:
             cmd += ["--joined-dictionary", "--srcdict", dicts[langs[0]]]
         else:
             cmd += ["--srcdict", dicts[langs[0]], "--tgtdict", dicts[langs[1]]]
-    cmd += ["--destdir", bin_dir, "--workers", workers, "--trainpref", prefixes["train"]]
-    if "valid" in prefixes:
-        cmd += ["--validpref", prefixes["valid"]]
+    cmd += ["--destdir", bin_dir, "--workers", workers]
+    for flag, prefix in (("--trainpref", train), ("--validpref", valid)):
+        if prefix:
+            cmd += [flag, prefix]
     if tests:
         cmd += ["--testpref", ",".join(tests)]
     run_tool(cmd, quiet)
-    return bin_dir
+
+
+def binarize_test_sets(info: dict, raw_dir: str, names: list[str], out_dir: str, workers: int = 1,
+                       quiet: bool = True) -> dict:
+    """More test sets for a corpus binarised before (``info``: its binarize.json), with its learned scheme and
+    dictionaries and nothing learned again: raw ``NAME.{SRC,TGT}`` -> ``OUT/tok/NAME.*`` and ``OUT/data-bin``
+    subsets ``test``, ``test1``, ...  Returns ``{name: subset}`` (evaluate with ``data_bin=OUT/data-bin``)."""
+    scheme = scheme_from_info(info)
+    tok = os.path.join(out_dir, "tok")
+    os.makedirs(tok, exist_ok=True)
+    for name in names:
+        counts = set()
+        for lang in scheme.langs:
+            raw = raw_file(raw_dir, name, lang)
+            dst = os.path.join(tok, f"{name}.{lang}")
+            _encode_split(scheme, raw, dst, lang, name, None, workers, quiet)
+            counts |= {count_text_lines(raw), count_text_lines(dst)}
+        if len(counts) != 1:
+            raise UserError(f"{name}: the encoded or raw files of the two languages differ in line count")
+    _fairseq_preprocess(scheme, info["dicts"], os.path.join(out_dir, "data-bin"), None, None,
+                        [os.path.join(tok, name) for name in names], workers, quiet)
+    return {name: ("test" if i == 0 else f"test{i}") for i, name in enumerate(names)}
 
 
 def binarize(scheme_config: dict, raw_dir: str, out_dir: str, src: str = "en", tgt: str | None = "de",

@@ -50,7 +50,7 @@ from train_scripts import binarize as binarize_recipe
 from train_scripts import evaluate as evaluate_recipe
 from train_scripts.schemes import make_scheme
 from train_scripts.train_log import validation_curve
-from train_scripts.tools import REPO, SHARED_DATA, child_env, run_tool
+from train_scripts.tools import REPO, SHARED_DATA, child_env
 
 
 # --- the rows of the comparison ---------------------------------------------------------------------------------
@@ -410,34 +410,24 @@ class RowRun:
 
     # -- robustness: the perturbed test sets through the same model ----------------------------------------------
     def binarize_noisy(self) -> dict:
-        """Encode the perturbed sources with the row's learned scheme and binarise them with its dictionaries as
-        one fairseq test subset (``noisy/data-bin``: the inflection-noise sentences, then the whitespace-noise
-        ones, so that one fairseq-generate translates both); targets and references are the clean ones, twice.
-        Also the model-free similarity of the clean and perturbed source encodings."""
+        """Encode the perturbed sources with the row's learned scheme and binarise them with its dictionaries
+        (``binarize.binarize_test_sets``: nothing is learned again) as one fairseq test subset (``noisy``: the
+        inflection-noise sentences, then the whitespace-noise ones, so that one fairseq-generate translates both);
+        targets and references are the clean ones, twice.  Also the model-free similarity of the clean and
+        perturbed source encodings."""
         info = evaluate_recipe.load_binarize_info(str(self.work))
-        scheme = binarize_recipe.scheme_from_info(info)
         src, tgt, clean = info["src"], info["tgt"], Path(info["tok_dir"])
-        tok = self.noisy / "tok"
-        tok.mkdir(parents=True, exist_ok=True)
-        robustness, sources = {}, []
-        clean_raw = _read(self.raw / f"test.{src}")
-        for kind in NOISE_KINDS:
-            raw = noisy_test_file(self.args.output, kind)
-            binarize_recipe.encode_file(scheme.encoder(src, self.args.workers), str(raw), str(tok / f"{kind}.{src}"),
-                                        self.args.workers)
-            encoded = _read(tok / f"{kind}.{src}")
-            robustness[kind] = noise_eval.mean_similarity(_read(clean / f"test.{src}"), encoded, clean_raw, _read(raw))
-            sources += encoded
-        n = len(NOISE_KINDS)
-        _write(tok / f"noisy.{src}", sources)
-        _write(tok / f"noisy.{tgt}", _read(clean / f"test.{tgt}") * n)
-        _write(self.noisy / f"ref.{tgt}", _read(self.raw / f"test.{tgt}") * n)
-        dicts = info["dicts"]
-        cmd = ["fairseq-preprocess", "--source-lang", src, "--target-lang", tgt, "--destdir", self.noisy / "data-bin",
-               "--workers", self.args.workers, "--testpref", tok / "noisy"]
-        cmd += (["--joined-dictionary", "--srcdict", dicts[src]] if info["joined_dictionary"]
-                else ["--srcdict", dicts[src], "--tgtdict", dicts[tgt]])
-        run_tool(cmd)
+        raw_dir = self.noisy / "raw"
+        raw_dir.mkdir(parents=True, exist_ok=True)
+        noisy = {kind: _read(noisy_test_file(self.args.output, kind)) for kind in NOISE_KINDS}
+        _write(raw_dir / f"noisy.{src}", [line for kind in NOISE_KINDS for line in noisy[kind]])
+        _write(raw_dir / f"noisy.{tgt}", _read(self.raw / f"test.{tgt}") * len(NOISE_KINDS))
+        _write(self.noisy / f"ref.{tgt}", _read(self.raw / f"test.{tgt}") * len(NOISE_KINDS))
+        binarize_recipe.binarize_test_sets(info, str(raw_dir), ["noisy"], str(self.noisy), self.args.workers)
+        encoded = _read(self.noisy / "tok" / f"noisy.{src}")
+        clean_raw, clean_tok, n = _read(self.raw / f"test.{src}"), _read(clean / f"test.{src}"), len(clean_raw)
+        robustness = {kind: noise_eval.mean_similarity(clean_tok, encoded[i * n:(i + 1) * n], clean_raw, noisy[kind])
+                      for i, kind in enumerate(NOISE_KINDS)}
         return {"robustness": robustness}
 
     def evaluate_noisy(self) -> dict:
