@@ -64,9 +64,12 @@ def summarize(scores: dict, baseline: str | None = None) -> dict:
             if len(values) < 2 or len(base) < 2:
                 raise UserError(f"Welch's t-test needs at least two seeds per scheme ({name}: {len(values)}, "
                                 f"{baseline}: {len(base)})")
-            test = stats.ttest_ind(values, base, equal_var=False)
-            t, p = float(test.statistic), float(test.pvalue)
-            row["t"], row["p"] = (None, None) if math.isnan(p) else (t, p)
+            if np.ptp(values) == 0 and np.ptp(base) == 0:  # no variance on either side: t is undefined
+                row["t"] = row["p"] = None
+            else:
+                test = stats.ttest_ind(values, base, equal_var=False)
+                t, p = float(test.statistic), float(test.pvalue)
+                row["t"], row["p"] = (None, None) if math.isnan(p) else (t, p)
             row["baseline"] = baseline
         out[name] = row
     return out
