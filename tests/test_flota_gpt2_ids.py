@@ -78,9 +78,10 @@ def test_flota_ids_are_fairseqs_gpt2_ids_where_they_agree(tmp_path):
     from fairseq.data import Dictionary
 
     d = Dictionary.load(str(tmp_path / "dict.txt"))
-    line = flota.encode("the dog walked in the gardens!")
+    line = flota.encode("the dog walked to the gardens!")
     assert d.unk() not in d.encode_line(line, add_if_not_exist=False).tolist()
-    assert flota.decode(line) == "the dog walked the gardens!"  # 'in' has no vocabulary piece: dropped (lossy)
+    # every byte is a token, so nothing is dropped here: ' t' + 'o', ' garden' + 's', '!' (a continuation)
+    assert flota.decode(line) == "the dog walked to the gardens!"
 
 
 def test_encoder_that_does_not_match_the_dictionary(tmp_path):
@@ -103,7 +104,7 @@ def test_cli_needs_the_encoder_and_names_the_missing_token(tmp_path, run_cli):
     run_cli([*base, "--flota-gpt2-encoder", tmp_path / "encoder.json"])
     lines = (tmp_path / "out.txt").read_text().split("\n")[:-1]
     assert lines[1] == "" and len(lines) == 3
-    assert lines[0].split() == [str(encoder[G + "dog"]), str(encoder[G + "play"]), str(encoder["ed"])]
+    assert lines[0].split() == [str(encoder[p]) for p in (G + "the", G + "dog", G + "play", "ed")]
 
 
 def test_finetune_an_official_style_checkpoint_with_bpe_flota(tmp_path, run_cli):
