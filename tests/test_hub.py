@@ -108,12 +108,12 @@ def roberta(raw, tmp_path_factory):
     return lm, pre, tuned, prefix
 
 
-def _roberta_kwargs(encode_args):
-    """preprocess.encode options (classification.json / binarize.json) -> the hub's --bpe options."""
-    opts = hub_kwargs(encode_args)
-    if opts.pop("scheme") == "spaces":
-        return {"bpe": "spaces", "spaces_model": opts["model"], "spaces": opts["spaces"]}
-    return {"bpe": "flota", **opts}
+def _roberta_kwargs(lm, work=None):
+    """The hub's --bpe options: the pretraining data's (binarize.json's fairseq_args), or FLOTA's at fine-tuning."""
+    encoding = json.loads((work / "classification.json").read_text())["encoding"] if work else {"scheme": "model"}
+    if encoding["scheme"] == "flota":
+        return {"bpe": "flota", **{k: v for k, v in encoding.items() if k != "scheme"}}
+    return hub_kwargs(json.loads((lm / "binarize.json").read_text())["fairseq_args"])
 
 
 def test_fill_mask_spaces(roberta):
@@ -124,7 +124,8 @@ def test_fill_mask_spaces(roberta):
     lm, pre, _, _ = roberta
     info = json.loads((lm / "binarize.json").read_text())
     hub = RobertaModel.from_pretrained(str(pre), "checkpoint_best.pt", str(lm / "data-bin"), user_dir=user_dir(),
-                                       **_roberta_kwargs(info["encode_args"]))
+                                       **_roberta_kwargs(lm))
+    assert hub.cfg.bpe._name == "spaces"
     enc = SpacesEncoder(info["subword_model"], "keep")
     sentence = "A man rides a bike ."
     assert hub.task.source_dictionary.string(hub.encode(sentence)[1:-1]) == enc.encode(sentence)
@@ -152,10 +153,9 @@ def test_classification_head(roberta, name):
 
     from train_scripts.classification_data import read_csv
 
-    _, _, tuned, prefix = roberta
+    lm, _, tuned, prefix = roberta
     work, save = tuned[name]
-    info = json.loads((work / "classification.json").read_text())
-    kwargs = _roberta_kwargs(info["encode_args"])
+    kwargs = _roberta_kwargs(lm, work)
     assert kwargs["bpe"] == name
     hub = RobertaModel.from_pretrained(str(save), "checkpoint_best.pt", str(work / "data-bin"), user_dir=user_dir(),
                                        **kwargs)

@@ -104,29 +104,42 @@ def wait(jobs: list, what: str) -> list:
 
 # --- preprocessing: learn once, then one job per shard -----------------------------------------------------------
 
-def preprocess(args: argparse.Namespace, binarize_argv: list) -> dict:
+def _binarize_job(scheme_modules: list, *args, **kwargs) -> dict:
+    """``binarize.binarize`` in a job, after importing the schemes that ``--scheme-module`` registered."""
     from train_scripts import binarize
+    from train_scripts.schemes import import_scheme_module
 
-    b = binarize.build_parser().parse_args(binarize_argv)
-    if b.lm:
-        raise UserError("launch preprocess shards translation data; run binarize --lm directly")
+    for module in scheme_modules:
+        import_scheme_module(module)
+    return binarize.binarize(*args, **kwargs)
+
+
+def preprocess(args: argparse.Namespace, binarize_argv: list) -> dict:
+    import dataclasses
+
+    from train_scripts import binarize
+    from train_scripts.schemes import get_scheme, options_from_namespace
+
+    b = binarize.build_parser(binarize._pre_parse(binarize_argv)).parse_args(binarize_argv)
     if b.shard_id is not None or b.learn_only:
         raise UserError("launch preprocess decides --shard-id and --learn-only itself")
-    cfg = binarize.make_config({key: getattr(b, key) for key in binarize.DEFAULTS})
+    config = {"scheme": b.scheme, **dataclasses.asdict(options_from_namespace(get_scheme(b.scheme).Options, b))}
+    modules = [os.path.abspath(m) if m.endswith(".py") else m for m in b.scheme_module]
     out = os.path.abspath(b.out)
     log_dir = args.log_dir or os.path.join(out, "submitit")
-    common = dict(src=b.src, tgt=b.tgt, shards=b.shards, workers=b.workers, quiet=not b.verbose)
+    common = dict(src=b.src, tgt=b.tgt, shards=b.shards, workers=b.workers, quiet=not b.verbose, lm=b.lm,
+                  extra_tests=tuple(b.extra_test), srcdict=b.srcdict, tgtdict=b.tgtdict)
     raw = os.path.abspath(b.data)
     _job_env()
 
     learn = make_executor(args, log_dir, "binarize-learn")
-    job = learn.submit(binarize.binarize, cfg, raw, out, learn_only=True, **common)
+    job = learn.submit(_binarize_job, modules, config, raw, out, learn_only=True, **common)
     print(f"learning the models: job {job.job_id} (log: {job.paths.stdout})", file=sys.stderr)
     [result] = wait([job], "learning")
 
     shard = make_executor(args, log_dir, "binarize-shard")
     with shard.batch():
-        jobs = [shard.submit(binarize.binarize, cfg, raw, out, shard_id=k, **common) for k in range(b.shards)]
+        jobs = [shard.submit(_binarize_job, modules, config, raw, out, shard_id=k, **common) for k in range(b.shards)]
     print(f"{len(jobs)} shard job(s): {', '.join(j.job_id for j in jobs)} (logs in {log_dir})", file=sys.stderr)
     wait(jobs, "shard")
     # every shard is there: write the record that a one-machine run of binarize writes
@@ -239,7 +252,8 @@ def main(argv=None) -> int:
         args, rest = parser.parse_known_args(argv)
     if args.command == "preprocess":
         result = preprocess(args, rest)
-        print(json.dumps({k: result[k] for k in ("data", "joined_dictionary", "train_args", "generate_args")}))
+        print(json.dumps({k: result[k] for k in ("data", "train_args", "generate_args", "fairseq_args")
+                          if k in result}))
     else:
         if args.nodes < 1:
             raise UserError("--nodes must be at least 1")
