@@ -85,26 +85,34 @@ def test_translate(translation):
 
 @pytest.fixture(scope="module")
 def roberta(raw, tmp_path_factory):
+    """A tiny RoBERTa (binarize --lm spaces, pretrain_roberta.sh --tiny) and two fine-tuned classifiers on a
+    Superbizarre slice: one on its own encoding, one on FLOTA over its vocabulary; each with the predictions of
+    classification_data.score on the binarised test set."""
     from tests.conftest import _shared_path
+    from train_scripts.binarize import binarize
+    from train_scripts.classification_data import arch_args, prepare, score
 
+    prefix = str(_shared_path("superbizarre/arxiv_train.csv"))[: -len("_train.csv")]
     root = tmp_path_factory.mktemp("roberta")
     text = root / "text"
     text.mkdir()
     for split in ("train", "valid"):
         (text / f"{split}.en").write_text((raw / f"{split}.en").read_text())
-    lm = root / "lm"
-    _run_cli(["python", "-m", "train_scripts.binarize", "--lm", "--scheme", "spaces", "--data", text, "--src", "en",
-              "--out", lm, "--vocab-size", "500"])
-    pre = root / "lm-ckpt"
+    lm, pre = root / "lm", root / "lm-ckpt"
+    binarize({"scheme": "spaces", "vocab_size": 500}, str(text), str(lm), "en", None, lm=True)
     _run_cli(["bash", "train_scripts/pretrain_roberta.sh", "--data", lm, "--save-dir", pre, "--tiny"])
-    prefix = str(_shared_path("superbizarre/arxiv_train.csv"))[: -len("_train.csv")]
     tuned = {}
-    for name, extra in (("spaces", []), ("flota", ["--encode", "flota", "--flota-k", "2"])):
+    for name, encoding in (("spaces", {}), ("flota", {"encode": "flota", "flota_k": 2})):
         work, save = root / f"cls-{name}", root / f"cls-{name}-ckpt"
-        _run_cli(["bash", "train_scripts/finetune_classification.sh", "--pretrained", pre / "checkpoint_best.pt",
-                  "--lm-data", lm, "--csv-prefix", prefix, "--work", work, "--save-dir", save, "--tiny",
-                  "--max-rows", "30", "--epochs", "1", *extra])
-        tuned[name] = (work, save)
+        info = prepare(str(lm), prefix, str(work), max_rows=30, **encoding)
+        _run_cli(["fairseq-train", work / "data-bin", "--user-dir", user_dir(), "--restore-file",
+                  pre / "checkpoint_best.pt", "--reset-optimizer", "--reset-dataloader", "--reset-meters",
+                  *arch_args(str(pre / "checkpoint_best.pt")), "--task", "sentence_prediction",
+                  "--criterion", "sentence_prediction", "--num-classes", str(info["num_classes"]),
+                  "--init-token", "0", "--separator-token", "2", "--optimizer", "adam", "--lr", "0.001",
+                  "--batch-size", "8", "--max-update", "4", "--required-batch-size-multiple", "1", "--cpu",
+                  "--num-workers", "0", "--seed", "1", "--no-epoch-checkpoints", "--save-dir", save])
+        tuned[name] = (work, save, score(str(save / "checkpoint_last.pt"), str(work))["predictions"])
     return lm, pre, tuned, prefix
 
 
@@ -125,6 +133,7 @@ def test_fill_mask_spaces(roberta):
     info = json.loads((lm / "binarize.json").read_text())
     hub = RobertaModel.from_pretrained(str(pre), "checkpoint_best.pt", str(lm / "data-bin"), user_dir=user_dir(),
                                        **_roberta_kwargs(lm))
+    hub.eval()  # as fill_mask does: no dropout
     assert hub.cfg.bpe._name == "spaces"
     enc = SpacesEncoder(info["subword_model"], "keep")
     sentence = "A man rides a bike ."
@@ -148,26 +157,25 @@ def test_fill_mask_spaces(roberta):
 
 @pytest.mark.parametrize("name", ["spaces", "flota"])
 def test_classification_head(roberta, name):
-    """The hub's prediction for every test sentence is the recipe's (which scored the binarised test set)."""
+    """The hub's prediction for every test sentence is classification_data.score's on the binarised test set."""
     from fairseq.models.roberta import RobertaModel
 
     from train_scripts.classification_data import read_csv
 
     lm, _, tuned, prefix = roberta
-    work, save = tuned[name]
+    work, save, scored = tuned[name]
     kwargs = _roberta_kwargs(lm, work)
     assert kwargs["bpe"] == name
-    hub = RobertaModel.from_pretrained(str(save), "checkpoint_best.pt", str(work / "data-bin"), user_dir=user_dir(),
+    hub = RobertaModel.from_pretrained(str(save), "checkpoint_last.pt", str(work / "data-bin"), user_dir=user_dir(),
                                        **kwargs)
     hub.eval()
     rows = read_csv(f"{prefix}_test.csv", 30)
-    recipe = json.loads((save / "test_scores.json").read_text())["predictions"]
     labels = hub.task.label_dictionary
     got = []
     for text, _ in rows:
         pred = hub.predict("sentence_classification_head", hub.encode(text)).argmax().item()
         got.append(labels.string([pred + labels.nspecial]))
-    assert got == recipe
+    assert got == scored
     if name == "flota":  # FLOTA pieces: at most k=2 per word, all from the pretrained vocabulary
         pieces = hub.bpe.encode(rows[0][0]).split()
         assert pieces and all(hub.task.source_dictionary.index(p) != hub.task.source_dictionary.unk() for p in pieces)
