@@ -6,7 +6,8 @@
 Every emitted piece is a token of the vocabulary, so it is in a dictionary written by ``write_fairseq_dict``
 from that vocabulary.  A word without any vocabulary substring gives nothing (as in the paper's code), or
 ``--flota-unk TOKEN``.  ``decode`` joins pieces back into words and is lossy by design: FLOTA drops the
-characters it does not cover.
+characters it does not cover.  An official fairseq RoBERTa/BART ``dict.txt`` holds GPT-2 ids: with
+``--flota-vocab dict.txt --flota-gpt2-encoder encoder.json`` the pieces are written as those ids.
 """
 from dataclasses import dataclass, field
 from typing import Optional
