@@ -8,6 +8,7 @@ setup(
     python_requires=">=3.9",
     install_requires=[
         "sentencepiece", "sacrebleu", "sacremoses", "lemminflect", "nltk", "HanTa", "tqdm", "matplotlib",
+        "submitit", "scipy",
     ],
     extras_require={"fairseq": ["fairseq-fixed==0.12.3.1"], "test": ["pytest"]},
     entry_points={"console_scripts": []},
