@@ -340,10 +340,15 @@ def _pre_parse(argv) -> str | None:
     return known.scheme
 
 
-def main(argv=None) -> int:
+def parse_args(argv=None) -> tuple[argparse.Namespace, dict]:
+    """The parsed binarize command line and the scheme configuration it gives (``{"scheme": ..., option: ...}``)."""
     args = build_parser(_pre_parse(argv)).parse_args(argv)
     cls = get_scheme(args.scheme)
-    config = {"scheme": args.scheme, **dataclasses.asdict(options_from_namespace(cls.Options, args))}
+    return args, {"scheme": args.scheme, **dataclasses.asdict(options_from_namespace(cls.Options, args))}
+
+
+def main(argv=None) -> int:
+    args, config = parse_args(argv)
     result = binarize(config, args.data, args.out, args.src, args.tgt, shards=args.shards, shard_id=args.shard_id,
                       workers=args.workers, learn_only=args.learn_only, quiet=not args.verbose, lm=args.lm,
                       extra_tests=tuple(args.extra_test), srcdict=args.srcdict, tgtdict=args.tgtdict)

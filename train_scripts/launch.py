@@ -115,15 +115,11 @@ def _binarize_job(scheme_modules: list, *args, **kwargs) -> dict:
 
 
 def preprocess(args: argparse.Namespace, binarize_argv: list) -> dict:
-    import dataclasses
-
     from train_scripts import binarize
-    from train_scripts.schemes import get_scheme, options_from_namespace
 
-    b = binarize.build_parser(binarize._pre_parse(binarize_argv)).parse_args(binarize_argv)
+    b, config = binarize.parse_args(binarize_argv)
     if b.shard_id is not None or b.learn_only:
         raise UserError("launch preprocess decides --shard-id and --learn-only itself")
-    config = {"scheme": b.scheme, **dataclasses.asdict(options_from_namespace(get_scheme(b.scheme).Options, b))}
     modules = [os.path.abspath(m) if m.endswith(".py") else m for m in b.scheme_module]
     out = os.path.abspath(b.out)
     log_dir = args.log_dir or os.path.join(out, "submitit")

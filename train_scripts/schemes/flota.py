@@ -26,11 +26,13 @@ class FlotaOptions(SentencePieceOptions):
     flota_k: int = option(3, "at most k pieces per word")
     flota_mode: str = option("flota", "flota, or the baselines first/longest", flota.MODES)
     flota_langs: tuple = option(("en",), "with a learned model: the languages FLOTA segments (comma-separated)")
+    flota_gpt2_encoder: Optional[str] = option(None, "GPT-2 encoder.json, when --flota-vocab is a dict.txt of "
+                                                     "GPT-2 byte-level BPE ids (an official RoBERTa/BART checkpoint)")
 
 
-def _flota_encoder(vocab: str, style: str, k: int, mode: str):
+def _flota_encoder(vocab: str, style: str, k: int, mode: str, gpt2_encoder: Optional[str] = None):
     ns = argparse.Namespace(flota_vocab=vocab, flota_style=style, flota_k=k, flota_mode=mode, flota_strict=False,
-                            flota_max_len=None)
+                            flota_max_len=None, flota_gpt2_encoder=gpt2_encoder)
     return flota.make_encoder(ns)
 
 
@@ -45,6 +47,10 @@ class FlotaScheme(SentencePieceScheme):
             self.options.flota_vocab = os.path.abspath(self.options.flota_vocab)
             if not os.path.isfile(self.options.flota_vocab):
                 raise UserError(f"FLOTA vocabulary not found: {self.options.flota_vocab}")
+        if self.options.flota_gpt2_encoder:
+            self.options.flota_gpt2_encoder = os.path.abspath(self.options.flota_gpt2_encoder)
+            if not self.options.flota_vocab:
+                raise UserError("--flota-gpt2-encoder goes with --flota-vocab (the checkpoint's dict.txt of ids)")
         if self.options.flota_k < 1:
             raise UserError("flota_k must be at least 1")
 
@@ -54,6 +60,8 @@ class FlotaScheme(SentencePieceScheme):
 
     @property
     def style(self) -> str:
+        if self.options.flota_gpt2_encoder:
+            return "gpt2"
         return self.options.flota_style if self.options.flota_vocab else "sentencepiece"
 
     def vocabulary_file(self, lang):
@@ -77,14 +85,16 @@ class FlotaScheme(SentencePieceScheme):
         if not self.applies(lang):
             return super().encoder(lang, workers)
         o = self.options
-        return functools.partial(_flota_encoder, self.vocab, self.style, o.flota_k, o.flota_mode)
+        return functools.partial(_flota_encoder, self.vocab, self.style, o.flota_k, o.flota_mode,
+                                 o.flota_gpt2_encoder)
 
     def decode_args(self, lang):
         if not self.applies(lang):
             return super().decode_args(lang)
         o = self.options
-        return ["--bpe", "flota", "--flota-vocab", self.vocab, "--flota-style", self.style,
+        args = ["--bpe", "flota", "--flota-vocab", self.vocab, "--flota-style", self.style,
                 "--flota-k", str(o.flota_k), "--flota-mode", o.flota_mode]
+        return args + (["--flota-gpt2-encoder", o.flota_gpt2_encoder] if o.flota_gpt2_encoder else [])
 
     def segmenter(self, lang):
         if not self.applies(lang):
