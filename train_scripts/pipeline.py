@@ -43,7 +43,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from preprocess.common import UserError
+from preprocess.common import UserError, run_main
 from preprocess.evaluate import noise as noise_eval
 from preprocess.spm import SPACE_SYMBOL
 from train_scripts import binarize as binarize_recipe
@@ -704,5 +704,11 @@ def main(argv=None) -> int:
     return 0
 
 
+
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
+    sys.exit(run_main(main))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()

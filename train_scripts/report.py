@@ -46,6 +46,7 @@ import json
 import logging
 import os
 import sys
+from preprocess.common import run_main
 from typing import Optional
 
 import matplotlib
@@ -629,5 +630,11 @@ def main(argv=None) -> int:
     return 0
 
 
+
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
+    sys.exit(run_main(main))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()

@@ -462,5 +462,11 @@ def _lengths_cli(args) -> None:
               f"{_fmt(r['no_effect_increase'])} | {r['lone_spaces_before_symbols']} |")
 
 
-if __name__ == "__main__":
+
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
     sys.exit(run_main(main))
+
+
+if __name__ == "__main__":
+    cli()
