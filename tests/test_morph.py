@@ -1,6 +1,8 @@
 """Boundary evaluation protocols (preprocess.evaluate.morph): the space-as-token paper's and the all-words one."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from preprocess.common import UserError
@@ -32,3 +34,24 @@ def test_unknown_protocol_and_empty_selection():
         morph.evaluate(SEGMENTS.__getitem__, GOLD, protocol="lenient")
     with pytest.raises(UserError, match="no gold words"):
         morph.evaluate(SEGMENTS.__getitem__, [("cat", ["cat"])])
+
+
+def test_boundary_prf_by_hand():
+    # gold un|equal (boundary 2), dis|join|ted (3, 7); predicted une|qual (3), dis|jointed (3)
+    r = morph.boundary_prf([["une", "qual"], ["dis", "jointed"]], [["un", "equal"], ["dis", "join", "ted"]])
+    assert (r["hits"], r["insertions"], r["deletions"]) == (1, 1, 2)
+    assert r["precision"] == pytest.approx(0.5) and r["recall"] == pytest.approx(1 / 3)
+    assert r["f1"] == pytest.approx(0.4) and r["mean_pieces"] == 2.0
+    assert morph.clean_pieces(["\u2581", "\u2581un", "equal"]) == ["un", "equal"]
+    with pytest.raises(ValueError):
+        morph.boundary_prf([["a", "b"]], [["ab", "c"]])
+
+
+def test_morph_cli_json(run_cli, shared_path, tmp_path):
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("unequal\tun @@equal\t100\nunicycle\tuni @@cycle\t100\nwent\tgo @@ed\t010\n")
+    proc = run_cli(["python", "-m", "preprocess.evaluate.morph", "--model",
+                    shared_path("space_models/unigram_prime.model"), "--gold", gold, "--json"])
+    r = json.loads(proc.stdout)["unigram_prime.model"]
+    # Table 3: un|equal, uni|cycle -> 2 hits, no insertions; "went" is not concatenative and is left out
+    assert r["n_words"] == 2 and r["precision"] == 1.0 and r["recall"] == 1.0
