@@ -3,7 +3,8 @@
 # (.device-carry: the wheels of scripts/device_build_wheels.sh's list, fairseq-fixed's sdist, Multi30k and NLTK
 # data copied there for the transfer only), then binarize -> train_transformer_big.sh on 1 GPU (fp16) ->
 # average -> evaluate on the full Multi30k En-De, and a RoBERTa pretraining smoke run with --mask-whole-words.
-# Usage on the device: bash scripts/device_check.sh UPDATES   (logs and scores under $OUT)
+# Usage on the device: bash scripts/device_check.sh UPDATES [demo]   (logs and scores under $OUT); with "demo",
+# instead: the comparison pipeline's --preset gpu on two rows (Unigram, BITE+Unigram), shortened to UPDATES.
 set -euo pipefail
 trap 'echo "device_check failed at line $LINENO" >&2' ERR
 updates=${1:-1500}
@@ -16,6 +17,15 @@ python3 -c "import fairseq" 2>/dev/null || env -u CUDA_HOME MAX_JOBS=16 python3 
 # the project itself runs from the checkout (PYTHONPATH), as the Makefile does
 echo "install: $(( $(date +%s) - t0 )) s"; python3 -c "import torch, fairseq; print(torch.__version__, fairseq.__version__, torch.cuda.get_device_name(0))"
 export NLTK_DATA=$PWD/$carry/nltk_data PYTHON=python3 PYTHONPATH=$PWD
+if [[ "${2:-}" == demo ]]; then
+  python3 -m train_scripts.pipeline --preset gpu --data "$carry/multi30k" --output work-gpu/demo \
+      --schemes unigram bite_unigram --max-update "$updates" --valid-every 500 --warmup 1000 --workers 8 \
+      --threads 8 > "$OUT/demo.log" 2>&1 || { tail -30 "$OUT/demo.log"; exit 1; }
+  cp work-gpu/demo/REPORT.md work-gpu/demo/results.json "$OUT/"
+  grep -E "^\| (Unigram|BITE)" work-gpu/demo/REPORT.md | head -8
+  echo "total: $(( $(date +%s) - t0 )) s"
+  exit 0
+fi
 raw=$PWD/work-gpu/raw; mkdir -p "$raw"
 for l in en de; do
   zcat "$carry/multi30k/train.$l.gz" > "$raw/train.$l"; zcat "$carry/multi30k/val.$l.gz" > "$raw/valid.$l"
