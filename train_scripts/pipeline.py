@@ -356,18 +356,26 @@ class RowRun:
                 "updates_per_cpu_second": updates / cpu if cpu else None,
                 "valid_curve": curve, "final_valid_loss": curve[-1][1] if curve else None}
 
-    def average_command(self, best_update=None) -> list:
+    def average_command(self, best_update=None, n: int | None = None) -> list:
         """Average the last ``average`` update checkpoints; with early stopping the ones ending at the best
         (the BITE paper averages the selected checkpoint with the previous nine)."""
         cmd = ["python", "-m", "train_scripts.average_checkpoints", "--inputs", self.ckpt,
-               "--num-update-checkpoints", self.args.average, "--output", self.ckpt / "averaged.pt"]
+               "--num-update-checkpoints", n or self.args.average, "--output", self.ckpt / "averaged.pt"]
         if self.args.patience > 0:
             cmd += ["--checkpoint-upper-bound", best_update if best_update is not None else "BEST_UPDATE"]
         return cmd
 
     def average(self, best_update=None) -> dict:
-        self.runner.run(f"{self.row.name}/average", self.average_command(best_update), self.logs / "average.log")
-        return {"averaged": self.args.average}
+        """A run that stops (or is told to stop) before ``average`` checkpoints exist averages the ones there are,
+        and the row says so (``averaged`` < ``averaged_requested``): never silently fewer."""
+        bound = best_update if self.args.patience > 0 and best_update is not None else None
+        updates = [int(p.stem.rsplit("_", 1)[1]) for p in self.ckpt.glob("checkpoint_*_*.pt")]
+        n = min(self.args.average, max(1, len([u for u in updates if bound is None or u <= bound])))
+        if n < self.args.average:
+            tqdm.write(f"note: {self.row.name}: only {n} checkpoints to average (asked for {self.args.average})",
+                       file=sys.stderr)
+        self.runner.run(f"{self.row.name}/average", self.average_command(best_update, n), self.logs / "average.log")
+        return {"averaged": n, "averaged_requested": self.args.average}
 
     def _evaluate(self, out_dir: Path, **kwargs) -> dict:
         return evaluate_recipe.evaluate(str(self.ckpt / "averaged.pt"), str(self.work), beam=4, lenpen=0.6,
