@@ -433,7 +433,8 @@ class RowRun:
         _write(self.noisy / f"ref.{tgt}", _read(self.raw / f"test.{tgt}") * len(NOISE_KINDS))
         binarize_recipe.binarize_test_sets(info, str(raw_dir), ["noisy"], str(self.noisy), self.args.workers)
         encoded = _read(self.noisy / "tok" / f"noisy.{src}")
-        clean_raw, clean_tok, n = _read(self.raw / f"test.{src}"), _read(clean / f"test.{src}"), len(clean_raw)
+        clean_raw, clean_tok = _read(self.raw / f"test.{src}"), _read(clean / f"test.{src}")
+        n = len(clean_raw)
         robustness = {kind: noise_eval.mean_similarity(clean_tok, encoded[i * n:(i + 1) * n], clean_raw, noisy[kind])
                       for i, kind in enumerate(NOISE_KINDS)}
         return {"robustness": robustness}
