@@ -46,13 +46,14 @@ import json
 import logging
 import os
 import sys
-from preprocess.common import run_main
 from typing import Optional
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from preprocess.common import run_main  # noqa: E402
 
 logging.getLogger("matplotlib").setLevel(logging.WARNING)  # fairseq's imports may leave the root at DEBUG
 
