@@ -162,7 +162,7 @@ def split_lines_file(path: str, segment_bytes: int) -> tuple[int, list[tuple[int
                 break
             offset = 0
             while segment_bytes > 0 and pos + len(block) - seg_start > segment_bytes:
-                cut = block.find(b"\n", max(offset, seg_start + segment_bytes - pos))
+                cut = block.find(b"\n", max(offset, seg_start + segment_bytes - 1 - pos))
                 if cut < 0:
                     break
                 n += block.count(b"\n", offset, cut + 1)
