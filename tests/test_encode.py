@@ -73,7 +73,7 @@ def hostile_file(path: Path, lines: list[str]) -> int:
         if i % 11 == 0:
             out.append("   \t ")
         if i == len(lines) // 2:
-            out.append(" ".join(lines[:20]) + " " + " ".join(["ab" * 180_000, "Xy" * 90_000, "é" * 100_000]))
+            out.append(" ".join(lines[:20]) + " " + " ".join(["ab" * 300_000, "Xy" * 150_000, "é" * 100_000]))
     path.write_text("\n".join(out), encoding="utf-8")   # no final newline
     return len(out)
 
@@ -82,13 +82,13 @@ def hostile_file(path: Path, lines: list[str]) -> int:
 def test_three_workers_write_the_same_bytes_as_one(scheme, shared_path, tmp_path):
     opts = scheme_options(scheme, shared_path, tmp_path)
     src = tmp_path / "in.txt"
-    n = hostile_file(src, corpus_lines(shared_path, scheme, 400))
+    n = hostile_file(src, corpus_lines(shared_path, scheme, 1200))
     assert os.path.getsize(src) > 1_000_000 and n % 64
-    assert len(split_lines_file(str(src), 20_000)[1]) > 6   # the 3-worker run really works on many parts
+    assert len(split_lines_file(str(src), 8_000)[1]) > 6   # the 3-worker run really works on many parts
     one, three = tmp_path / "one.txt", tmp_path / "three.txt"
     encode(["--scheme", scheme, *opts, "--inputs", src, "--outputs", one, "--chunk-size", 64, "--quiet"])
     encode(["--scheme", scheme, *opts, "--inputs", src, "--outputs", three, "--chunk-size", 64, "--quiet",
-            "--workers", 3, "--segment-bytes", 20_000])
+            "--workers", 3, "--segment-bytes", 8_000])
     assert one.read_bytes() == three.read_bytes()
     assert one.read_bytes().count(b"\n") == n
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["in.txt", "one.txt", "three.txt"] +
