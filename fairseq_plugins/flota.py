@@ -14,6 +14,7 @@ from typing import Optional
 from fairseq.data.encoders import register_bpe
 from fairseq.dataclass import FairseqDataclass
 
+from fairseq_plugins._errors import required_path, user_errors
 from preprocess.flota import STYLES, FlotaTokenizer, detokenize
 
 
@@ -31,6 +32,9 @@ class FlotaBPEConfig(FairseqDataclass):
         "help": "longest candidate substring (default 18 wordpiece, 19 gpt2, 16 sentencepiece)"})
     flota_unk: Optional[str] = field(default=None, metadata={
         "help": "token for a word without any vocabulary substring (default: nothing)"})
+    flota_case: str = field(default="auto", metadata={
+        "help": "lower-case before the search: auto = when the vocabulary is uncased (e.g. bert-base-uncased), "
+                "keep or lower"})
     flota_byte_level: bool = field(default=False, metadata={
         "help": "gpt2 only: look words up in GPT-2's byte-level alphabet (the paper's code does not)"})
 
@@ -38,9 +42,12 @@ class FlotaBPEConfig(FairseqDataclass):
 @register_bpe("flota", dataclass=FlotaBPEConfig)
 class FlotaBPE:
     def __init__(self, cfg):
-        self.tokenizer = FlotaTokenizer(cfg.flota_vocab, cfg.flota_style, k=cfg.flota_k, mode=cfg.flota_mode,
-                                        strict=bool(cfg.flota_strict), max_len=cfg.flota_max_len,
-                                        unk_token=cfg.flota_unk or None, byte_level=bool(cfg.flota_byte_level))
+        with user_errors("--bpe flota"):
+            self.tokenizer = FlotaTokenizer(
+                required_path(cfg, "flota_vocab"), cfg.flota_style, k=cfg.flota_k,
+                mode=cfg.flota_mode, strict=bool(cfg.flota_strict), max_len=cfg.flota_max_len,
+                unk_token=cfg.flota_unk or None, byte_level=bool(cfg.flota_byte_level),
+                lowercase={"keep": False, "lower": True}.get(cfg.flota_case))
         self.style = self.tokenizer.style
         self.marker, self.marker_on_start, _ = STYLES[self.style]
 

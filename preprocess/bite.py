@@ -446,6 +446,24 @@ def make_encoder(args: argparse.Namespace) -> BiteLineEncoder:
         raise UserError(str(e)) from None
 
 
+def check_subword_model(path: str, single_char: bool = False) -> None:
+    """Raise a :class:`~preprocess.common.UserError` when the SentencePiece model at ``path`` does not keep the
+    inflection symbols as pieces: BITE output would become ``<unk>`` (or loose characters) without a warning."""
+    from preprocess.common import UserError
+    from preprocess.spm import load_model
+
+    sp = load_model(path)
+    symbols = SINGLE_CHAR_SYMBOLS if single_char else INFLECTION_SYMBOLS
+    missing = [s for s in symbols if sp.piece_to_id(s) == sp.unk_id()]
+    if missing:
+        shorthand = "bite-single" if single_char else "bite"
+        raise UserError(
+            f"the subword model {path} has no piece for the BITE inflection symbols {' '.join(missing[:4])}"
+            f"{' ...' if len(missing) > 4 else ''}, so they would become <unk>: train it on BITE output with "
+            f"`python -m preprocess.spm train --user-symbols {shorthand} ...`"
+            f"{'' if single_char else ' (or use --bite-single-char with a model trained with bite-single)'}")
+
+
 # ---- command line ----------------------------------------------------------------------------------------------
 def main(argv=None) -> int:
     """``python -m preprocess.bite encode ...`` (= ``python -m preprocess.encode --scheme bite ...``) and
