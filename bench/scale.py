@@ -100,7 +100,8 @@ def peak_rss(args: list) -> tuple[float, dict]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
-    ap.add_argument("--mb", type=float, default=4, help="size of the timing input (MB of Multi30k text)")
+    ap.add_argument("--mb", type=float, default=4, help="size of the timing input for spaces and FLOTA (MB)")
+    ap.add_argument("--mb-slow", type=float, default=0.5, help="size of the timing input for BITE and Wordmap (MB)")
     ap.add_argument("--large-mb", type=float, default=150, help="size of the large input")
     ap.add_argument("--workers", type=int, default=2, help="N of the --workers N vs 1 comparison")
     ap.add_argument("--rounds", type=int, default=3, help="best of N for each timing")
@@ -120,6 +121,9 @@ def main(argv=None) -> int:
 def _corpus(data: Path, lang: str, mb: float, path: str) -> tuple[list, int]:
     with gzip.open(data / "multi30k" / f"train.{lang}.gz", "rt", encoding="utf-8") as fh:
         lines = fh.read().splitlines()
+    size = len(("\n".join(lines) + "\n").encode("utf-8"))
+    if mb * 1e6 < size:   # a prefix of the corpus
+        lines = lines[:max(1, int(len(lines) * mb * 1e6 / size))]
     block = "\n".join(lines) + "\n"
     repeat = max(1, round(mb * 1e6 / len(block.encode("utf-8"))))
     with open(path, "w", encoding="utf-8") as fh:
@@ -132,10 +136,11 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
     from preprocess.wordmap import WordmapVocabulary, build_vocabulary, extract_verbs
     model = str(data / "space_models" / "unigram_prime.model")
     vocab = str(data / "flota_vocabs" / "bert-base-uncased.txt")
-    src = {lang: os.path.join(tmp, f"in.{lang}") for lang in ("en", "de")}
+    sizes = {"en": args.mb, "en-slow": args.mb_slow, "de": args.mb_slow}
+    src = {key: os.path.join(tmp, f"in.{key}") for key in sizes}
     lines, words = {}, {}
-    for lang in src:
-        lines[lang], words[lang] = _corpus(data, lang, args.mb, src[lang])
+    for key, mb in sizes.items():
+        lines[key], words[key] = _corpus(data, key[:2], mb, src[key])
     wm_vocab = os.path.join(tmp, "wordmap.vocab")
     if "wordmap" in schemes:
         with gzip.open(data / "multi30k" / "train.de.gz", "rt", encoding="utf-8") as fh:
@@ -144,12 +149,13 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
         assert isinstance(WordmapVocabulary.load(wm_vocab), WordmapVocabulary)
     scheme_args = {
         "spaces": (["--scheme", "spaces", "--model", model], "en"),
-        "bite": (["--scheme", "bite", "--tagger", "nltk"], "en"),
+        "bite": (["--scheme", "bite", "--tagger", "nltk"], "en-slow"),
         "flota": (["--scheme", "flota", "--flota-vocab", vocab], "en"),
         "wordmap": (["--scheme", "wordmap", "--wordmap-vocab", wm_vocab, "--wordmap-spm",
                      str(data / "space_models" / "unigram_default.model")], "de"),
     }
-    print(f"# preprocess.encode benchmark: {args.mb:g} MB of Multi30k per scheme, best of {args.rounds}; {load()}")
+    print(f"# preprocess.encode benchmark: Multi30k, {args.mb:g} MB (spaces, FLOTA) / {args.mb_slow:g} MB (BITE, "
+          f"Wordmap), best of {args.rounds}; {load()}")
     print(f"| scheme | reference | reference words/s | --workers 1 words/s | w1 / reference | "
           f"--workers {args.workers} words/s | w{args.workers} / w1 | load |")
     print("|---|---|---|---|---|---|---|---|")
@@ -233,19 +239,19 @@ def per_sentence_apis(vocab: str, schemes: list):
         from sacremoses import MosesTokenizer
 
         from preprocess.bite import BiteTokenizer
-        ref, moses, ours = ReferenceBite(), MosesTokenizer(lang="en"), BiteTokenizer("moses", "nltk")
-        out.append(("BiteTokenizer.tokenize (fairseq --tokenizer bite)", ours.tokenize,
-                    lambda s: ref.tokenize_words(moses.tokenize(s, escape=False))))
+        bite_ref, moses = ReferenceBite(), MosesTokenizer(lang="en")
+        out.append(("BiteTokenizer.tokenize (fairseq --tokenizer bite)", BiteTokenizer("moses", "nltk").tokenize,
+                    lambda s: bite_ref.tokenize_words(moses.tokenize(s, escape=False))))
     if "flota" in schemes:
         from flota import StraightforwardFlota
 
         from preprocess.flota import FlotaTokenizer
         with open(vocab, encoding="utf-8") as fh:
             v = {t for t in fh.read().split("\n") if t}
-        ref = StraightforwardFlota(v, "wordpiece", 3)
+        flota_ref = StraightforwardFlota(v, "wordpiece", 3)
         ours = FlotaTokenizer(vocab, "wordpiece", k=3, cache_size=0)
         out.append(("FlotaTokenizer.tokenize, no word cache (fairseq --bpe flota)", ours.tokenize,
-                    lambda s: ref.tokenize(s.lower())))
+                    lambda s: flota_ref.tokenize(s.lower())))
     return out
 
 
