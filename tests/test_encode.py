@@ -180,14 +180,19 @@ def test_interrupt_leaves_no_file_behind(scheme, sig, workers, shared_path, tmp_
     assert list(out_dir.iterdir()) == []
 
 
-def test_sigterm_to_the_parent_only_stops_its_workers(shared_path, tmp_path, long_inputs):
+def flota_on_a_long_input(shared_path, tmp_path, long_inputs) -> tuple[list, Path]:
+    """``preprocess.encode`` arguments of a FLOTA run on a long input with 2 workers, and its empty output dir."""
     if "en" not in long_inputs:
         pytest.skip("shared Multi30k missing")
-    opts = scheme_options("flota", shared_path, tmp_path)
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    rc, err = interrupt(["--scheme", "flota", *opts, "--inputs", long_inputs["en"], "--outputs", out_dir / "o",
-                         "--workers", 2], out_dir, signal.SIGTERM, whole_group=False)
+    return ["--scheme", "flota", *scheme_options("flota", shared_path, tmp_path), "--inputs", long_inputs["en"],
+            "--outputs", out_dir / "o", "--workers", 2], out_dir
+
+
+def test_sigterm_to_the_parent_only_stops_its_workers(shared_path, tmp_path, long_inputs):
+    args, out_dir = flota_on_a_long_input(shared_path, tmp_path, long_inputs)
+    rc, err = interrupt(args, out_dir, signal.SIGTERM, whole_group=False)
     assert rc == 143 and "Traceback" not in err, err
     assert list(out_dir.iterdir()) == []
     # forked workers share the CLI's command line: none of them is left
@@ -258,14 +263,8 @@ def test_invalid_utf8_names_the_line_in_any_part(workers, shared_path, tmp_path)
 
 def test_worker_killed_is_reported_and_cleaned_up(shared_path, tmp_path, long_inputs):
     """A worker that dies (out-of-memory killer) must not hang the parent or leave part files."""
-    if "en" not in long_inputs:
-        pytest.skip("shared Multi30k missing")
-    opts = scheme_options("flota", shared_path, tmp_path)
-    out_dir = tmp_path / "out"
-    out_dir.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "preprocess.encode", "--scheme", "flota", *opts, "--inputs",
-                             str(long_inputs["en"]), "--outputs", str(out_dir / "o"), "--workers", "2"],
-                            env=cli_env(), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    args, out_dir = flota_on_a_long_input(shared_path, tmp_path, long_inputs)
+    proc = subprocess.Popen([sys.executable, "-m", "preprocess.encode", *map(str, args)], env=cli_env(), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         while proc.poll() is None and not any(".part" in p.name for p in out_dir.iterdir()):
             time.sleep(0.01)
