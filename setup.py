@@ -1,14 +1,45 @@
 from setuptools import setup
 
+#: the command-line tools people type; each is also `python -m MODULE`
+CONSOLE_SCRIPTS = {
+    # preprocessing (fairseq-free)
+    "morphtok-encode": "preprocess.encode",              # any scheme, order-preserving, multi-process
+    "morphtok-spm": "preprocess.spm",                    # train SentencePiece / write its fairseq dict.txt
+    "morphtok-spaces": "preprocess.spaces",              # the same, space-as-token (BPE'/Unigram') by default
+    "morphtok-bite": "preprocess.bite",                  # BITE encode / decode
+    "morphtok-flota": "preprocess.flota",                # fairseq dict.txt of a FLOTA vocabulary
+    "morphtok-wordmap": "preprocess.wordmap",            # build a Wordmap vocabulary, segment words
+    # intrinsic metrics
+    "morphtok-metrics-morph": "preprocess.evaluate.morph",
+    "morphtok-metrics-bite": "preprocess.evaluate.bite",
+    "morphtok-metrics-flota": "preprocess.evaluate.flota",
+    "morphtok-metrics-wordmap": "preprocess.evaluate.wordmap",
+    "morphtok-noise": "preprocess.evaluate.noise",       # perturbed test sets, similarity
+    # recipes
+    "morphtok-prepare-wmt": "train_scripts.prepare_wmt",
+    "morphtok-binarize": "train_scripts.binarize",
+    "morphtok-lm-filter": "train_scripts.lm_filter",
+    "morphtok-launch": "train_scripts.launch",            # submitit: sharded preprocessing, multi-node training
+    "morphtok-average": "train_scripts.average_checkpoints",
+    "morphtok-evaluate": "train_scripts.evaluate",
+    "morphtok-significance": "train_scripts.significance",
+    "morphtok-classification-data": "train_scripts.classification_data",
+    "morphtok-multiseed": "train_scripts.multiseed",
+    "morphtok-train-log": "train_scripts.train_log",
+    "morphtok-demo": "train_scripts.pipeline",            # make demo
+    "morphtok-report": "train_scripts.report",
+}
+
 setup(
     name="morphtok-fairseq",
     version="0.1.0",
     description="Morphology-aware tokenisation schemes (space-as-token, BITE, FLOTA, Wordmap) for fairseq",
-    packages=["fairseq_plugins", "preprocess", "preprocess.evaluate", "train_scripts"],
+    packages=["fairseq_plugins", "preprocess", "preprocess.evaluate", "train_scripts", "train_scripts.schemes"],
     python_requires=">=3.9",
     install_requires=[
         "sentencepiece", "sacrebleu", "sacremoses", "lemminflect", "nltk", "HanTa", "tqdm", "matplotlib",
+        "submitit", "scipy", "tensorboardX",
     ],
     extras_require={"fairseq": ["fairseq-fixed==0.12.3.1"], "test": ["pytest"]},
-    entry_points={"console_scripts": []},
+    entry_points={"console_scripts": [f"{name} = {module}:cli" for name, module in CONSOLE_SCRIPTS.items()]},
 )

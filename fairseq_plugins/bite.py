@@ -1,9 +1,11 @@
 """``--tokenizer bite``: Base-InflecTion Encoding as a fairseq tokenizer.
 
-encode: raw text -> BITE tokens joined by spaces (``The dogs barked`` -> ``The dog [NNS] bark [VBD]``); a ``--bpe``
-(``sentencepiece`` trained with the symbols as user-defined symbols, or ``spaces``) then segments that.
-decode: after the BPE's decode, re-inflects every base with its symbol and restores spacing, so generated text
-contains no inflection symbols (fairseq-generate's D- lines, fairseq-interactive's output).
+encode: raw text -> BITE's subword text (``The dogs barked.`` -> ``The dog[NNS] bark[VBD].``: each symbol glued to
+its base, the sentence's own spacing), which a ``--bpe`` (``sentencepiece`` or ``spaces``, with a model from
+``preprocess.bite.train_subword_model``) segments with one piece per symbol; ``--bite-word-format`` gives BITE's
+word form instead (``The dog [NNS] bark [VBD] .``).  decode: after the BPE's decode, re-inflects every base with its
+symbol and restores spacing (both forms), so generated text contains no inflection symbols (fairseq-generate's D-
+lines, fairseq-interactive's output).
 At start-up the SentencePiece model of ``--bpe sentencepiece``/``spaces`` is checked for the inflection symbols:
 a model trained without them turns every symbol into ``<unk>`` or characters, silently.
 """
@@ -24,6 +26,10 @@ class BiteTokenizerConfig(FairseqDataclass):
         "help": "POS tagger: nltk (averaged perceptron; needs NLTK_DATA) or hanta (no NLTK data)"})
     bite_single_char: bool = field(default=False, metadata={
         "help": "inflection symbols as single characters U+266E..U+2678 instead of [TAG]"})
+    bite_word_format: bool = field(default=False, metadata={
+        "help": "encode to BITE's word form (symbols and punctuation as separate words) instead of the subword "
+                "text (symbols glued to their base), for a vocabulary built on preprocess.encode --scheme bite "
+                "output; decoding reads both"})
 
 
 def _subword_model(cfg):
@@ -46,9 +52,11 @@ class BiteFairseqTokenizer:
             model = _subword_model(cfg)
             if model:
                 check_subword_model(model, cfg.bite_single_char)
+        self.word_format = cfg.bite_word_format
 
     def encode(self, x: str) -> str:
-        return " ".join(self.bite.tokenize(x))
+        tokens = self.bite.tokenize(x)
+        return " ".join(tokens) if self.word_format else self.bite.subword_text(tokens)
 
     def decode(self, x: str) -> str:
         return self.bite.detokenize(x.split())

@@ -6,7 +6,8 @@
 Every emitted piece is a token of the vocabulary, so it is in a dictionary written by ``write_fairseq_dict``
 from that vocabulary.  A word without any vocabulary substring gives nothing (as in the paper's code), or
 ``--flota-unk TOKEN``.  ``decode`` joins pieces back into words and is lossy by design: FLOTA drops the
-characters it does not cover.
+characters it does not cover.  An official fairseq RoBERTa/BART ``dict.txt`` holds GPT-2 ids: with
+``--flota-vocab dict.txt --flota-gpt2-encoder encoder.json`` the pieces are written as those ids.
 """
 from dataclasses import dataclass, field
 from typing import Optional
@@ -15,7 +16,7 @@ from fairseq.data.encoders import register_bpe
 from fairseq.dataclass import FairseqDataclass
 
 from fairseq_plugins._errors import required_path, user_errors
-from preprocess.flota import STYLES, FlotaTokenizer, detokenize
+from preprocess.flota import STYLES, FlotaTokenizer, gpt2_id_tokenizer, is_gpt2_id_dict
 
 
 @dataclass
@@ -37,17 +38,24 @@ class FlotaBPEConfig(FairseqDataclass):
                 "keep or lower"})
     flota_byte_level: bool = field(default=False, metadata={
         "help": "gpt2 only: look words up in GPT-2's byte-level alphabet (the paper's code does not)"})
+    flota_gpt2_encoder: Optional[str] = field(default=None, metadata={
+        "help": "GPT-2 encoder.json, when --flota-vocab is the dict.txt of GPT-2 ids of an official fairseq "
+                "RoBERTa/BART checkpoint: emit the ids that dictionary holds"})
 
 
 @register_bpe("flota", dataclass=FlotaBPEConfig)
 class FlotaBPE:
     def __init__(self, cfg):
         with user_errors("--bpe flota"):
-            self.tokenizer = FlotaTokenizer(
-                required_path(cfg, "flota_vocab"), cfg.flota_style, k=cfg.flota_k,
-                mode=cfg.flota_mode, strict=bool(cfg.flota_strict), max_len=cfg.flota_max_len,
-                unk_token=cfg.flota_unk or None, byte_level=bool(cfg.flota_byte_level),
-                lowercase={"keep": False, "lower": True}.get(cfg.flota_case))
+            vocab = required_path(cfg, "flota_vocab")
+            if cfg.flota_gpt2_encoder or is_gpt2_id_dict(vocab):
+                self.tokenizer = gpt2_id_tokenizer(cfg)
+            else:
+                self.tokenizer = FlotaTokenizer(
+                    vocab, cfg.flota_style, k=cfg.flota_k, mode=cfg.flota_mode, strict=bool(cfg.flota_strict),
+                    max_len=cfg.flota_max_len, unk_token=cfg.flota_unk or None,
+                    byte_level=bool(cfg.flota_byte_level), lowercase={"keep": False, "lower": True}.get(
+                        getattr(cfg, "flota_case", "auto")))
         self.style = self.tokenizer.style
         self.marker, self.marker_on_start, _ = STYLES[self.style]
 
@@ -55,11 +63,12 @@ class FlotaBPE:
         return " ".join(self.tokenizer.tokenize(x))
 
     def decode(self, x: str) -> str:
-        return detokenize(x.split(), self.style, self.tokenizer.byte_level)
+        return self.tokenizer.decode(x)
 
     def is_beginning_of_word(self, x: str) -> bool:
         if x in ("<unk>", "<s>", "</s>", "<pad>"):
             return True
+        x = getattr(self.tokenizer, "id_to_piece", {}).get(x, x)  # an official checkpoint's GPT-2 id
         if self.marker_on_start:
             return x.startswith(self.marker)
         return not (x.startswith(self.marker) and len(x) > len(self.marker))

@@ -26,6 +26,12 @@ Reversibility details (documented in the README, BITE section):
   one-character mark at its start: ``⁀`` (U+2040) = "no space before me", ``␣`` (U+2423) = "a space before me".
   So ``detokenize(tokenize(s)) == " ".join(s.split())`` whenever re-inflection gives the original words back.
   With ``whitespace`` no marks are needed (tokens are joined by single spaces).
+* **BITE + a subword model (BITE+D).**  The subword model does not see the word form above but the *subword text*
+  (``subword_text``): the decoded sentence's spacing, each symbol glued to the end of its base
+  (``The dog[NNS] bark[VBD].``).  With the symbols as user-defined pieces, SentencePiece then spends one piece per
+  symbol and no ``▁`` on it, and punctuation is segmented as in raw text.  Decoding reads both forms: a
+  whitespace-separated chunk may hold several words (a symbol ends the word before it, a spacing mark starts a new
+  one); the subword text always decodes to exactly what the word form decodes to.
 """
 from __future__ import annotations
 
@@ -64,7 +70,12 @@ for _sym, _ch in zip(INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS):
 _ALL_SYMBOLS = tuple(TAG_OF_SYMBOL)
 _SYMBOL_RE = re.compile("|".join(re.escape(s) for s in sorted(_ALL_SYMBOLS, key=len, reverse=True)))
 _NEEDS_ESCAPE_START = (ESCAPE, GLUE, SPACE_BEFORE_MARK)
-_SYMBOL_CHARS = frozenset(SINGLE_CHAR_SYMBOLS)
+#: characters that make a token need escaping wherever they stand: the single-character symbols, and the spacing
+#: marks (inside a word of the subword text, ``⁀`` and ``␣`` separate words; see ``BiteTokenizer.subword_text``)
+_SYMBOL_CHARS = frozenset(SINGLE_CHAR_SYMBOLS + (GLUE, SPACE_BEFORE_MARK))
+#: what splits a whitespace-separated chunk into words on decoding: symbols and spacing marks
+_CHUNK_SPLIT_RE = re.compile("(" + "|".join(re.escape(s) for s in sorted(_ALL_SYMBOLS, key=len, reverse=True))
+                             + "|" + GLUE + "|" + SPACE_BEFORE_MARK + ")")
 
 #: The C0 control characters that are not whitespace (U+0000-U+0008, U+000E-U+001B) are deleted by the Moses
 #: tokenizer, which would join the words around them ("x\x00y" -> "xy", then inflected as one word).  With the
@@ -234,12 +245,12 @@ class BiteTokenizer:
     def __init__(self, pretokenizer: str = "moses", tagger: str = "nltk", single_char: bool = False):
         if pretokenizer not in PRETOKENIZERS:
             raise ValueError(f"pretokenizer must be one of {PRETOKENIZERS}, not {pretokenizer!r}")
-        if tagger not in TAGGERS:
+        if tagger is not None and tagger not in TAGGERS:   # None: no tagger (decoding, subword_text only)
             raise ValueError(f"tagger must be one of {TAGGERS}, not {tagger!r}")
         self.pretokenizer = pretokenizer
         self.tagger_name = tagger
         self.single_char = bool(single_char)
-        self.tagger = get_tagger(tagger)
+        self.tagger = get_tagger(tagger) if tagger is not None else None
         self._moses_tok = None
         if pretokenizer == "moses":
             from sacremoses import MosesTokenizer
@@ -340,45 +351,87 @@ class BiteTokenizer:
                 self._inflect_cache[key] = form
         return form
 
-    def detokenize_words(self, tokens: Iterable[str]) -> Tuple[List[str], List[str]]:
-        """Re-inflected words and their spacing marks ('' / GLUE / SPACE_BEFORE_MARK)."""
-        words: List[str] = []
-        marks: List[str] = []
-        plural: List[bool] = []   # word was re-inflected as a plural noun
+    @staticmethod
+    def parse(tokens: Iterable[str]) -> List[list]:
+        """Read BITE output into entries ``[text, mark, tag, literal, chunk_start]``, one per word.
+
+        ``tokens`` are whitespace-separated chunks of either form BITE writes: the word form (one word or one
+        symbol per chunk, spacing marks at a word's start) or the subword text (see :meth:`subword_text`), where
+        a chunk holds several words: a symbol ends the word before it, ``⁀``/``␣`` start a new word, and the
+        words after the first are glued to it.  ``mark`` is '' (spacing by the default rule) or a spacing mark;
+        ``tag`` the PTB tag of the word's symbol (None if none); ``literal``: the word was escaped."""
+        entries: List[list] = []
         open_base = False   # the last word may still take an inflection symbol
+        get_tag = TAG_OF_SYMBOL.get
         for tok in tokens:
-            tag = TAG_OF_SYMBOL.get(tok)
+            tag = get_tag(tok)
             if tag is not None:
                 if open_base:
-                    base = words[-1]
-                    if base.lower() == "be" and tag in ("VBP", "VBD"):
-                        words[-1] = _match_case(_be_form(tag, words[:-1], plural), base)
-                    else:
-                        words[-1] = self.inflect(base, tag)
-                    plural[-1] = tag in ("NNS", "NNPS")
+                    entries[-1][2] = tag
                     open_base = False
                 continue   # a symbol with no base before it is dropped
             mark = ""
             if tok[:1] in (GLUE, SPACE_BEFORE_MARK):
                 mark, tok = tok[0], tok[1:]
-            if tok.startswith(ESCAPE):
-                tok = tok[1:]
-            elif needs_escape(tok):
-                # unescaped symbols glued to a word (e.g. a model emitting "walk" + "[VBD]" without a space):
-                # drop them; a final symbol inflects the text before it
-                pieces = _SYMBOL_RE.split(tok)
-                found = _SYMBOL_RE.findall(tok)
-                text = "".join(pieces)
-                if text and found and tok.endswith(found[-1]) and "".join(pieces[:-1]):
-                    text = self.inflect("".join(pieces[:-1]), TAG_OF_SYMBOL[found[-1]])
-                tok = text
-            if not tok:
+            if tok[:1] == ESCAPE:   # an escaped word is a whole chunk, read literally
+                if len(tok) > 1:
+                    entries.append([tok[1:], mark, None, True, True])
+                    open_base = True
                 continue
-            words.append(tok)
-            marks.append(mark)
-            plural.append(False)
-            open_base = True
-        return words, marks
+            if tok.isascii() and "[" not in tok or not _CHUNK_SPLIT_RE.search(tok):
+                if tok:
+                    entries.append([tok, mark, None, False, True])
+                    open_base = True
+                continue
+            first = True
+            for i, part in enumerate(_CHUNK_SPLIT_RE.split(tok)):
+                if not i % 2:
+                    if part:
+                        entries.append([part, mark, None, False, first])
+                        open_base, first, mark = True, False, GLUE
+                    continue
+                tag = get_tag(part)
+                if tag is None:
+                    mark = part   # a spacing mark inside a chunk starts the next word
+                    continue
+                if open_base:
+                    entries[-1][2] = tag
+                    open_base = False
+                mark = GLUE
+        return entries
+
+    def inflect_entries(self, entries: Sequence[list]) -> List[str]:
+        """The decoded words of :meth:`parse`'s entries: each base re-inflected with its symbol."""
+        words: List[str] = []
+        plural: List[bool] = []   # word was re-inflected as a plural noun
+        for text, _, tag, _, _ in entries:
+            if tag is not None:
+                if text.lower() == "be" and tag in ("VBP", "VBD"):
+                    text = _match_case(_be_form(tag, words, plural), text)
+                else:
+                    text = self.inflect(text, tag)
+            words.append(text)
+            plural.append(tag in ("NNS", "NNPS"))
+        return words
+
+    def detokenize_words(self, tokens: Iterable[str]) -> Tuple[List[str], List[str]]:
+        """Re-inflected words and their spacing marks ('' / GLUE / SPACE_BEFORE_MARK)."""
+        entries = self.parse(tokens)
+        return self.inflect_entries(entries), [e[1] for e in entries]
+
+    def attachment(self, words: Sequence[str], marks: Sequence[str]) -> List[bool]:
+        """attached[i]: no space between words i-1 and i (the default rule, overridden by the marks)."""
+        attached = default_attached(words) if self.pretokenizer != "whitespace" else [False] * len(words)
+        for i, mark in enumerate(marks):
+            if mark:
+                attached[i] = mark == GLUE
+        if attached:
+            attached[0] = False
+        return attached
+
+    @staticmethod
+    def _join(words: Sequence[str], attached: Sequence[bool]) -> str:
+        return "".join(w if a else " " + w for w, a in zip(words, attached))[1:] if words else ""
 
     def detokenize(self, tokens: Iterable[str]) -> str:
         words, marks = self.detokenize_words(tokens)
@@ -386,39 +439,161 @@ class BiteTokenizer:
             return ""
         if self.pretokenizer == "whitespace" and not any(marks):
             return " ".join(words)
-        attached = default_attached(words) if self.pretokenizer != "whitespace" else [False] * len(words)
-        parts = [words[0]]
-        for i in range(1, len(words)):
-            glue = attached[i]
-            if marks[i] == GLUE:
-                glue = True
-            elif marks[i] == SPACE_BEFORE_MARK:
-                glue = False
-            if not glue:
-                parts.append(" ")
-            parts.append(words[i])
-        return "".join(parts)
+        return self._join(words, self.attachment(words, marks))
 
     def decode_lines(self, lines: Sequence[str]) -> List[str]:
         return [self.detokenize(l.split()) for l in lines]
 
+    # ---- the text a subword model sees ------------------------------------------------------------------------
+    def subword_text(self, tokens: Sequence[str]) -> str:
+        """BITE tokens (word form) as the text for a subword model: the spacing of the decoded sentence, each
+        symbol glued to the end of its base (``The dogs barked.`` -> ``The dog[NNS] bark[VBD].``).
+
+        A SentencePiece model with the symbols as user-defined symbols then spends exactly one piece per symbol
+        and no ``▁`` on it, and punctuation keeps the segmentation it has in raw text (``.`` rather than ``▁.``).
+        Decoding (:meth:`detokenize` on the whitespace-split text, which is what a subword decode gives) returns
+        exactly what the word form decodes to: where merging words into one chunk would change the result
+        (a base after glued punctuation, ``(⁀dog[NNS])``; spacing the default rule gets wrong), a spacing mark
+        is written, and the text is checked by decoding it; if it still differed (which does not happen on
+        well-formed BITE output), the word form itself is returned."""
+        tokens = [t for t in tokens if t]
+        entries = self.parse(tokens)
+        if not entries:
+            return ""
+        words = self.inflect_entries(entries)
+        target = self.attachment(words, [e[1] for e in entries])
+        expected = self._join(words, target)
+        for safe in (False, True):
+            text, decoded = self._glue(entries, target, safe)
+            if decoded == expected:
+                return text
+        return " ".join(tokens)
+
+    def _glue(self, entries: Sequence[list], target: Sequence[bool], safe: bool) -> Tuple[str, Optional[str]]:
+        """One candidate subword text and what :meth:`detokenize` makes of it (None: not a valid candidate).
+
+        Chunks are joined by spaces where ``target`` has a space; ``safe`` marks every word boundary inside a chunk
+        that no symbol marks (so decoding sees the same words as the word form)."""
+        symbol_of = self._symbols
+        out: List[str] = []
+        chunk_starts: List[Tuple[int, int]] = []   # (position in out, entry index) of each chunk's first word
+        closed = True    # the last chunk cannot take more words (an escaped word, a standalone symbol)
+        prev_tag = None
+        for i, (text, _, tag, literal, _) in enumerate(entries):
+            if closed or literal or not target[i]:
+                if i:
+                    out.append(" ")
+                chunk_starts.append((len(out), i))
+                out.append("")   # room for a spacing mark
+            elif prev_tag is None and (safe or tag is not None):
+                out.append(GLUE)   # the base (or, when safe, any word) starts here, glued
+            out.append(ESCAPE + text if literal else text)
+            closed = literal
+            prev_tag = tag
+            if tag is not None:
+                symbol = symbol_of.get("[" + tag + "]")
+                if symbol is None:
+                    return "", None
+                out.append(" " + symbol if literal else symbol)
+        # what the decoder will read; a mark at a chunk's start changes only that word's mark, so the decoded
+        # text of the final candidate follows from these entries
+        cand = self.parse("".join(out).split())
+        firsts = [j for j, e in enumerate(cand) if e[4]]
+        if len(firsts) != len(chunk_starts):
+            return "", None
+        words = self.inflect_entries(cand)
+        default = default_attached(words) if self.pretokenizer != "whitespace" else [False] * len(words)
+        # spacing marks where the decoder's default rule (on the words it will see) disagrees with the target
+        for (pos, i), j in zip(chunk_starts[1:], firsts[1:]):
+            if default[j] != target[i]:
+                out[pos] = cand[j][1] = GLUE if target[i] else SPACE_BEFORE_MARK
+        return "".join(out), self._join(words, self.attachment(words, [e[1] for e in cand]))
+
 
 # ---- preprocess.encode hooks ----------------------------------------------------------------------------------
 class BiteLineEncoder:
-    """BITE, then optionally a SentencePiece model (BITE+D in one pass)."""
+    """BITE, then optionally a SentencePiece model (BITE+D in one pass).
 
-    def __init__(self, pretokenizer: str, tagger: str, single_char: bool, subword_model: Optional[str] = None):
-        self.bite = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger, single_char=single_char)
+    With a subword model, the model segments :meth:`BiteTokenizer.subword_text` (symbols glued to their base, the
+    sentence's own spacing), so each symbol is one piece with no ``▁`` of its own.  Without one, the output is
+    BITE's word form, or with ``training_text`` the text such a model is trained on (:func:`training_text`).
+
+    ``bite_input=True``: the lines are BITE output (word form) already (e.g. the training text BITE-encoded once
+    to train the subword model); only the subword step is applied, and no tagger is loaded.
+    """
+
+    def __init__(self, pretokenizer: str, tagger: str, single_char: bool, subword_model: Optional[str] = None,
+                 bite_input: bool = False, training_text: bool = False):
+        self.bite = BiteTokenizer(pretokenizer=pretokenizer, tagger=None if bite_input else tagger,
+                                  single_char=single_char)
+        self.bite_input = bool(bite_input)
         self.sp = None
+        self.training_text = bool(training_text) and not subword_model
         if subword_model:
             from preprocess.spm import load_model
             self.sp = load_model(subword_model)
 
     def encode_lines(self, lines: List[str]) -> List[str]:
-        out = self.bite.encode_lines(lines)
-        if self.sp is not None:
-            out = [" ".join(self.sp.encode(l, out_type=str)) if l else "" for l in out]
-        return out
+        if self.bite_input:
+            return self.subword_lines(lines)
+        if self.sp is None and not self.training_text:
+            return self.bite.encode_lines(lines)
+        from preprocess.common import flatten_line
+        return self._subword_step([self.bite.subword_text(t)
+                                   for t in self.bite.tokenize_batch([flatten_line(l) for l in lines])])
+
+    def subword_lines(self, bite_lines: List[str]) -> List[str]:
+        """The subword step alone, on BITE output (word form)."""
+        if self.sp is None and not self.training_text:
+            return list(bite_lines)
+        return self._subword_step([self.bite.subword_text(l.split()) for l in bite_lines])
+
+    def _subword_step(self, texts: List[str]) -> List[str]:
+        if self.sp is None:
+            return [training_text(t) for t in texts]
+        return [" ".join(p) if t else "" for t, p in zip(texts, self.sp.encode(texts, out_type=str))]
+
+
+def training_text(subword_text: str) -> str:
+    """The training text of a BITE+D subword model: the subword text without its symbols (``The dog bark.``).
+
+    The symbols are user-defined pieces of the model, so encoding always cuts them out whole; but trained with the
+    symbols glued into its text, SentencePiece makes the lone ``▁`` piece far more probable, and the model splits
+    words as ``▁ into`` (Multi30k, 10,000 lines, unigram 2,000: 3,447 lone ``▁`` on that text when trained with
+    the symbols, 1,844 without)."""
+    return " ".join(_SYMBOL_RE.sub("", subword_text).split())
+
+
+def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other_inputs: Sequence[str] = (),
+                        pretokenizer: str = "moses", single_char: bool = False, **spm_options) -> str:
+    """Train the SentencePiece model of BITE+D on the :func:`training_text` of BITE's word-form output
+    (``preprocess.encode --scheme bite`` files, ``.gz`` allowed) plus ``other_inputs`` (e.g. the raw other
+    language of a joint model), with the symbols and marks as user-defined symbols.
+
+    ``spm_options`` go to :func:`preprocess.spm.train` (``model_type``, ``variant``, ``vocab_size``, ``seed``...).
+    Use the same ``pretokenizer`` and ``single_char`` as for the BITE output.  Returns the path of ``P.model``."""
+    import os
+    import shutil
+    import tempfile
+
+    from preprocess import spm
+    from preprocess.common import read_lines, require_file
+
+    for path in bite_text_files:
+        require_file(path, "BITE text")
+    bite = BiteTokenizer(pretokenizer=pretokenizer, tagger=None, single_char=single_char)
+    spm_options.setdefault("extra_symbols", list(USER_SYMBOLS_SINGLE if single_char else USER_SYMBOLS))
+    workdir = tempfile.mkdtemp(prefix="bite-subword-")
+    try:
+        texts = []
+        for k, path in enumerate(bite_text_files):
+            texts.append(os.path.join(workdir, f"text{k}.txt"))
+            with open(texts[-1], "w", encoding="utf-8") as out:
+                for line in read_lines(path):
+                    out.write(training_text(bite.subword_text(line.split())) + "\n")
+        return spm.train(texts + list(other_inputs), model_prefix, **spm_options)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def add_encoder_args(parser) -> None:
@@ -429,7 +604,12 @@ def add_encoder_args(parser) -> None:
     parser.add_argument("--single-char", action="store_true",
                         help="emit inflection symbols as single characters U+266E..U+2678 instead of [TAG]")
     parser.add_argument("--subword-model", default=None,
-                        help="SentencePiece model applied after BITE (BITE+D), trained with --user-symbols bite")
+                        help="SentencePiece model applied after BITE (BITE+D): trained on the --training-text "
+                             "output with --user-symbols bite (preprocess.bite.train_subword_model does both)")
+    parser.add_argument("--training-text", action="store_true",
+                        help="without --subword-model: write the text a BITE+D subword model is trained on (base "
+                             "forms with the sentence's own spacing, no symbols: 'The dogs barked.' -> "
+                             "'The dog bark.')")
 
 
 def make_encoder(args: argparse.Namespace) -> BiteLineEncoder:
@@ -439,7 +619,8 @@ def make_encoder(args: argparse.Namespace) -> BiteLineEncoder:
         require_file(subword, "SentencePiece model (--subword-model)")
     try:
         return BiteLineEncoder(getattr(args, "pretokenizer", "moses"), getattr(args, "tagger", "nltk"),
-                               bool(getattr(args, "single_char", False)), subword)
+                               bool(getattr(args, "single_char", False)), subword,
+                               training_text=bool(getattr(args, "training_text", False)))
     except TaggerUnavailable as e:
         raise UserError(str(e)) from None
     except ValueError as e:

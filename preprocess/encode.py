@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import functools
 import importlib
 import itertools
 import multiprocessing as mp
@@ -124,6 +125,17 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
+def _encoder_from_args(args: argparse.Namespace):
+    # one thread: parallelism comes from the worker processes
+    return scheme_module(args.scheme).make_encoder(argparse.Namespace(**{**vars(args), "workers": 1}))
+
+
+def file_options(workers: int = 1, chunk_size: int = 2000, errors: str = "strict", quiet: bool = True,
+                 scheme: str = "custom") -> argparse.Namespace:
+    """The generic options of :class:`FileEncoder` for Python callers that give their own encoder factory."""
+    return argparse.Namespace(scheme=scheme, workers=workers, chunk_size=chunk_size, errors=errors, quiet=quiet)
+
+
 def _checked(encoder, chunk: list[str]) -> list[str]:
     out = encoder.encode_lines(chunk)
     if len(out) != len(chunk):  # a scheme bug must never shift lines
@@ -153,14 +165,14 @@ def _encode_range(encoder, path: str, out, errors: str, chunk_size: int, start: 
 
 
 # --- worker side -----------------------------------------------------------------------------------------
-def _worker(encoder, args, path, segments, parts, next_segment, done_lines, results) -> None:
+def _worker(encoder, factory, args, path, segments, parts, next_segment, done_lines, results) -> None:
     """Take the next byte range, encode it into its part file, report; until no range is left."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C reaches the whole process group: the parent cleans up
     signal.signal(signal.SIGTERM, signal.SIG_DFL)   # die quietly; the parent sees it and cleans up
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
     try:
         if encoder is None:   # spawn start method: build our own copy
-            encoder = scheme_module(args.scheme).make_encoder(args)
+            encoder = factory()
 
         def progress(k: int) -> None:
             with done_lines.get_lock():
@@ -197,14 +209,16 @@ class FileEncoder:
         enc.counters                            # {description: count} of the scheme's fallbacks, all files
 
     Workers are started per file and are always gone when ``encode_file`` returns or raises.
+    ``factory``: a picklable zero-argument callable that builds the LineEncoder; default: the ``--scheme``
+    module's ``make_encoder(args)``.  ``args`` then needs only the generic options (:func:`file_options`).
+    The encoder is built once, in this process; forked workers inherit it (spawned ones call ``factory``).
     """
 
-    def __init__(self, args: argparse.Namespace):
+    def __init__(self, args: argparse.Namespace, factory=None):
         check_options(args)
         self.args = args
-        # the encoder is built once, in this process, with one thread: parallelism comes from worker processes,
-        # which (fork) inherit it
-        self.encoder = scheme_module(args.scheme).make_encoder(argparse.Namespace(**{**vars(args), "workers": 1}))
+        self.factory = factory or functools.partial(_encoder_from_args, args)
+        self.encoder = self.factory()   # validates options in the parent
         self.counters: collections.Counter = collections.Counter()
 
     def __enter__(self):
@@ -262,7 +276,7 @@ class FileEncoder:
             try:
                 for _ in range(min(workers, len(segments))):
                     p = ctx.Process(target=_worker, daemon=True, args=(
-                        inherited, args, path, segments, parts, next_segment, done_lines, results))
+                        inherited, self.factory, args, path, segments, parts, next_segment, done_lines, results))
                     p.start()
                     procs.append(p)
             finally:

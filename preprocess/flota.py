@@ -591,6 +591,78 @@ def line_rng(seed: int, line: str) -> random.Random:
     return random.Random(f"{seed}\t{line}")
 
 
+# --- official fairseq checkpoints: a dict.txt of GPT-2 ids --------------------------------------------------------
+
+def is_gpt2_id_dict(vocab) -> bool:
+    """Whether ``vocab`` is a fairseq ``dict.txt`` of GPT-2 BPE ids, as official RoBERTa/BART checkpoints ship:
+    its tokens are decimal ids (``13 850314647``), apart from a few specials (``madeupword0000``, ``<mask>``)."""
+    v = load_vocab(vocab)
+    return v.kind == "fairseq" and sum(t.isdigit() for t in v.tokens) >= 0.9 * len(v.tokens)
+
+
+def gpt2_id_map(dict_path: str, encoder_json: str) -> dict:
+    """GPT-2 token -> the id string that ``dict_path`` holds, for every id of the dictionary (in its order).
+
+    The dictionary and ``encoder.json`` must belong together: an id of the dictionary that ``encoder.json`` does
+    not have is an error naming the first such token.
+    """
+    ids = load_vocab(dict_path)
+    if ids.kind != "fairseq":
+        raise UserError(f"{dict_path} is not a fairseq dict.txt (lines 'TOKEN COUNT')")
+    encoder = load_vocab(encoder_json)
+    if encoder.kind != "json" or not str(encoder_json).endswith(".json"):
+        raise UserError(f"{encoder_json} is not a GPT-2 encoder.json (token -> id)")
+    with open(encoder_json, encoding="utf-8") as fh:
+        id_to_token = {str(i): tok for tok, i in json.load(fh).items()}
+    mapping = {}
+    for lineno, tok in enumerate(ids.tokens, 1):
+        if not tok.isdigit():
+            continue  # fairseq's specials (madeupword0000, <mask>): nothing FLOTA emits
+        if tok not in id_to_token:
+            raise UserError(f"{encoder_json} does not match {dict_path}: its token {tok} (line {lineno}) is not an "
+                            "id of encoder.json")
+        mapping[id_to_token[tok]] = tok
+    return mapping
+
+
+class Gpt2IdFlota:
+    """FLOTA in GPT-2 style over the tokens that an id ``dict.txt`` holds, writing every piece as its id.
+
+    Only tokens of the dictionary are candidates (anything else would be ``<unk>`` to the model); options are
+    those of :class:`FlotaTokenizer` (``byte_level=True`` is the faithful choice for non-ASCII text).
+    """
+
+    def __init__(self, dict_path: str, encoder_json: str, unk_token: Optional[str] = None, **options):
+        self.piece_to_id = gpt2_id_map(dict_path, encoder_json)
+        self.id_to_piece = {i: piece for piece, i in self.piece_to_id.items()}
+        tokens = list(self.piece_to_id) + ([unk_token] if unk_token and unk_token not in self.piece_to_id else [])
+        self.flota = FlotaTokenizer(tokens, "gpt2", unk_token=unk_token, **options)
+        self.style, self.byte_level = "gpt2", self.flota.byte_level
+
+    def tokenize(self, text: str) -> list:
+        get = self.piece_to_id.get
+        return [get(piece, piece) for piece in self.flota.tokenize(text)]
+
+    def encode(self, text: str) -> str:
+        return " ".join(self.tokenize(text))
+
+    def decode(self, text: Union[str, Sequence[str]]) -> str:
+        ids = text.split() if isinstance(text, str) else list(text)
+        return detokenize([self.id_to_piece.get(i, i) for i in ids], "gpt2", self.byte_level)
+
+
+def gpt2_id_tokenizer(options) -> Gpt2IdFlota:
+    """:class:`Gpt2IdFlota` from ``--flota-*`` options (an argparse namespace or the fairseq adapter's config)."""
+    encoder = getattr(options, "flota_gpt2_encoder", None)
+    if not encoder:
+        raise UserError(f"{options.flota_vocab} holds GPT-2 ids (an official fairseq checkpoint's dict.txt): give "
+                        "--flota-gpt2-encoder encoder.json to map FLOTA's pieces to them")
+    return Gpt2IdFlota(options.flota_vocab, encoder, k=options.flota_k, mode=options.flota_mode,
+                       strict=bool(options.flota_strict), max_len=options.flota_max_len,
+                       unk_token=getattr(options, "flota_unk", None) or None,
+                       byte_level=bool(getattr(options, "flota_byte_level", False)))
+
+
 # --- preprocess.encode hooks ----------------------------------------------------------------------------------
 
 class FlotaEncoder:
@@ -613,7 +685,7 @@ class FlotaEncoder:
     def counters(self) -> dict:
         """Fallbacks so far (preprocess.encode prints them as ``note:`` lines)."""
         return {"words FLOTA dropped entirely (no vocabulary substring in them; --flota-unk TOKEN keeps a "
-                "placeholder)": self.tokenizer.dropped_words}
+                "placeholder)": getattr(self.tokenizer, "dropped_words", 0)}
 
 
 def add_encoder_args(parser) -> None:
@@ -636,6 +708,9 @@ def add_encoder_args(parser) -> None:
     parser.add_argument("--flota-case", choices=("auto", "keep", "lower"), default="auto",
                         help="lower-case the text before the search: auto = when the vocabulary is uncased (has no "
                              "capital letters, e.g. bert-base-uncased), as its own tokenizer does")
+    parser.add_argument("--flota-gpt2-encoder", default=None,
+                        help="GPT-2 encoder.json, when --flota-vocab is a dict.txt of GPT-2 ids (official fairseq "
+                             "RoBERTa/BART checkpoints): emit the ids that dictionary holds")
     parser.add_argument("--noise-p", type=float, default=0.0,
                         help="drop the space between adjacent words with this probability before tokenising")
     parser.add_argument("--noise-seed", type=int, default=0, help="seed of the whitespace noise")
@@ -645,6 +720,8 @@ def make_encoder(args: argparse.Namespace) -> FlotaEncoder:
     noise_p = float(getattr(args, "noise_p", 0.0) or 0.0)
     if not 0.0 <= noise_p <= 1.0:
         raise UserError(f"--noise-p must be between 0 and 1, not {noise_p}")
+    if getattr(args, "flota_gpt2_encoder", None) or is_gpt2_id_dict(args.flota_vocab):
+        return FlotaEncoder(gpt2_id_tokenizer(args), noise_p, int(getattr(args, "noise_seed", 0) or 0))
     tok = FlotaTokenizer(args.flota_vocab, args.flota_style, k=args.flota_k, mode=args.flota_mode,
                          strict=bool(args.flota_strict), max_len=args.flota_max_len,
                          unk_token=getattr(args, "flota_unk", None) or None,

@@ -109,5 +109,11 @@ def main(argv=None) -> int:
     return spm.main(argv, parser)
 
 
-if __name__ == "__main__":
+
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
     sys.exit(run_main(main))
+
+
+if __name__ == "__main__":
+    cli()

@@ -19,7 +19,9 @@ import shutil
 import sys
 import tempfile
 
-from preprocess.common import UserError, atomic_output, require_file, run_main
+from typing import Iterable
+
+from preprocess.common import UserError, atomic_output, flatten_line, require_file, run_main
 
 #: U+2581 LOWER ONE EIGHTH BLOCK: SentencePiece's meta symbol for whitespace (a word-start marker).
 SPACE_SYMBOL = "\u2581"
@@ -67,8 +69,10 @@ def named_user_symbols(spec: str | None) -> list[str]:
 def train(inputs: list[str], model_prefix: str, model_type: str = "unigram", variant: str = "default",
           vocab_size: int = 16000, character_coverage: float = 0.9995, input_sentence_size: int = 0,
           seed: int | None = None, num_threads: int = 2, extra_symbols: list[str] | None = None,
-          extra_options: dict | None = None, quiet: bool = True) -> str:
+          extra_options: dict | None = None, quiet: bool = True, sentences: Iterable[str] | None = None) -> str:
     """Train a SentencePiece model and write ``P.model``, ``P.vocab`` and the fairseq ``P.dict.txt``.
+
+    ``inputs``: text files; or ``sentences``, an iterable of lines, with ``inputs`` empty.
 
     ``variant="prime"`` makes ``▁`` a user-defined symbol (always its own piece) and turns off the dummy prefix:
     the space-as-token models of Gow-Smith et al. (2022).  Returns the path of ``P.model``.  Inputs may be
@@ -107,8 +111,10 @@ def train(inputs: list[str], model_prefix: str, model_type: str = "unigram", var
                 path = dst
             plain.append(path)
         tmp_prefix = os.path.join(workdir, "model")
+        source = {"input": plain} if plain else \
+            {"sentence_iterator": (flatten_line(s) for s in sentences or () if s.strip())}
         try:
-            spm.SentencePieceTrainer.train(input=plain, model_prefix=tmp_prefix, **options)
+            spm.SentencePieceTrainer.train(model_prefix=tmp_prefix, **source, **options)
         except RuntimeError as exc:
             raise UserError(f"SentencePiece training failed: {str(exc).splitlines()[0]}") from None
         write_fairseq_dict(tmp_prefix + ".model", tmp_prefix + ".dict.txt")
@@ -200,5 +206,11 @@ def main(argv=None, parser: argparse.ArgumentParser | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
     sys.exit(run_main(main))
+
+
+if __name__ == "__main__":
+    cli()

@@ -743,19 +743,15 @@ class WordmapTokenizer:
 
 def train_spm(lines: Iterable[str], model_prefix: str, vocab_size: int, model_type: str = "unigram",
               max_sentences: int = 0) -> str:
-    """Train a SentencePiece model on ``lines`` with sentencepiece's own trainer; returns the .model path.
+    """Train the base SentencePiece model on ``lines``; returns the .model path.
 
     Identity normalisation keeps pieces concatenable back to the input (lossless decode).
     """
-    import sentencepiece as spm
-    os.makedirs(os.path.dirname(os.path.abspath(model_prefix)), exist_ok=True)
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=(flatten_line(line) for line in lines if line.strip()),
-        model_prefix=model_prefix, vocab_size=vocab_size, model_type=model_type,
-        character_coverage=1.0, normalization_rule_name="identity", input_sentence_size=max_sentences,
-        shuffle_input_sentence=bool(max_sentences), hard_vocab_limit=False, minloglevel=2,
-        num_threads=1)
-    return model_prefix + ".model"
+    from preprocess import spm
+    return spm.train([], model_prefix, model_type=model_type, vocab_size=vocab_size, character_coverage=1.0,
+                     input_sentence_size=max_sentences, num_threads=1, sentences=lines,
+                     extra_options={"normalization_rule_name": "identity", "hard_vocab_limit": False,
+                                    "shuffle_input_sentence": bool(max_sentences)})
 
 
 # ----------------------------------------------------------------------------------------------------------

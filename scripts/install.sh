@@ -8,7 +8,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 VENV=${VENV:-$here/.venv}
 PY=${PYTHON:-python3}
-stamp=$VENV/.installed-v2
+stamp=$VENV/.installed-v3
 
 if [ ! -x "$VENV/bin/python" ]; then
   echo "[install] creating virtualenv $VENV"

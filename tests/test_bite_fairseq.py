@@ -1,7 +1,8 @@
 """BITE end to end through the real CLIs on a Multi30k slice.
 
 BITE+SentencePiece on the English *source* (En->De) and on the English *target* (De->En):
-preprocess.encode --scheme bite -> preprocess.spaces train --user-symbols bite -> BITE+D encode in one pass ->
+preprocess.encode --scheme bite --training-text -> preprocess.spaces train --user-symbols bite -> BITE+D encode in
+one pass ->
 fairseq-preprocess -> fairseq-train (a few updates of a tiny transformer) -> fairseq-generate / fairseq-interactive
 with ``--tokenizer bite --bpe sentencepiece``.  Asserts what must hold (line counts, symbols as single pieces,
 no inflection symbols in decoded output, re-inflection of references), not a BLEU.
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from preprocess.bite import ESCAPE, GLUE, INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS, SPACE_BEFORE_MARK, BiteTokenizer
+from preprocess.bite import (ESCAPE, GLUE, INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS, SPACE_BEFORE_MARK, BiteLineEncoder,
+                             BiteTokenizer)
 from tests.conftest import TINY_TRANSFORMER_ARGS, multi30k_slice
 
 ALL_SYMBOLS = INFLECTION_SYMBOLS + SINGLE_CHAR_SYMBOLS
@@ -18,11 +20,6 @@ ALL_SYMBOLS = INFLECTION_SYMBOLS + SINGLE_CHAR_SYMBOLS
 
 def _lines(path):
     return path.read_text(encoding="utf-8").split("\n")[:-1]
-
-
-def _pieces(line: str) -> list:
-    """SentencePiece pieces without their word-start mark (a symbol may be '[NNS]' or '▁[NNS]')."""
-    return [x.lstrip("\u2581") for x in line.split()]
 
 
 def _d_lines(stdout: str) -> dict:
@@ -44,8 +41,11 @@ def prepared(tmp_path_factory):
         run_cli(["python", "-m", "preprocess.encode", "--scheme", "bite", "--workers", "2", "--quiet",
                  "--inputs", data / f"{split}.en", "--outputs", tmp / f"{split}.bite.en"])
         assert len(_lines(tmp / f"{split}.bite.en")) == len(_lines(data / f"{split}.en"))
+    # the subword model learns the base forms with the sentences' own spacing (BITE's training text)
+    run_cli(["python", "-m", "preprocess.encode", "--scheme", "bite", "--training-text", "--workers", "2", "--quiet",
+             "--inputs", data / "train.en", "--outputs", tmp / "train.text.en"])
     sp = tmp / "sp"
-    run_cli(["python", "-m", "preprocess.spaces", "train", "--input", tmp / "train.bite.en", data / "train.de",
+    run_cli(["python", "-m", "preprocess.spaces", "train", "--input", tmp / "train.text.en", data / "train.de",
              "--model-prefix", sp, "--model-type", "unigram", "--variant", "default", "--vocab-size", "1000",
              "--user-symbols", "bite", "--seed", "1", "--num-threads", "1"])
     for split in ("train", "valid", "test"):
@@ -77,9 +77,12 @@ def test_symbols_are_single_pieces_in_the_encoded_english(prepared):
     tok = _lines(prepared["tmp"] / "train.tok.en")
     bite_lines = _lines(prepared["tmp"] / "train.bite.en")
     for enc, b in zip(tok, bite_lines):
+        pieces = enc.split()
         for sym in INFLECTION_SYMBOLS:
-            assert _pieces(enc).count(sym) == b.split().count(sym)
-    assert sum(_pieces(l).count("[NNS]") for l in tok) > 100   # Multi30k is full of plurals
+            assert pieces.count(sym) == b.split().count(sym)
+        # one piece per symbol: never a standalone ▁ before it
+        assert not any(x == "\u2581" and y in INFLECTION_SYMBOLS for x, y in zip(pieces, pieces[1:]))
+    assert sum(l.split().count("[NNS]") for l in tok) > 100   # Multi30k is full of plurals
 
 
 def test_bite_on_english_source_en_de(run_cli, prepared):
@@ -102,7 +105,9 @@ def test_bite_on_english_source_en_de(run_cli, prepared):
                     input="Two dogs are running.\nA man rides a bike.\n")
     s_lines = [l.split("\t")[1] for l in inter.stdout.splitlines() if l.startswith("S-")]
     assert len(s_lines) == 2 and len(_d_lines(inter.stdout)) == 2
-    assert "[NNS]" in _pieces(s_lines[0]) and "[VBG]" in _pieces(s_lines[0]) and "[VBZ]" in _pieces(s_lines[1])
+    # the symbols are pieces of their own, with no ▁ piece before them
+    assert "[NNS]" in s_lines[0].split() and "[VBG]" in s_lines[0].split() and "[VBZ]" in s_lines[1].split()
+    assert not any("\u2581 [" in l for l in s_lines)
 
 
 def test_bite_on_english_target_de_en(run_cli, prepared):
@@ -144,8 +149,8 @@ def test_adapter_composes_with_bpe_spaces(run_cli, prepared, tmp_path):
     p = prepared
     for single in (False, True):
         prime = tmp_path / f"prime{int(single)}"
-        bite_file = tmp_path / f"train{int(single)}.bite.en"
-        b = BiteTokenizer("moses", single_char=single)
+        bite_file = tmp_path / f"train{int(single)}.text.en"
+        b = BiteLineEncoder("moses", "nltk", single, training_text=True)
         bite_file.write_text("\n".join(b.encode_lines(_lines(p["data"] / "train.en"))) + "\n", encoding="utf-8")
         run_cli(["python", "-m", "preprocess.spaces", "train", "--input", bite_file, "--model-prefix", prime,
                  "--model-type", "bpe", "--variant", "prime", "--vocab-size", "800", "--seed", "1",
@@ -155,10 +160,13 @@ def test_adapter_composes_with_bpe_spaces(run_cli, prepared, tmp_path):
         bpe = encoders.build_bpe(Namespace(bpe="spaces", spaces_model=f"{prime}.model", spaces="keep"))
         raw = _lines(p["data"] / "valid.en")
         ok = 0
+        symbols = SINGLE_CHAR_SYMBOLS if single else INFLECTION_SYMBOLS
         for line in raw:
             enc = bpe.encode(tok.encode(line))
-            if not single:
-                assert _pieces(enc).count("[NNS]") == tok.encode(line).split().count("[NNS]")
+            pieces = enc.split()
+            n_symbols = sum(t in symbols for t in tok.bite.tokenize(line))
+            assert sum(x in symbols for x in pieces) == n_symbols
+            assert not any(x == "\u2581" and y in symbols for x, y in zip(pieces, pieces[1:]))
             back = tok.decode(bpe.decode(enc))
             assert not any(s in back for s in ALL_SYMBOLS)
             ok += back == " ".join(line.split())

@@ -1,53 +1,154 @@
-"""The comparison pipeline (make demo) with a tiny configuration: report rows, plots, and resumability."""
+"""The comparison pipeline (make demo) on a small slice with two schemes: the report's columns (BLEU/chrF with CIs
+on clean and perturbed test sets, significance against the baseline, robustness, boundary P/R/F1), the perturbed
+test files, resuming, reruns after a changed option, the GPU preset's commands and bad options."""
 import json
+import math
+import re
 
 from tests.conftest import _shared_path
 
 ARGS = ["--schemes", "unigram", "unigram_prime_nospace", "--train-lines", "600", "--valid-lines", "40",
         "--test-lines", "30", "--vocab-size", "600", "--max-update", "12", "--valid-every", "4", "--average", "2",
-        "--embed-dim", "32", "--layers", "1", "--example-ids", "0", "3"]
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+        "--embed-dim", "32", "--ffn-dim", "64", "--layers", "1", "--example-ids", "0", "3"]
+PNG = "data:image/png;base64,iVBORw0KGgo"
+N_STAGES = 2 + 2 * 7   # data, noise; per row binarize, train, average, evaluate, binarize_noisy, evaluate_noisy,
+                       # intrinsic
 
 
-def test_pipeline_tiny_end_to_end_and_resume(run_cli, tmp_path):
+def _pipeline(run_cli, data, out, *extra, check=True):
+    return run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *ARGS, *extra],
+                   check=check)
+
+
+def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
+    from preprocess.evaluate import noise
+
     out = tmp_path / "demo"
     data = _shared_path("multi30k")
-    first = run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *ARGS])
-    report = (out / "REPORT.md").read_text(encoding="utf-8")
-    for label in ("| Unigram |", "| Unigram' no spaces |"):
-        assert label in report
+    first = _pipeline(run_cli, data, out)
+    assert "[run ]" in first.stderr
     results = json.loads((out / "results.json").read_text())
-    rows = {r["name"]: r for r in results["schemes"]}
-    assert set(rows) == {"unigram", "unigram_prime_nospace"}
-    for row in rows.values():
-        assert 0.0 <= row["bleu"] <= 100.0 and 0.0 <= row["chrf"] <= 100.0
+    meta, rows = results["meta"], {r["name"]: r for r in results["schemes"]}
+    assert set(rows) == {"unigram", "unigram_prime_nospace"} and meta["baseline"] == "unigram"
+    assert meta["preset"] == "cpu" and meta["preset_overrides"]["max_update"] == 12
+    for name, row in rows.items():
+        for test_set in ("clean", "infl", "ws"):
+            for metric in ("bleu", "chrf"):
+                s = row["tests"][test_set][metric]
+                assert 0.0 <= s["score"] <= 100.0 and s["ci"] >= 0.0
+                if name == "unigram":
+                    assert s["p_value"] is None
+                else:
+                    assert 0.0 < s["p_value"] <= 1.0 and s["significant"] == (s["p_value"] < 0.05)
+        assert row["tests"]["clean"]["bleu"]["score"] == row["bleu"]      # the recipe's own score
+        for kind in ("infl", "ws"):
+            assert 0.0 <= row["robustness"][kind]["mean"] <= 1.0 and row["robustness"][kind]["n"] == 30
+        assert row["boundary"]["protocol"] == "paper" and row["boundary"]["n_words"] > 1000
+        assert {"precision", "recall", "f1"} <= set(row["boundary"])
+        assert row["train_cpu_seconds"] > 0 and row["updates_per_cpu_second"] > 0
         assert row["hyps_with_token_marks"] == 0
+        assert len(row["examples"]) == 2 and row["examples"][0]["tokens_de"]
+        assert row["averaged"] == 2
         updates = [u for u, _ in row["valid_curve"]]  # every 4 updates, plus at each epoch end
         assert {4, 8, 12} <= set(updates) and updates == sorted(updates) and updates[-1] == 12
-        assert row["final_valid_loss"] == row["valid_curve"][-1][1]
-        assert len(row["averaged"]) == 2
-        assert row["boundary"]["n_words"] > 1000
-        assert len(row["examples"]) == 2
-    # the "no spaces" source is shorter than the same model with spaces would be, and never contains ▁ alone
-    assert "\u2581 " not in (out / "schemes" / "unigram_prime_nospace" / "tok" / "test.en").read_text()
-    for png in ("valid_loss.png", "seq_lengths.png"):
-        assert (out / png).read_bytes()[:8] == PNG_MAGIC
-    html = (out / "report.html").read_text(encoding="utf-8")
-    assert html.count("data:image/png;base64,") == 2 and "Unigram&#x27; no spaces" in html
-    assert "fairseq-train" in report and "BLEU signature: `nrefs:1" in report
-    assert "[run ]" in first.stderr
+    # the rows ran through the recipes: binarize.json, the Transformer recipe's log, evaluate's outputs
+    work = out / "schemes" / "unigram"
+    assert json.loads((work / "binarized" / "binarize.json").read_text())["config"]["scheme"] == "sentencepiece"
+    assert (work / "checkpoints" / "valid_log.jsonl").exists() and (work / "eval" / "scores.json").exists()
+    assert "\u2581 " not in (out / "schemes" / "unigram_prime_nospace" / "binarized" / "tok" / "test.en").read_text()
+    # the "no spaces" source has no space tokens, so dropping spaces hardly changes it
+    assert rows["unigram_prime_nospace"]["robustness"]["ws"]["mean"] > rows["unigram"]["robustness"]["ws"]["mean"]
 
-    # a rerun skips every finished stage and rebuilds the same report
-    again = run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *ARGS])
-    assert "[run ]" not in again.stderr and again.stderr.count("[skip]") == 1 + 2 * 8
+    # the perturbed test files beside the report: same line count, the requested fraction, reproducible
+    clean = (out / "raw" / "test.en").read_text(encoding="utf-8").splitlines()
+    ws = (out / "test.ws.en").read_text(encoding="utf-8").splitlines()
+    infl = (out / "test.infl.en").read_text(encoding="utf-8").splitlines()
+    assert len(ws) == len(infl) == len(clean) == 30 and ws != clean and infl != clean
+    gaps = sum(len(c.split()) - 1 for c in clean)
+    dropped = sum(len(c.split()) - len(w.split()) for c, w in zip(clean, ws))
+    assert abs(dropped / gaps - 0.3) <= 4 * math.sqrt(0.3 * 0.7 / gaps)
+    st = meta["noise"]["stats"]["infl"]
+    assert sum(a != b for c, n in zip(clean, infl) for a, b in zip(c.split(), n.split())) == st["changed"]
+    assert abs(st["changed_share"] - 0.3) <= 4 * math.sqrt(0.3 * 0.7 / st["candidates"])
+    noise.write_noisy(str(out / "raw" / "test.en"), str(tmp_path / "again.en"), "ws", 0.3, 1)
+    assert (tmp_path / "again.en").read_bytes() == (out / "test.ws.en").read_bytes()
+
+    # the page: every column, the opening paragraph, embedded plots
+    report = (out / "REPORT.md").read_text(encoding="utf-8")
+    assert "| scheme | BLEU clean | BLEU inflection noise | BLEU whitespace noise | chrF clean |" in report
+    assert re.search(r"\| Unigram \| \d+\.\d ± \d+\.\d \|", report)
+    assert "boundary P | boundary R | boundary F1" in report and "What this run can conclude" in report
+    html = (out / "report.html").read_text(encoding="utf-8")
+    srcs = re.findall(r'src="([^"]*)"', html)
+    assert len(srcs) == 5 and all(s.startswith(PNG) for s in srcs)
+
+    # a rerun with the same options skips every stage
+    again = _pipeline(run_cli, data, out)
+    assert "[run ]" not in again.stderr and again.stderr.count("[skip]") == N_STAGES
     assert json.loads((out / "results.json").read_text())["schemes"] == results["schemes"]
 
+    # another noise seed reruns the noise and what uses it, never the training
+    third = _pipeline(run_cli, data, out, "--noise-seed", "2")
+    ran = set(re.findall(r"\[run \] (\S+)", third.stderr))
+    assert {"noise", "unigram/binarize_noisy", "unigram/evaluate_noisy", "unigram_prime_nospace/evaluate_noisy"} <= ran
+    assert not ran & {"data", "unigram/train", "unigram/binarize", "unigram/evaluate", "unigram_prime_nospace/train"}
+    assert (out / "test.ws.en").read_text(encoding="utf-8").splitlines() != ws
+    assert json.loads((out / "results.json").read_text())["meta"]["noise"]["seed"] == 2
+    assert "Noise: fraction 0.3, seed 2." in (out / "REPORT.md").read_text(encoding="utf-8")
+
     # an interrupted stage (record gone, partial output left) is cleaned and rerun alone
-    (out / ".stages" / "unigram__generate.json").unlink()
-    (out / "schemes" / "unigram" / "hyp.de").write_text("partial\n")
-    third = run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *ARGS])
-    assert "[run ] unigram/generate" in third.stderr and third.stderr.count("[run ]") == 1
-    assert len((out / "schemes" / "unigram" / "hyp.de").read_text().splitlines()) == 30
+    (out / ".stages" / "unigram__evaluate.json").unlink()
+    (out / "schemes" / "unigram" / "eval" / "hyp.txt").write_text("partial\n")
+    fourth = _pipeline(run_cli, data, out, "--noise-seed", "2")
+    assert "[run ] unigram/evaluate" in fourth.stderr and fourth.stderr.count("[run ]") == 1
+    assert len((out / "schemes" / "unigram" / "eval" / "hyp.txt").read_text().splitlines()) == 30
+
+    # a changed training option reruns exactly the stages it affects (training and what uses the model)
+    changed = [a if a != "12" else "16" for a in ARGS]
+    fifth = run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *changed,
+                     "--noise-seed", "2"])
+    reran = set(re.findall(r"\[run \] (\S+)", fifth.stderr))
+    assert reran == {f"{row}/{stage}" for row in ("unigram", "unigram_prime_nospace")
+                     for stage in ("train", "average", "evaluate", "evaluate_noisy")}
+    assert "[rerun] unigram/train: its options or inputs changed" in fifth.stderr
+    rows = json.loads((out / "results.json").read_text())["schemes"]
+    assert all(r["valid_curve"][-1][0] == 16 for r in rows)
+    assert "trained for 16 updates" in (out / "REPORT.md").read_text(encoding="utf-8")
+
+
+def test_gpu_preset_dry_run_commands(run_cli, tmp_path):
+    out = tmp_path / "gpu"
+    proc = run_cli(["python", "-m", "train_scripts.pipeline", "--preset", "gpu", "--dry-run", "--output", out,
+                    "--schemes", "unigram", "bite_unigram"])
+    lines = proc.stdout.splitlines()
+    assert not out.exists()                                          # nothing written, nothing run
+    assert "train-lines 0, valid-lines 0, test-lines 0" in lines[0]   # all of Multi30k
+    train = [l for l in lines if "train_transformer_big.sh" in l]
+    assert len(train) == 2
+    for cmd in train:
+        for opt in ("--encoder-layers 6", "--decoder-layers 6", "--encoder-embed-dim 512",
+                    "--encoder-ffn-embed-dim 2048", "--encoder-attention-heads 8", "--dropout 0.3",
+                    "--patience 10", "--max-update 30000", "--validate-interval-updates 500",
+                    "--keep-interval-updates 15", "--gpus 1", "--validate-interval 1000000"):
+            assert opt in cmd, opt
+        assert "--cpu" not in cmd
+    average = [l for l in lines if "average_checkpoints" in l]
+    assert all("--num-update-checkpoints 5" in a and "--checkpoint-upper-bound" in a for a in average)
+    evaluate = [l for l in lines if "train_scripts.evaluate" in l]
+    assert len(evaluate) == 2 * 2 and not any("--cpu" in e for e in evaluate)
+    assert sum("/noisy/ref.de" in e for e in evaluate) == 2           # one extra generate per row for both noises
+    assert any("--scheme bite" in l and "--vocab-size 8000" in l for l in lines)
+
+
+def test_bad_options_fail_before_any_work(run_cli, tmp_path):
+    for args, message in ((["--preset", "tpu"], "unknown preset 'tpu'"),
+                          (["--schemes", "unigram", "nope"], "unknown scheme 'nope'"),
+                          (["--noise-fraction", "1.5"], "noise fraction must be between 0 and 1"),
+                          (["--schemes", "bpe", "--baseline", "unigram"], "--baseline 'unigram' is not among")):
+        proc = run_cli(["python", "-m", "train_scripts.pipeline", "--output", tmp_path / "o", *args], check=False)
+        assert proc.returncode == 2 and proc.stderr == f"error: {proc.stderr[7:]}"
+        assert message in proc.stderr and proc.stderr.count("\n") == 1
+        assert not (tmp_path / "o").exists()
 
 
 def test_pipeline_reports_the_failing_stage(run_cli, tmp_path):

@@ -1,8 +1,4 @@
-"""Data preparation scripts (local copies: no network in tests) and binarize with the other schemes."""
-import json
-
-import pytest
-
+"""Data preparation scripts (local copies: no network in tests)."""
 from tests.conftest import multi30k_slice
 
 
@@ -47,58 +43,3 @@ def test_prepare_wmt14_from_local_copy(run_cli, tmp_path):
     bad = run_cli(["bash", "train_scripts/prepare_wmt14_en_de.sh", "--out", tmp_path / "w2", "--from", src],
                   check=False)
     assert bad.returncode != 0 and "commoncrawl.de-en: 2 English but 1 German" in bad.stderr
-
-
-@pytest.fixture(scope="module")
-def small_corpus(tmp_path_factory):
-    return multi30k_slice(tmp_path_factory.mktemp("schemes") / "raw", 150, 12, 9)
-
-
-def _binarize(run_cli, raw, out, *opts):
-    run_cli(["python", "-m", "train_scripts.binarize", "--data", raw, "--out", out, "--vocab-size", "400", *opts])
-    return json.loads((out / "binarize.json").read_text())
-
-
-def _check_lines(out, raw):
-    for split in ("train", "valid", "test"):
-        n = len((raw / f"{split}.en").read_text().splitlines())
-        for lang in ("en", "de"):
-            assert len((out / "tok" / f"{split}.{lang}").read_text().split("\n")) - 1 == n
-
-
-def test_binarize_bite(run_cli, small_corpus, tmp_path):
-    from preprocess.bite import INFLECTION_SYMBOLS
-
-    info = _binarize(run_cli, small_corpus, tmp_path / "b", "--scheme", "bite")
-    _check_lines(tmp_path / "b", small_corpus)
-    assert info["joined_dictionary"]
-    assert info["encode_args"]["en"][:2] == ["--scheme", "bite"] and info["encode_args"]["de"][:2] == ["--scheme", "spaces"]
-    en = (tmp_path / "b" / "tok" / "train.en").read_text().split()
-    de = (tmp_path / "b" / "tok" / "train.de").read_text().split()
-    symbols = set(INFLECTION_SYMBOLS)
-    assert symbols & set(en) and not symbols & set(de)  # BITE on the English side only
-    assert info["generate_args"][:2] == ["--bpe", "sentencepiece"]  # German target: no BITE to undo
-    assert info["source_args"][:2] == ["--tokenizer", "bite"]
-
-
-def test_binarize_flota_with_test_noise(run_cli, small_corpus, shared_path, tmp_path):
-    vocab = shared_path("flota_vocabs/xlnet-base-cased.txt")
-    common = ["--scheme", "flota", "--flota-vocab", vocab, "--flota-style", "sentencepiece", "--flota-k", "2"]
-    clean = _binarize(run_cli, small_corpus, tmp_path / "c", *common)
-    _binarize(run_cli, small_corpus, tmp_path / "n", *common, "--flota-noise-p", "0.5")
-    _check_lines(tmp_path / "n", small_corpus)
-    assert clean["generate_args"][:2] == ["--bpe", "flota"] and "--flota-k" in clean["generate_args"]
-    read = lambda d, f: (tmp_path / d / "tok" / f).read_text()  # noqa: E731
-    assert read("c", "train.en") == read("n", "train.en") and read("c", "test.en") != read("n", "test.en")
-    vocab_tokens = set(vocab.read_text(encoding="utf-8").split("\n"))
-    assert set(read("c", "train.en").split()) <= vocab_tokens  # FLOTA only emits vocabulary tokens
-
-
-def test_binarize_wordmap_separate_dictionaries(run_cli, small_corpus, tmp_path):
-    info = _binarize(run_cli, small_corpus, tmp_path / "w", "--scheme", "wordmap")
-    _check_lines(tmp_path / "w", small_corpus)
-    assert not info["joined_dictionary"] and info["train_args"] == ["--share-decoder-input-output-embed"]
-    assert info["generate_args"][:2] == ["--bpe", "wordmap"]
-    bin_dir = tmp_path / "w" / "data-bin"
-    assert (bin_dir / "dict.en.txt").read_text() != (bin_dir / "dict.de.txt").read_text()
-    assert (tmp_path / "w" / "models" / "wordmap.de.txt").exists()

@@ -32,10 +32,10 @@ def test_pretrain_tiny(pretrained):
 
     root, lm, ckpt = pretrained
     info = json.loads((lm / "binarize.json").read_text())
-    assert info["lm"] and info["encode_args"][:2] == ["--scheme", "spaces"]
+    assert info["lm"] and info["fairseq_args"][:2] == ["--bpe", "spaces"] and info["spaces"] == "keep"
     assert (lm / "data-bin" / "dict.txt").read_text() == (lm / "models" / "spm.dict.txt").read_text()
     state = torch.load(ckpt / "checkpoint_last.pt", map_location="cpu", weights_only=False)
-    assert state["cfg"]["task"]["_name"] == "masked_lm" and state["optimizer_history"][-1]["num_updates"] == 10
+    assert state["cfg"]["task"]["_name"] == "masked_lm_words" and state["optimizer_history"][-1]["num_updates"] == 10
     emb = state["model"]["encoder.sentence_encoder.embed_tokens.weight"]
     assert emb.shape[0] == len(Dictionary.load(str(lm / "data-bin" / "dict.txt"))) + 1  # + <mask>
     curve = [json.loads(x) for x in (ckpt / "valid_log.jsonl").read_text().splitlines()]
@@ -76,7 +76,7 @@ def test_flota_finetuning_data_noise_only_at_test(run_cli, pretrained, shared_pa
     run_cli([*common, "--out", tmp_path / "clean"])
     run_cli([*common, "--out", tmp_path / "noisy", "--noise-p", "0.5", "--noise-seed", "3"])
     info = json.loads((tmp_path / "noisy" / "classification.json").read_text())
-    assert info["encode_args"][:2] == ["--scheme", "flota"] and "--flota-k" in info["encode_args"]
+    assert info["encoding"]["scheme"] == "flota" and info["encoding"]["flota_k"] == 2
     assert info["noise_splits"] == ["test"]
     read = lambda d, s: (tmp_path / d / "tok" / f"{s}.input0").read_text()  # noqa: E731
     assert read("clean", "train") == read("noisy", "train") and read("clean", "valid") == read("noisy", "valid")

@@ -1,6 +1,5 @@
-"""Space-as-token training, the file encoder contract, bad input, the fairseq adapter and the morph metrics."""
+"""Space-as-token training, the file encoder contract, bad input and the fairseq adapter."""
 import gzip
-import json
 import os
 import subprocess
 import sys
@@ -8,7 +7,6 @@ import sys
 import pytest
 
 from preprocess.common import UserError
-from preprocess.evaluate.morph import boundary_prf, clean_pieces
 from preprocess.spaces import SpacesEncoder, decode_pieces, is_prime_model, train
 from preprocess.spm import SPACE_SYMBOL as SPACE
 
@@ -210,26 +208,3 @@ def test_fairseq_adapter_is_identical_to_the_encoder(models, corpus):
 def test_plugin_dir_cli():
     out = subprocess.run([sys.executable, "-m", "fairseq_plugins"], capture_output=True, text=True, check=True)
     assert os.path.isfile(os.path.join(out.stdout.strip(), "spaces.py"))
-
-
-# --- morph metrics -----------------------------------------------------------------------------------------
-
-def test_boundary_prf_by_hand():
-    # gold un|equal (boundary 2), dis|join|ted (3, 7); predicted une|qual (3), dis|jointed (3)
-    r = boundary_prf([["une", "qual"], ["dis", "jointed"]], [["un", "equal"], ["dis", "join", "ted"]])
-    assert (r["hits"], r["insertions"], r["deletions"]) == (1, 1, 2)
-    assert r["precision"] == pytest.approx(0.5) and r["recall"] == pytest.approx(1 / 3)
-    assert r["f1"] == pytest.approx(0.4) and r["mean_pieces"] == 2.0
-    assert clean_pieces(["\u2581", "\u2581un", "equal"]) == ["un", "equal"]
-    with pytest.raises(ValueError):
-        boundary_prf([["a", "b"]], [["ab", "c"]])
-
-
-def test_morph_cli_json(run_cli, shared_path, tmp_path):
-    gold = tmp_path / "gold.tsv"
-    gold.write_text("unequal\tun @@equal\t100\nunicycle\tuni @@cycle\t100\nwent\tgo @@ed\t010\n")
-    proc = run_cli(["python", "-m", "preprocess.evaluate.morph", "--model",
-                    shared_path("space_models/unigram_prime.model"), "--gold", gold, "--json"])
-    r = json.loads(proc.stdout)["unigram_prime.model"]
-    # Table 3: un|equal, uni|cycle -> 2 hits, no insertions; "went" is not concatenative and is left out
-    assert r["n_words"] == 2 and r["precision"] == 1.0 and r["recall"] == 1.0

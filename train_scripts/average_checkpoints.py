@@ -4,6 +4,18 @@ Transformer-big and RoBERTa recipes).
     python -m train_scripts.average_checkpoints --inputs ckpt/checkpoint9.pt ckpt/checkpoint10.pt --output avg.pt
     python -m train_scripts.average_checkpoints --inputs ckpt/ --num-epoch-checkpoints 5 --output avg.pt
     python -m train_scripts.average_checkpoints --inputs ckpt/ --num-update-checkpoints 5 --output avg.pt
+    python -m train_scripts.average_checkpoints --inputs ckpt/ --best-and-previous 9 --output avg.pt
+    python -m train_scripts.average_checkpoints --inputs ckpt/checkpoint.best_loss_*.pt --num-best-checkpoints 5 \
+        --output avg.pt
+
+The options are those of fairseq's ``scripts/average_checkpoints.py`` (``--inputs``, ``--output``,
+``--num-epoch-checkpoints``, ``--num-update-checkpoints``, ``--num-best-checkpoints``, ``--checkpoint-upper-bound``)
+plus ``--best-and-previous N``: the BITE paper's "the selected checkpoint with the previous nine" (appendix B.3)
+is ``--best-and-previous 9``: the epoch of ``checkpoint_best.pt`` is found and ``checkpointE.pt`` is averaged with
+the N epoch checkpoints before it, all of which must exist (``train_transformer_big.sh`` keeps the last
+patience + 10 epochs so they do).  ``--num-best-checkpoints N`` averages the N lowest-valued
+``checkpoint.best_METRIC_VALUE.pt`` files that ``fairseq-train --keep-best-checkpoints`` writes (given as files, or
+their directory), as fairseq's script does.
 
 The result is a complete fairseq checkpoint (the first input's configuration and metadata, the averaged
 ``model``), so it loads in ``fairseq-generate --path avg.pt`` like any other.  Floating-point tensors are summed
@@ -27,16 +39,17 @@ import sys
 from preprocess.common import UserError, run_main
 
 EPOCH_PATTERN = re.compile(r"^checkpoint(\d+)\.pt$")
+BEST_PATTERN = re.compile(r"^checkpoint\.best_.*_(\d+\.?\d*)\.pt$")
 UPDATE_PATTERN = re.compile(r"^checkpoint_\d+_(\d+)\.pt$")
 
 
-def _load(path: str) -> dict:
+def _load(path: str, mmap: bool = False) -> dict:
     import torch
 
     if not os.path.isfile(path):
         raise UserError(f"checkpoint not found: {path}")
     try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
+        state = torch.load(path, map_location="cpu", weights_only=False, mmap=mmap)
     except Exception as exc:  # corrupt / not a torch file: one line, not a traceback
         raise UserError(f"cannot read checkpoint {path}: {str(exc).splitlines()[0] if str(exc) else exc!r}") \
             from None
@@ -127,6 +140,56 @@ def last_checkpoints(directory: str, n: int, by: str = "epoch", upper_bound: int
     return [path for _, path in found[:n]]
 
 
+def best_epoch(directory: str) -> tuple[int, int]:
+    """(epoch, number of updates) of ``directory/checkpoint_best.pt``, which must be an end-of-epoch checkpoint."""
+    path = os.path.join(directory, "checkpoint_best.pt")
+    if not os.path.isfile(path):
+        raise UserError(f"no checkpoint_best.pt in {directory}: --best-and-previous needs a run that validated")
+    state = _load(path, mmap=True)
+    iterator = (state.get("extra_state") or {}).get("train_iterator") or {}
+    if "epoch" not in iterator or iterator.get("iterations_in_epoch", 0) != 0:
+        raise UserError(f"{path} was saved in the middle of an epoch (--save-interval-updates), not at an epoch end: "
+                        f"average update checkpoints with --num-update-checkpoints instead")
+    # fairseq records the *next* epoch in a checkpoint saved at the end of an epoch
+    return int(iterator["epoch"]) - 1, int(state["optimizer_history"][-1]["num_updates"])
+
+
+def best_and_previous(directory: str, n: int) -> list[str]:
+    """``checkpointB.pt`` (B: the epoch of checkpoint_best.pt) and the ``n`` epoch checkpoints before it, oldest
+    first; a one-line error when any of them is missing."""
+    if n < 0:
+        raise UserError("--best-and-previous must be 0 or more")
+    epoch, updates = best_epoch(directory)
+    if epoch - n < 1:
+        raise UserError(f"the best checkpoint is epoch {epoch}: it has no {n} epochs before it to average with "
+                        f"(use --best-and-previous {epoch - 1} or train longer)")
+    paths = [os.path.join(directory, f"checkpoint{e}.pt") for e in range(epoch - n, epoch + 1)]
+    missing = [os.path.basename(p) for p in paths if not os.path.isfile(p)]
+    if missing:
+        raise UserError(f"the best epoch is {epoch}, but {directory} lacks {', '.join(missing)} of the {n + 1} "
+                        f"checkpoints to average: train with --keep-last-epochs of at least --patience + 10 "
+                        f"(train_transformer_big.sh does) or lower --best-and-previous")
+    found = _load(paths[-1], mmap=True)["optimizer_history"][-1]["num_updates"]
+    if found != updates:
+        raise UserError(f"checkpoint_best.pt ({updates} updates) is not {os.path.basename(paths[-1])} ({found} "
+                        f"updates): the folder mixes runs; average explicit --inputs files instead")
+    return paths
+
+
+def best_checkpoints(inputs: list[str], n: int) -> list[str]:
+    """fairseq's --num-best-checkpoints: the ``n`` ``checkpoint.best_METRIC_VALUE.pt`` with the lowest VALUE."""
+    if n < 1:
+        raise UserError("--num-best-checkpoints must be at least 1")
+    files = []
+    for path in inputs:
+        files += [os.path.join(path, f) for f in os.listdir(path)] if os.path.isdir(path) else [path]
+    scored = sorted((float(m.group(1)), f) for f in files if (m := BEST_PATTERN.match(os.path.basename(f))))
+    if len(scored) < n:
+        raise UserError(f"asked for the {n} best checkpoints but found {len(scored)} checkpoint.best_*_VALUE.pt "
+                        f"files (written by fairseq-train --keep-best-checkpoints N)")
+    return [f for _, f in scored[:n]]
+
+
 def save_checkpoint(state: dict, path: str) -> None:
     """torch.save through a temporary file, so a failure never leaves a truncated checkpoint."""
     import tempfile
@@ -158,6 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="average the last N checkpointE.pt files of the --inputs directory")
     group.add_argument("--num-update-checkpoints", type=int, metavar="N",
                        help="average the last N checkpoint_E_U.pt files of the --inputs directory")
+    group.add_argument("--num-best-checkpoints", type=int, metavar="N",
+                       help="average the N lowest-valued checkpoint.best_METRIC_VALUE.pt files among --inputs "
+                            "(files or their directory; written by fairseq-train --keep-best-checkpoints)")
+    group.add_argument("--best-and-previous", type=int, metavar="N",
+                       help="average the epoch checkpoint of checkpoint_best.pt with the N epoch checkpoints "
+                            "before it (the BITE paper: N=9); one --inputs directory")
     p.add_argument("--checkpoint-upper-bound", type=int, metavar="K",
                    help="with --num-*-checkpoints: ignore checkpoints numbered above K (epoch or update)")
     p.add_argument("--keep-optimizer-state", action="store_true",
@@ -168,7 +237,15 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     n = args.num_epoch_checkpoints or args.num_update_checkpoints
-    if n is not None:
+    if args.checkpoint_upper_bound is not None and n is None:
+        raise UserError("--checkpoint-upper-bound needs --num-epoch-checkpoints or --num-update-checkpoints")
+    if args.best_and_previous is not None:
+        if len(args.inputs) != 1 or not os.path.isdir(args.inputs[0]):
+            raise UserError("--best-and-previous takes exactly one --inputs directory")
+        paths = best_and_previous(args.inputs[0], args.best_and_previous)
+    elif args.num_best_checkpoints is not None:
+        paths = best_checkpoints(args.inputs, args.num_best_checkpoints)
+    elif n is not None:
         if len(args.inputs) != 1:
             raise UserError("--num-epoch-checkpoints/--num-update-checkpoints take exactly one --inputs directory")
         if n < 1:
@@ -176,8 +253,6 @@ def main(argv=None) -> int:
         by = "epoch" if args.num_epoch_checkpoints else "update"
         paths = last_checkpoints(args.inputs[0], n, by, args.checkpoint_upper_bound)
     else:
-        if args.checkpoint_upper_bound is not None:
-            raise UserError("--checkpoint-upper-bound needs --num-epoch-checkpoints or --num-update-checkpoints")
         paths = args.inputs
         for path in paths:
             if os.path.isdir(path):
@@ -189,5 +264,11 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
     sys.exit(run_main(main))
+
+
+if __name__ == "__main__":
+    cli()

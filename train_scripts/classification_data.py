@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import json
 import os
 import sys
 
+from preprocess import flota
 from preprocess.common import UserError, atomic_output, flatten_line, run_main
+from train_scripts.tools import run_tool
 
 CSV_SPLITS = {"train": "train", "valid": "dev", "test": "test"}
 
@@ -56,14 +59,15 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
             flota_k: int = 3, flota_mode: str = "flota", noise_p: float = 0.0, noise_seed: int = 0,
             noise_splits=("test",), workers: int = 1, quiet: bool = True) -> dict:
     """Write ``OUT/data-bin/{input0,label}`` and ``OUT/classification.json``; returns the latter's dict."""
-    from train_scripts.binarize import _encode, _run, _tool
+    from train_scripts.binarize import encode_file, scheme_from_info
     from train_scripts.evaluate import load_binarize_info
 
     lm = load_binarize_info(lm_data)
     if not lm.get("lm"):
         raise UserError(f"{lm_data} is not a `train_scripts.binarize --lm` folder")
     if encode == "model":
-        encode_args = list(lm["encode_args"])
+        factory = scheme_from_info(lm).encoder(lm["lang"], workers)
+        described = {"scheme": lm["config"]["scheme"]}
         if noise_p:
             raise UserError("--noise-p needs --encode flota (whitespace noise is FLOTA's robustness test)")
     elif encode == "flota":
@@ -71,8 +75,8 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
         if not vocab:
             raise UserError("the pretrained model has no subword vocabulary for FLOTA")
         style = "sentencepiece" if vocab.endswith(".model") else lm["config"].get("flota_style", "auto")
-        encode_args = ["--scheme", "flota", "--flota-vocab", vocab, "--flota-style", style,
-                       "--flota-k", str(flota_k), "--flota-mode", flota_mode]
+        described = {"scheme": "flota", "flota_vocab": vocab, "flota_style": style, "flota_k": flota_k,
+                     "flota_mode": flota_mode}
     else:
         raise UserError(f"--encode must be model or flota, not {encode!r}")
 
@@ -87,20 +91,22 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
             fh.write("".join(text + "\n" for text, _ in rows))
         with atomic_output(os.path.join(raw, f"{split}.label")) as fh:
             fh.write("".join(label + "\n" for _, label in rows))
-        args = list(encode_args)
-        if encode == "flota" and noise_p and split in noise_splits:
-            args += ["--noise-p", str(noise_p), "--noise-seed", str(noise_seed)]
-        _encode(args, [os.path.join(raw, f"{split}.input0")], [os.path.join(tok, f"{split}.input0")], workers,
-                quiet)
+        if encode == "flota":
+            noisy = noise_p if split in noise_splits else 0.0
+            factory = functools.partial(flota.make_encoder, argparse.Namespace(
+                flota_vocab=vocab, flota_style=style, flota_k=flota_k, flota_mode=flota_mode, flota_strict=False,
+                flota_max_len=None, noise_p=noisy, noise_seed=noise_seed))
+        encode_file(factory, os.path.join(raw, f"{split}.input0"), os.path.join(tok, f"{split}.input0"), workers,
+                    quiet)
     label_dict = os.path.join(out_dir, "label.dict.txt")
     with atomic_output(label_dict) as fh:  # every label of every split, in a fixed order
         fh.write("".join(f"{label} 1\n" for label in labels))
     bin_dir = os.path.join(out_dir, "data-bin")
     for name, folder, dictionary in (("input0", tok, lm["dict"]), ("label", raw, label_dict)):
-        _run([_tool("fairseq-preprocess"), "--only-source", "--trainpref", os.path.join(folder, f"train.{name}"),
+        run_tool(["fairseq-preprocess", "--only-source", "--trainpref", os.path.join(folder, f"train.{name}"),
               "--validpref", os.path.join(folder, f"valid.{name}"), "--testpref", os.path.join(folder, f"test.{name}"),
-              "--destdir", os.path.join(bin_dir, name), "--srcdict", dictionary, "--workers", str(workers)], quiet)
-    info = {"data": bin_dir, "num_classes": len(labels), "labels": labels, "encode_args": encode_args,
+              "--destdir", os.path.join(bin_dir, name), "--srcdict", dictionary, "--workers", workers], quiet)
+    info = {"data": bin_dir, "num_classes": len(labels), "labels": labels, "encoding": described,
             "noise_p": noise_p, "noise_splits": list(noise_splits) if noise_p else [],
             "csv_prefix": os.path.abspath(csv_prefix), "lm_data": os.path.abspath(lm_data),
             "rows": {split: len(rows) for split, rows in data.items()}}
@@ -217,5 +223,11 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
     sys.exit(run_main(main))
+
+
+if __name__ == "__main__":
+    cli()

@@ -1,6 +1,7 @@
 # Shared helpers for the shell recipes (sourced, not run).
 #   PYTHON     the Python with fairseq and this project (default: python on PATH; the Makefile puts .venv/bin first)
-#   NNODES, NODE_RANK, MASTER_ADDR, MASTER_PORT   multi-node torchrun settings (default: one node)
+#   NNODES, NODE_RANK, MASTER_ADDR, MASTER_PORT   multi-node torchrun settings (default: one node); --gpus is
+#              the number of processes per node, so a run has NNODES x --gpus processes
 
 RECIPES_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_DIR="$(cd "$RECIPES_DIR/.." && pwd)"
@@ -10,7 +11,8 @@ export PYTHONPATH="$REPO_DIR${PYTHONPATH:+:$PYTHONPATH}"
 die() { echo "error: $*" >&2; exit 2; }
 log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 
-user_dir() { "$PYTHON" -m fairseq_plugins; }
+# the --user-dir of this project's fairseq plugins (`python -m fairseq_plugins` prints the same, but imports fairseq)
+user_dir() { echo "$REPO_DIR/fairseq_plugins"; }
 
 gpu_count() {
     "$PYTHON" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0
@@ -41,21 +43,78 @@ share_args() {
     fi
 }
 
-# launch NPROC TOOL ARGS...: run a fairseq tool on NPROC processes (GPUs, or CPU processes with --cpu) through
-# torchrun and train_scripts.fairseq_launch; one process runs it directly.
+# launch_command NPROC: sets LAUNCH, the command line that runs a fairseq tool on NPROC processes per node (GPUs,
+# or CPU processes with --cpu) through torchrun and train_scripts.fairseq_launch; one process on one node runs it
+# directly.  NNODES > 1 needs NODE_RANK and MASTER_ADDR (a dry run prints them as placeholders).
+launch_command() {
+    local nproc="$1" nnodes="${NNODES:-1}"
+    if [[ "$nproc" -le 1 && "$nnodes" -le 1 ]]; then
+        LAUNCH=("$PYTHON" -m train_scripts.fairseq_launch)
+        return 0
+    fi
+    local rdzv=(--standalone)
+    if [[ "$nnodes" -gt 1 ]]; then
+        local rank="${NODE_RANK:-}" addr="${MASTER_ADDR:-}"
+        if [[ -z "$rank" || -z "$addr" ]]; then
+            [[ ${DRY:-0} -eq 1 ]] || die "NNODES=$nnodes needs NODE_RANK (0..$((nnodes - 1)), this node) and MASTER_ADDR (node 0's address) on every node"
+            rank="${rank:-<NODE_RANK>}" addr="${addr:-<MASTER_ADDR>}"
+        fi
+        rdzv=(--nnodes "$nnodes" --node-rank "$rank" --master-addr "$addr" --master-port "${MASTER_PORT:-29500}")
+    fi
+    LAUNCH=("$PYTHON" -m torch.distributed.run "${rdzv[@]}" --nproc-per-node "$nproc" -m train_scripts.fairseq_launch)
+}
+
+# launch NPROC TOOL ARGS...: run (or with DRY=1 print) the fairseq tool on NPROC processes per node
 launch() {
     local nproc="$1"; shift
-    if [[ "$nproc" -le 1 && "${NNODES:-1}" -le 1 ]]; then
-        "$PYTHON" -m train_scripts.fairseq_launch "$@"
-    else
-        local rdzv=(--standalone)
-        if [[ "${NNODES:-1}" -gt 1 ]]; then
-            rdzv=(--nnodes "$NNODES" --node-rank "${NODE_RANK:?set NODE_RANK}" \
-                  --master-addr "${MASTER_ADDR:?set MASTER_ADDR}" --master-port "${MASTER_PORT:-29500}")
-        fi
-        "$PYTHON" -m torch.distributed.run "${rdzv[@]}" --nproc-per-node "$nproc" \
-            -m train_scripts.fairseq_launch "$@"
+    launch_command "$nproc"
+    if [[ ${DRY:-0} -eq 1 ]]; then
+        printf '%q ' "${LAUNCH[@]}" "$@"; echo
+        return 0
     fi
+    "${LAUNCH[@]}" "$@"
+}
+
+# take_option NAME VAR: remove every `NAME VALUE` / `NAME=VALUE` from EXTRA and set VAR to the last VALUE (fairseq
+# also lets the last one win); VAR is empty when NAME is absent.
+take_option() {
+    local name="$1" var="$2" kept=() i=0 arg
+    printf -v "$var" '%s' ""
+    while [[ $i -lt ${#EXTRA[@]} ]]; do
+        arg="${EXTRA[$i]}"
+        if [[ "$arg" == "$name" ]]; then
+            [[ $((i + 1)) -lt ${#EXTRA[@]} ]] || die "$name needs a value"
+            printf -v "$var" '%s' "${EXTRA[$((i + 1))]}"; i=$((i + 2))
+        elif [[ "$arg" == "$name="* ]]; then
+            printf -v "$var" '%s' "${arg#*=}"; i=$((i + 1))
+        else
+            kept+=("$arg"); i=$((i + 1))
+        fi
+    done
+    EXTRA=(${kept[@]+"${kept[@]}"})
+}
+
+# plan_batch UNIT GLOBAL CAP_OPTION DEFAULT_CAP NAME: the per-process batch (CAP_OPTION: --max-tokens or
+# --batch-size, at most DEFAULT_CAP or the user's value) and --update-freq that give the paper's GLOBAL batch on
+# NNODES x GPUS processes (train_scripts.fairseq_launch plan_batch: exact when it divides, else the nearest).
+# The user's CAP_OPTION / --update-freq are taken out of EXTRA and honoured; logs the effective batch (stderr)
+# and sets BATCH_ARGS and EFFECTIVE_BATCH.
+plan_batch() {
+    local unit="$1" global="$2" opt="$3" cap="$4" name="$5" user_cap="" user_uf="" alias_cap="" out
+    take_option "$opt" user_cap
+    if [[ "$opt" == "--batch-size" ]]; then
+        take_option --max-sentences alias_cap
+        user_cap="${user_cap:-$alias_cap}"
+    fi
+    take_option --update-freq user_uf
+    local args=(--unit "$unit" --global "$global" --per-process "${user_cap:-$cap}"
+                --processes "$(( ${NNODES:-1} * GPUS ))" --name "$name")
+    [[ -n "$user_uf" ]] && args+=(--update-freq "$user_uf")
+    [[ -n "$user_uf" && -n "$user_cap" ]] && args+=(--fixed-per-process)
+    out="$("$PYTHON" -m train_scripts.fairseq_launch plan-batch "${args[@]}")" || exit 2
+    local per uf
+    read -r per uf EFFECTIVE_BATCH <<< "$out"
+    BATCH_ARGS=("$opt" "$per" --update-freq "$uf")
 }
 
 # validation_log SAVE_DIR: SAVE_DIR/train.log (fairseq json log) -> SAVE_DIR/valid_log.jsonl
@@ -88,16 +147,26 @@ parse_train_options() {
     [[ -n "$SAVE" ]] || die "--save-dir is required"
 }
 
-# resolve_devices: from TINY, CPU and GPUS (empty = all visible GPUs) decide the process count and whether to
-# run on the CPU (--tiny, --cpu, or no GPU visible); sets GPUS and CPU.
+# resolve_devices: from TINY, CPU and GPUS (empty = all visible GPUs) decide the process count per node and
+# whether to run on the CPU (--tiny, --cpu, or no GPU visible); sets GPUS and CPU.  A dry run with --gpus N plans
+# a GPU run on any machine (e.g. a login node without GPUs).
 resolve_devices() {
     [[ $TINY -eq 1 ]] && CPU=1
-    local visible
+    [[ "${NNODES:-1}" =~ ^[1-9][0-9]*$ ]] || die "NNODES must be a positive number, not '${NNODES}'"
+    local visible explicit=0
+    [[ -n "$GPUS" ]] && explicit=1
+    [[ -z "$GPUS" || "$GPUS" =~ ^[1-9][0-9]*$ ]] || die "--gpus must be a positive number, not '$GPUS'"
+    if [[ $DRY -eq 1 && $explicit -eq 1 ]]; then
+        return 0
+    fi
     visible="$(gpu_count)"
     if [[ -z "$GPUS" ]]; then
         if [[ $CPU -eq 1 || "$visible" -eq 0 ]]; then GPUS=1; else GPUS="$visible"; fi
     fi
     [[ "$visible" -eq 0 ]] && CPU=1
+    if [[ $CPU -eq 0 && $DRY -eq 0 && "$GPUS" -gt "$visible" ]]; then
+        die "--gpus $GPUS but only $visible GPU(s) visible on this node (--gpus counts the GPUs of one node)"
+    fi
     return 0
 }
 

@@ -19,10 +19,11 @@ import argparse
 import json
 import os
 import re
-import subprocess
+import shlex
 import sys
 
 from preprocess.common import UserError, atomic_output, read_lines, run_main
+from train_scripts.tools import plugins_dir, run_tool
 
 _COMPOUND = re.compile(r"(\S)-(\S)")
 _SPEED = re.compile(r"Translated ([\d,]+) sentences \(([\d,]+) tokens\) in ([\d.]+)s \(([\d.]+) sentences/s, "
@@ -92,12 +93,6 @@ def score(hyps: list[str], refs: list[str], tgt_lang: str) -> dict:
             "tok_bleu_method": "sacremoses tokenizer + compound splitting (##AT##), BLEU with tokenize=none"}
 
 
-def _tool(name: str) -> str:
-    from train_scripts.binarize import _tool as find
-
-    return find(name)
-
-
 def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None = None,
              generate_args: list[str] | None = None, ref: str | None = None, tgt_lang: str | None = None,
              subset: str = "test", beam: int = 4, lenpen: float = 0.6, max_tokens: int = 4096,
@@ -106,7 +101,8 @@ def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None =
     """Generate ``subset`` with ``checkpoint`` and score it; returns the scores and paths.
 
     ``data``: a ``train_scripts.binarize`` output folder (its binarize.json gives data-bin, decoder arguments,
-    the raw reference ``RAW/{subset}.{tgt}`` and the target language); each can be overridden.
+    the raw reference and the target language); each can be overridden.  ``subset``: a fairseq subset
+    (``test``, ``valid``, ``test1`` ...) or the name of a test set binarised with ``binarize --extra-test``.
     """
     info = load_binarize_info(data) if data else {}
     data_bin = data_bin or (info.get("data_bin") or [None])[0]
@@ -116,20 +112,22 @@ def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None =
     tgt_lang = tgt_lang or info.get("tgt")
     if not tgt_lang:
         raise UserError("the target language is unknown: give --tgt-lang")
+    names = {fairseq: name for name, fairseq in info.get("test_subsets", {}).items()}
+    if subset in info.get("test_subsets", {}):
+        subset, name = info["test_subsets"][subset], subset
+    else:
+        name = names.get(subset, subset)
     if ref is None and info:
         from train_scripts.binarize import raw_file
 
-        ref = raw_file(info["raw_dir"], subset, tgt_lang)
+        ref = raw_file(info["raw_dir"], name, tgt_lang)
     if not ref or not os.path.isfile(ref):
         raise UserError(f"reference file not found: {ref}")
     if not os.path.isfile(checkpoint):
         raise UserError(f"checkpoint not found: {checkpoint}")
     refs = list(read_lines(ref))
 
-    import fairseq_plugins
-
-    user_dir = os.path.dirname(os.path.abspath(fairseq_plugins.__file__))
-    cmd = [_tool("fairseq-generate"), data_bin, "--user-dir", user_dir, "--path", checkpoint,
+    cmd = ["fairseq-generate", data_bin, "--user-dir", plugins_dir(), "--path", checkpoint,
            "--gen-subset", subset, "--beam", str(beam), "--lenpen", str(lenpen),
            # fairseq-fixed drops a last batch whose size is not a multiple of this: keep every test sentence
            "--required-batch-size-multiple", "1", *generate_args]
@@ -139,14 +137,7 @@ def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None =
     if fp16:
         cmd.append("--fp16")
     cmd += list(extra_args or [])
-    env = dict(os.environ)
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = repo + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    if not quiet:
-        print("+ " + " ".join(map(str, cmd)), file=sys.stderr)
-    proc = subprocess.run([str(c) for c in cmd], env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise UserError(f"fairseq-generate failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    proc = run_tool(cmd, quiet)
     parsed = parse_generate_output(proc.stdout + "\n" + proc.stderr)
     hyp_map = parsed["hyp"]
     if sorted(hyp_map) != list(range(len(refs))):
@@ -154,7 +145,8 @@ def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None =
         raise UserError(f"fairseq-generate produced {len(hyp_map)} hypotheses for {len(refs)} reference lines "
                         f"(missing ids {missing}...): the binarised {subset} set and {ref} do not match")
     hyps = [hyp_map[i] for i in range(len(refs))]
-    result = {"checkpoint": os.path.abspath(checkpoint), "data_bin": data_bin, "subset": subset, "ref": ref,
+    result = {"checkpoint": os.path.abspath(checkpoint), "data_bin": data_bin, "subset": subset, "name": name,
+              "ref": ref,
               "tgt_lang": tgt_lang, "beam": beam, "lenpen": lenpen, "generate_args": generate_args,
               "sentences": len(hyps), **score(hyps, refs, tgt_lang), "speed": parsed["speed"]}
     if out_dir:
@@ -170,7 +162,7 @@ def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None =
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m train_scripts.evaluate", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="morphtok-evaluate", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--checkpoint", required=True, help="model to evaluate (e.g. an averaged checkpoint)")
     p.add_argument("--data", help="train_scripts.binarize output folder (with binarize.json)")
@@ -180,7 +172,7 @@ def main(argv=None) -> int:
                         "(default: from binarize.json)")
     p.add_argument("--ref", help="raw reference file (default: RAW/SUBSET.TGT from binarize.json)")
     p.add_argument("--tgt-lang", help="target language, for Moses tokenisation (default: from binarize.json)")
-    p.add_argument("--subset", default="test")
+    p.add_argument("--subset", default="test", help="fairseq subset, or a --extra-test name of binarize")
     p.add_argument("--beam", type=int, default=4)
     p.add_argument("--lenpen", type=float, default=0.6)
     p.add_argument("--max-tokens", type=int, default=4096)
@@ -189,7 +181,6 @@ def main(argv=None) -> int:
     p.add_argument("--fp16", action="store_true")
     p.add_argument("--out", help="write generate.txt, hyp.txt and scores.json here")
     args, extra = p.parse_known_args(argv)
-    import shlex
 
     result = evaluate(args.checkpoint, args.data, data_bin=args.data_bin,
                       generate_args=shlex.split(args.generate_args) if args.generate_args is not None else None,
@@ -202,5 +193,11 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
     sys.exit(run_main(main))
+
+
+if __name__ == "__main__":
+    cli()

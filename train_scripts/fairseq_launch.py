@@ -8,12 +8,22 @@ zero without GPUs, and its spawn path asserts on the GPU count.  This wrapper in
 --distributed-no-spawn`` from torchrun's environment, so the same launch works on one node or several, with
 NCCL on GPUs or ``--cpu --distributed-backend gloo``.  Without torchrun (no ``WORLD_SIZE``) it just runs the tool.
 
+Batch planning: ``python -m train_scripts.fairseq_launch plan-batch --unit tokens --global 458752 --per-process
+3584 --processes 16`` prints ``PER_PROCESS UPDATE_FREQ EFFECTIVE`` (the recipes ``read`` it) and, on stderr, one
+line with the effective batch.  The papers give a *global* batch per update (Transformer-big: 3,584 tokens x 8
+GPUs x update-freq 16 = 458,752 tokens; RoBERTa: 2,048 sequences; fine-tuning: 32 sentences); the global batch is
+``processes x per-process batch x update-freq``, so on other GPU counts the update frequency (and where needed the
+per-process batch, never above its memory cap) is recomputed, see :func:`plan_batch`.
+
 Diagnostics: with ``FAIRSEQ_LAUNCH_RANK_STATE_DIR=DIR`` every rank writes its in-memory model parameters to
 ``DIR/rank{R}.pt`` whenever fairseq reaches a checkpoint point (fairseq itself saves from rank 0 only), so a
 test can check that data-parallel ranks stay identical.
 """
 from __future__ import annotations
 
+import argparse
+import logging
+import math
 import os
 import sys
 
@@ -50,10 +60,92 @@ def _dump_rank_state(directory: str) -> None:
     checkpoint_utils.save_checkpoint = save_checkpoint
 
 
+def plan_batch(unit: str, global_batch: int, per_process: int, processes: int,
+               update_freq: int | None = None) -> tuple[int, int, int]:
+    """(per-process batch, update-freq, effective global batch) for ``processes`` data-parallel workers.
+
+    ``per_process`` is the per-process cap (``--max-tokens`` or ``--batch-size``, bounded by GPU memory);
+    ``update_freq`` fixes the accumulation instead of deriving it.  Exact whenever the global batch divides:
+    Transformer-big on 1, 2, 4, 8, 16 ... GPUs keeps 3,584 tokens and sets update-freq 128 / GPUs.  Otherwise
+    the nearest reachable batch is used (never silently: callers print the effective batch):
+
+    * ``tokens`` (``--max-tokens``, a cap on padded tokens per batch): update-freq = ceil(global / (processes x
+      cap)), then the cap is lowered to floor(global / (processes x update-freq)), so the product is at most
+      ``global`` and within ``processes x update-freq`` tokens of it (3 GPUs: 3,556 x 43 x 3 = 458,724).
+    * ``sequences`` (``--batch-size``, exact sequence counts): among update-freq from ceil(global / (processes x
+      cap)) to twice that, the batch size min(cap, round(global / (processes x update-freq))) whose product is
+      nearest to ``global`` (ties: fewer accumulation steps).  RoBERTa's 2,048 on 3 GPUs: 11 x 62 x 3 = 2,046.
+    """
+    from preprocess.common import UserError
+
+    if min(global_batch, per_process, processes) < 1 or (update_freq is not None and update_freq < 1):
+        raise UserError("batch sizes, process counts and --update-freq must be positive")
+    if unit not in ("tokens", "sequences"):
+        raise UserError(f"unit must be tokens or sequences, not {unit!r}")
+    if unit == "sequences" and processes > global_batch:
+        raise UserError(f"a global batch of {global_batch} sequences cannot be split over {processes} processes: "
+                        f"use at most {global_batch} (NNODES x --gpus)")
+    if update_freq is not None:
+        candidates = [update_freq]
+    else:
+        first = math.ceil(global_batch / (processes * per_process))
+        candidates = [first] if unit == "tokens" else range(first, 2 * first + 1)
+    best = None
+    for uf in candidates:
+        if unit == "tokens":
+            per = min(per_process, global_batch // (processes * uf))
+        else:
+            per = min(per_process, max(1, round(global_batch / (processes * uf))))
+        if per < 1:
+            raise UserError(f"{processes} processes x update-freq {uf} exceed the global batch of {global_batch} "
+                            f"{unit}: use fewer processes or a smaller --update-freq")
+        effective = processes * per * uf
+        if best is None or abs(effective - global_batch) < abs(best[2] - global_batch):
+            best = (per, uf, effective)
+    return best
+
+
+def _plan_batch_cli(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="python -m train_scripts.fairseq_launch plan-batch",
+                                description="per-process batch and update-freq for a global batch (see plan_batch)")
+    p.add_argument("--unit", choices=["tokens", "sequences"], required=True)
+    p.add_argument("--global", dest="global_batch", type=int, required=True, help="global batch per update")
+    p.add_argument("--per-process", type=int, required=True, help="per-process cap (--max-tokens / --batch-size)")
+    p.add_argument("--processes", type=int, required=True, help="NNODES x processes per node")
+    p.add_argument("--update-freq", type=int, help="fixed update frequency (derived when absent)")
+    p.add_argument("--fixed-per-process", action="store_true",
+                   help="with --update-freq: keep --per-process as given (both given by the user)")
+    p.add_argument("--name", default="batch", help="what the batch is called in the printed line")
+    args = p.parse_args(argv)
+    if args.fixed_per_process and args.update_freq is not None:
+        per, uf = args.per_process, args.update_freq
+        effective = args.processes * per * uf
+    else:
+        per, uf, effective = plan_batch(args.unit, args.global_batch, args.per_process, args.processes,
+                                        args.update_freq)
+    flag = "--max-tokens" if args.unit == "tokens" else "--batch-size"
+    line = (f"effective {args.name}: {effective:,} {args.unit} per update = {args.processes} process(es) x "
+            f"{flag} {per} x --update-freq {uf}")
+    if effective == args.global_batch:
+        line += " (exactly the target global batch)"
+    else:
+        diff = 100.0 * (effective - args.global_batch) / args.global_batch
+        line += (f"; warning: the target {args.global_batch:,} is not reachable exactly with these settings, "
+                 f"using the nearest ({diff:+.3f}%)")
+    print(line, file=sys.stderr)
+    print(per, uf, effective)
+    return 0
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "plan-batch":
+        from preprocess.common import run_main
+
+        return run_main(_plan_batch_cli, argv[1:])
     if not argv or argv[0] not in TOOLS:
-        print(f"usage: python -m train_scripts.fairseq_launch {{{','.join(TOOLS)}}} ARGS...", file=sys.stderr)
+        print(f"usage: python -m train_scripts.fairseq_launch {{{','.join(TOOLS)},plan-batch}} ARGS...",
+              file=sys.stderr)
         return 2
     import importlib
 
@@ -68,4 +160,12 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    # The tool has finished and closed its files.  Leave without running C++ static destructors: after masked-LM
+    # training with whole-word masking on CPU, one of them aborts the process now and then ("terminate called
+    # without an active exception", no Python frame; seen with OMP_NUM_THREADS=1), turning a finished run into
+    # exit status 134.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

@@ -5,12 +5,15 @@
 #   bash train_scripts/finetune_classification.sh --pretrained ckpt/lm/checkpoint_best.pt --lm-data work/lm \
 #        --csv-prefix ../shared/data/superbizarre/arxiv --work work/cls-arxiv --save-dir ckpt/cls-arxiv \
 #        [--encode flota --flota-k 3 [--noise-p 0.3]] [--max-rows N] [--epochs 20] [--batch-size 32]
-#        [--gpus N] [--tiny] [--cpu] [--no-fp16] [--seed S] [any fairseq-train option ...]
+#        [--gpus N] [--tiny] [--cpu] [--no-fp16] [--seed S] [--dry-run] [any fairseq-train option ...]
 #
 # --lm-data     the `train_scripts.binarize --lm` folder of the pretraining: the CSV text is encoded the same
 #               way and binarised with the same dictionary
 # --encode flota  FLOTA over the pretrained vocabulary, at most --flota-k pieces per word; --noise-p drops
 #               spaces with that probability in the test split only (evaluation-time noise)
+# --batch-size  the global batch per update (Table 10: 32), kept on any NNODES x --gpus: 32 / processes sentences
+#               per GPU (a count that does not divide 32 gets the nearest, printed as a warning)
+# --dry-run     prepare the data, print the effective batch and the launch command, train nothing
 # Defaults: batch 32, lr 2e-3 with linear warm-up for 6% of the updates then linear decay to 0, 20 epochs,
 # dropout/attention dropout 0.1, weight decay 0.01, Adam eps 1e-6 betas (0.9, 0.98), fp16 on GPU; the best
 # epoch by dev accuracy is kept (checkpoint_best.pt).  The architecture options are read from --pretrained.
@@ -19,7 +22,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-PRETRAINED="" LM="" CSV="" WORK="" SAVE="" GPUS="" TINY=0 CPU=0 FP16=1 EPOCHS="" BSZ="" MAX_ROWS=0 SEED=1
+PRETRAINED="" LM="" CSV="" WORK="" SAVE="" GPUS="" TINY=0 CPU=0 FP16=1 EPOCHS="" BSZ="" MAX_ROWS=0 SEED=1 DRY=0
 PREP=() EXTRA=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -32,6 +35,7 @@ while [[ $# -gt 0 ]]; do
         --tiny) TINY=1; shift ;;
         --cpu) CPU=1; shift ;;
         --no-fp16) FP16=0; shift ;;
+        --dry-run) DRY=1; shift ;;
         --epochs) EPOCHS="$2"; shift 2 ;;
         --batch-size) BSZ="$2"; shift 2 ;;
         --max-rows) MAX_ROWS="$2"; shift 2 ;;
@@ -46,14 +50,16 @@ for v in PRETRAINED LM CSV WORK SAVE; do [[ -n "${!v}" ]] || die "--$(echo $v | 
 [[ -f "$PRETRAINED" ]] || die "pretrained checkpoint not found: $PRETRAINED"
 [[ -n "$EPOCHS" ]] || EPOCHS=$([[ $TINY -eq 1 ]] && echo 2 || echo 20)
 [[ -n "$BSZ" ]] || BSZ=$([[ $TINY -eq 1 ]] && echo 16 || echo 32)
+[[ "$BSZ" =~ ^[1-9][0-9]*$ ]] || die "--batch-size must be a positive number, not '$BSZ'"
 resolve_devices
-mkdir -p "$SAVE"
+plan_batch sequences "$BSZ" --batch-size "$BSZ" "batch (paper, Table 10: 32 sentences)"
+[[ $DRY -eq 1 ]] || mkdir -p "$SAVE"
 
 log "preparing $CSV -> $WORK"
 "$PYTHON" -m train_scripts.classification_data prepare --lm-data "$LM" --csv-prefix "$CSV" --out "$WORK" \
     --max-rows "$MAX_ROWS" "${PREP[@]}"
 read -r NCLASS NTRAIN < <("$PYTHON" -c 'import json,sys; i=json.load(open(sys.argv[1])); print(i["num_classes"], i["rows"]["train"])' "$WORK/classification.json")
-UPDATES_PER_EPOCH=$(( (NTRAIN + BSZ * GPUS - 1) / (BSZ * GPUS) ))
+UPDATES_PER_EPOCH=$(( (NTRAIN + EFFECTIVE_BATCH - 1) / EFFECTIVE_BATCH ))
 TOTAL=$(( UPDATES_PER_EPOCH * EPOCHS ))
 WARMUP=$(( TOTAL * 6 / 100 )); [[ $WARMUP -ge 1 ]] || WARMUP=1
 
@@ -64,15 +70,16 @@ ARGS=("$WORK/data-bin" --user-dir "$(user_dir)" --restore-file "$PRETRAINED"
       --init-token 0 --separator-token 2 --shorten-method truncate
       --optimizer adam --adam-betas "(0.9, 0.98)" --adam-eps 1e-06 --clip-norm 0.0
       --lr-scheduler polynomial_decay --lr 0.002 --warmup-updates "$WARMUP" --total-num-update "$TOTAL"
-      --max-epoch "$EPOCHS" --batch-size "$BSZ" --dropout 0.1 --attention-dropout 0.1 --weight-decay 0.01
+      --max-epoch "$EPOCHS" "${BATCH_ARGS[@]}" --dropout 0.1 --attention-dropout 0.1 --weight-decay 0.01
       --best-checkpoint-metric accuracy --maximize-best-checkpoint-metric --no-epoch-checkpoints
       --required-batch-size-multiple 1 --find-unused-parameters --seed "$SEED"
       --save-dir "$SAVE" --log-format json --log-file "$SAVE/train.log" --log-interval 10 --num-workers 0)
 add_device_args
-ARGS+=("${EXTRA[@]}")
+ARGS+=(${EXTRA[@]+"${EXTRA[@]}"})
 
 log "fine-tuning $PRETRAINED: $NCLASS classes, $NTRAIN examples, $TOTAL updates ($WARMUP warm-up) on $GPUS process(es)"
 launch "$GPUS" fairseq-train "${ARGS[@]}"
+[[ $DRY -eq 0 ]] || exit 0
 validation_log "$SAVE" || true
 SCORE=(--checkpoint "$SAVE/checkpoint_best.pt" --data "$WORK")
 [[ $CPU -eq 1 ]] || SCORE+=(--gpu)

@@ -1,25 +1,37 @@
-"""The comparison pipeline behind ``make demo``: every scheme, end to end, on Multi30k En->De, one report.
+"""The comparison behind ``make demo``: every scheme through the recipes users run, on Multi30k En->De, one report.
 
-For each scheme: learn the subword model(s), encode, ``fairseq-preprocess``, train the same tiny Transformer for
-the same number of updates, average the last checkpoints, generate the test set, decode with the scheme's own
-decoder and score with sacreBLEU; plus intrinsic metrics (sequence lengths, vocabulary use, morph boundary
-P/R/F1, BITE coverage, FLOTA coverage).  Writes ``REPORT.md``, ``report.html``, plots and ``results.json`` into
-``--output``; every intermediate file stays under it.
+The demo is a list of recipe configurations (:data:`ROWS`): each row is a configuration of the scheme registry
+(``train_scripts/schemes``) and runs through exactly what a researcher runs on a cluster:
+``train_scripts.binarize`` -> ``train_scripts/train_transformer_big.sh`` (with the budget preset's options)
+-> ``train_scripts.average_checkpoints`` -> ``train_scripts.evaluate``, plus intrinsic metrics (sequence lengths,
+vocabulary use, morph boundary P/R/F1, the scheme's own metrics).  Writes ``REPORT.md``, ``report.html``, plots
+and ``results.json`` into ``--output``; every intermediate file stays under it.
 
-Each stage is resumable: a stage whose ``.done`` record exists (and whose outputs are there) is skipped; an
-interrupted stage is cleaned and rerun.  A failing step stops with ``pipeline stage <name> failed: ...`` and the
-path of its log.
+Robustness (the BITE and FLOTA papers' threat models): the test source is perturbed twice
+(``preprocess.evaluate.noise``, ``--noise-fraction``, ``--noise-seed``; written beside the report as
+``test.infl.en`` and ``test.ws.en``), encoded with each row's learned scheme and translated by the same model in
+one extra ``fairseq-generate`` per row, no extra training; the model-free counterpart is the similarity of clean
+and perturbed encodings.  Every BLEU/chrF carries sacreBLEU's 95% CI and a paired test against ``--baseline``
+(``train_scripts.significance``).  Budget: ``--preset cpu`` (default, about 30 minutes on 2 cores) or ``gpu``
+(Transformer-base to convergence with early stopping); ``--dry-run`` prints the commands.
 
-    python -m train_scripts.pipeline --data ../shared/data/multi30k --output demo-output \\
-        [--schemes bpe unigram ...] [--train-lines 8000] [--max-update 300]
+Each stage is resumable: a stage whose record exists, whose outputs are there and whose options and inputs are
+the same is skipped; a stage whose options or inputs changed reruns, and so does everything that depends on it
+(the record keeps a fingerprint of them).  An interrupted stage is cleaned and rerun.  A failing step stops with
+``pipeline stage <name> failed: ...`` and the path of its log.
+
+    morphtok-demo --data ../shared/data/multi30k --output demo-output [--preset cpu|gpu] \\
+        [--schemes bpe unigram ...] [--baseline unigram] [--noise-fraction 0.3] [--noise-seed 1] [--dry-run]
 """
 from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import os
 import platform
+import resource
 import shlex
 import shutil
 import signal
@@ -31,40 +43,44 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-REPO = Path(__file__).resolve().parent.parent
-SPACE = "\u2581"
+from preprocess.common import UserError, run_main
+from preprocess.evaluate import noise as noise_eval
+from preprocess.spm import SPACE_SYMBOL
+from train_scripts import binarize as binarize_recipe
+from train_scripts import evaluate as evaluate_recipe
+from train_scripts.schemes import make_scheme
+from train_scripts.train_log import validation_curve
+from train_scripts.tools import REPO, SHARED_DATA, child_env
 
 
-# --- schemes -------------------------------------------------------------------------------------------------
+# --- the rows of the comparison ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Scheme:
-    """How one scheme turns the En->De corpus into fairseq input and how its output is decoded."""
+class Row:
+    """One row of the comparison: a scheme configuration of the registry (``config``) and how to show it."""
 
     name: str
     label: str
-    kind: str  # spm | bite | wordmap | flota
-    model_type: str = "unigram"
-    variant: str = "default"
-    src_spaces: str = "keep"
+    config: dict = field(default_factory=dict)
     note: str = ""
 
 
-SCHEMES = {s.name: s for s in [
-    Scheme("bpe", "BPE", "spm", "bpe", "default", note="SentencePiece BPE, joint En+De"),
-    Scheme("unigram", "Unigram", "spm", "unigram", "default", note="SentencePiece Unigram, joint En+De"),
-    Scheme("bpe_prime", "BPE'", "spm", "bpe", "prime", note="spaces always their own token"),
-    Scheme("bpe_prime_nospace", "BPE' no spaces", "spm", "bpe", "prime", "drop",
-           note="space tokens dropped on the source; the target keeps them (a decoder must generate spaces)"),
-    Scheme("unigram_prime", "Unigram'", "spm", "unigram", "prime", note="spaces always their own token"),
-    Scheme("unigram_prime_nospace", "Unigram' no spaces", "spm", "unigram", "prime", "drop",
-           note="space tokens dropped on the source; the target keeps them"),
-    Scheme("bite_unigram", "BITE+Unigram", "bite", "unigram", "default",
-           note="BITE on the English source, Unigram trained on BITE(en)+de with the inflection symbols"),
-    Scheme("wordmap", "Wordmap", "wordmap", "unigram", "default",
-           note="German target: verbs by Wordmap, other words by a German Unigram; English source: Unigram"),
-    Scheme("flota", "FLOTA k=3", "flota", "unigram", "default",
-           note="English source by FLOTA (k=3) over the Unigram baseline vocabulary; target Unigram"),
+ROWS = {r.name: r for r in [
+    Row("bpe", "BPE", {"scheme": "sentencepiece", "model_type": "bpe"}, "SentencePiece BPE, joint En+De"),
+    Row("unigram", "Unigram", {"scheme": "sentencepiece", "model_type": "unigram"},
+        "SentencePiece Unigram, joint En+De"),
+    Row("bpe_prime", "BPE'", {"scheme": "spaces", "model_type": "bpe"}, "spaces always their own token"),
+    Row("bpe_prime_nospace", "BPE' no spaces", {"scheme": "spaces", "model_type": "bpe", "spaces": "drop"},
+        "space tokens dropped on the source; the target keeps them (a decoder must generate spaces)"),
+    Row("unigram_prime", "Unigram'", {"scheme": "spaces", "model_type": "unigram"}, "spaces always their own token"),
+    Row("unigram_prime_nospace", "Unigram' no spaces", {"scheme": "spaces", "model_type": "unigram", "spaces": "drop"},
+        "space tokens dropped on the source; the target keeps them"),
+    Row("bite_unigram", "BITE+Unigram", {"scheme": "bite", "model_type": "unigram"},
+        "BITE on the English source, Unigram trained on BITE(en)+de with the inflection symbols"),
+    Row("wordmap", "Wordmap", {"scheme": "wordmap", "model_type": "unigram"},
+        "German target: verbs by Wordmap, other words by a German Unigram; English source: Unigram"),
+    Row("flota", "FLOTA k=3", {"scheme": "flota", "model_type": "unigram", "flota_k": 3},
+        "English source by FLOTA (k=3) over a joint Unigram model's vocabulary (the Unigram row's); target Unigram"),
 ]}
 
 
@@ -72,40 +88,55 @@ class PipelineError(RuntimeError):
     pass
 
 
+#: the perturbed copies of the test source (preprocess.evaluate.noise): BITE's and FLOTA's threat models
+NOISE_KINDS = ("infl", "ws")
+#: generation options of every evaluation (clean and noisy): beam 4, length penalty 0.6 and these
+GENERATE_EXTRA = ("--max-len-a", "1.2", "--max-len-b", "10")
+
+
+def noisy_test_file(out: Path, kind: str) -> Path:
+    """Where a perturbed test source is written: beside the report, for inspection."""
+    return out / f"test.{kind}.en"
+
+
+def make_noise(args, raw: Path) -> dict:
+    """Write the perturbed copies of the test source (same line count) and return their counts."""
+    stats = {}
+    for kind in NOISE_KINDS:
+        stats[kind] = noise_eval.write_noisy(str(raw / "test.en"), str(noisy_test_file(args.output, kind)), kind,
+                                             args.noise_fraction, args.noise_seed)
+        stats[kind]["output"] = noisy_test_file(args.output, kind).name
+    return stats
+
+
+def _fingerprint(key) -> str:
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 # --- running things --------------------------------------------------------------------------------------------
-
-def tool_env() -> dict:
-    env = dict(os.environ)
-    bindir = str(Path(sys.executable).parent)
-    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    shared_nltk = REPO.parent / "shared" / "data" / "nltk_data"
-    env["NLTK_DATA"] = os.pathsep.join(p for p in (env.get("NLTK_DATA"), str(shared_nltk)) if p)
-    return env
-
 
 class Runner:
     """Runs commands with logs under the output directory and records them for the report."""
 
     def __init__(self, out: Path, threads: int):
         self.out = out
-        self.commands: list[str] = []
-        self.env = tool_env()
-        self.env["OMP_NUM_THREADS"] = str(threads)
+        self.env = child_env(threads)
 
-    def run(self, stage: str, args: list, log: Path, on_line=None) -> str:
+    def run(self, stage: str, args: list, log: Path, on_line=None, merge_stderr: bool = False) -> str:
+        """Run ``args``, stdout to ``log`` (and ``on_line``), stderr to ``log.err`` or, with ``merge_stderr``
+        (a tool that logs only to stderr), into the stdout stream."""
         args = [str(a) for a in args]
         if args[0] == "python":
             args[0] = sys.executable
         shown = " ".join(shlex.quote(a) for a in args).replace(sys.executable, "python")
-        self.commands.append(shown)
         with open(self.out / "commands.txt", "a", encoding="utf-8") as fh:  # survives resumed runs
             fh.write(shown + "\n")
         log.parent.mkdir(parents=True, exist_ok=True)
         err_log = log.with_suffix(".err")
         # stdout and stderr stay separate: merged, their buffers interleave mid-line and lines get lost
         with open(log, "w", encoding="utf-8") as fh, open(err_log, "w", encoding="utf-8") as err:
-            proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=err, text=True, env=self.env, cwd=REPO)
+            proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else err,
+                                    text=True, env=self.env, cwd=REPO)
             lines = []
             try:
                 for line in proc.stdout:
@@ -125,21 +156,31 @@ class Runner:
 
 
 class Stages:
-    """Resumable stages: ``<out>/.stages/<name>.json`` records a finished stage and its result."""
+    """Resumable stages: ``<out>/.stages/<name>.json`` records a finished stage, the fingerprint of the options
+    and inputs that produced it, and its result."""
 
     def __init__(self, out: Path):
         self.dir = out / ".stages"
         self.dir.mkdir(parents=True, exist_ok=True)
         self.skipped: list[str] = []
         self.ran: list[str] = []
+        self.fingerprints: dict[str, str] = {}
 
-    def run(self, name: str, outputs: list[Path], fn):
+    def run(self, name: str, outputs: list[Path], fn, key=None, after: tuple[str, ...] = ()):
+        """Run ``fn`` unless a record with the same fingerprint exists.  ``key``: the options and inputs of
+        this stage (JSON-serialisable); ``after``: the stages whose results it uses (their fingerprints are part
+        of this one, so a changed upstream stage reruns this one too)."""
+        fingerprint = _fingerprint({"key": key, "after": [self.fingerprints[a] for a in after]})
+        self.fingerprints[name] = fingerprint
         record = self.dir / f"{name.replace('/', '__')}.json"
         if record.exists() and all(Path(p).exists() for p in outputs):
-            self.skipped.append(name)
-            tqdm.write(f"[skip] {name} (done)", file=sys.stderr)
-            return json.loads(record.read_text())["result"]
-        for p in outputs:  # an interrupted stage restarts cleanly
+            saved = json.loads(record.read_text())
+            if saved.get("fingerprint") == fingerprint:
+                self.skipped.append(name)
+                tqdm.write(f"[skip] {name} (done with the same options)", file=sys.stderr)
+                return saved["result"]
+            tqdm.write(f"[rerun] {name}: its options or inputs changed", file=sys.stderr)
+        for p in outputs:  # an interrupted or outdated stage restarts cleanly
             p = Path(p)
             if p.is_dir():
                 shutil.rmtree(p)
@@ -159,7 +200,8 @@ class Stages:
         if missing:
             raise PipelineError(f"pipeline stage {name} finished without its outputs: {missing}")
         tmp = record.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"result": result, "seconds": time.time() - t0}))
+        tmp.write_text(json.dumps({"result": result, "fingerprint": fingerprint, "key": key,
+                                   "seconds": time.time() - t0}, default=str))
         os.replace(tmp, record)
         self.ran.append(name)
         return result
@@ -168,11 +210,11 @@ class Stages:
 # --- data ---------------------------------------------------------------------------------------------------
 
 def default_data() -> Path | None:
-    shared = REPO.parent / "shared" / "data" / "multi30k"
+    shared = SHARED_DATA / "multi30k"
     return shared if shared.exists() else None
 
 
-def _read(path: Path, n: int) -> list[str]:
+def _read(path: Path, n: int = 0) -> list[str]:
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
         lines = []
@@ -208,286 +250,245 @@ def prepare_raw(data: Path, raw: Path, sizes: dict) -> dict:
     return counts
 
 
-# --- one scheme ---------------------------------------------------------------------------------------------
+# --- budget presets ----------------------------------------------------------------------------------------------
 
-class SchemeRun:
-    def __init__(self, scheme: Scheme, args, runner: Runner, stages: Stages, raw: Path):
-        self.s = scheme
+#: Every option a preset sets; an option given on the command line wins over its preset.  Sizes 0 = the whole split.
+PRESETS = {
+    "cpu": {"note": "the whole comparison in about 30 minutes on 2 CPU cores: a tiny Transformer (2 layers, 64 "
+                    "dimensions) trained for a fixed 250 updates on 10,000 pairs; BLEU compares the schemes under "
+                    "that budget, not at their best",
+            "device": "cpu", "train_lines": 10000, "valid_lines": 300, "test_lines": 500, "vocab_size": 4000,
+            "max_update": 250, "valid_every": 50, "average": 3, "max_tokens": 2048, "embed_dim": 64, "ffn_dim": 128,
+            "heads": 4, "layers": 2, "dropout": 0.1, "lr": 2e-3, "warmup": 100, "patience": -1},
+    "gpu": {"note": "one GPU: a Transformer-base-sized model (6+6 layers, 512 dimensions, 8 heads, FFN 2048, "
+                    "dropout 0.3) on all 29,000 Multi30k pairs, trained to convergence with early stopping on the "
+                    "validation loss (patience 10 validations of 500 updates, at most 30,000 updates), the best "
+                    "checkpoint averaged with the 4 before it, fp16",
+            "device": "gpu", "train_lines": 0, "valid_lines": 0, "test_lines": 0, "vocab_size": 8000,
+            "max_update": 30000, "valid_every": 500, "average": 5, "max_tokens": 4096, "embed_dim": 512,
+            "ffn_dim": 2048, "heads": 8, "layers": 6, "dropout": 0.3, "lr": 5e-4, "warmup": 4000, "patience": 10},
+}
+PRESET_OPTIONS = [k for k in PRESETS["cpu"] if k not in ("note", "device")]
+
+
+def train_options(a) -> list[str]:
+    """fairseq-train options of the budget preset, appended to the Transformer recipe's own (so they win).
+    With early stopping (``patience`` > 0) the checkpoints before the best one must survive the ``patience``
+    validations after it, so that the average can end at the best checkpoint."""
+    keep = a.average + max(0, a.patience)
+    # with early stopping, validate on the update interval only (not also at epoch ends): patience then counts
+    # validations that are valid_every updates apart
+    cadence = ["--validate-interval", 1_000_000] if a.patience > 0 else []
+    return [*cadence, "--arch", "transformer", "--encoder-layers", a.layers, "--decoder-layers", a.layers,
+            "--encoder-embed-dim", a.embed_dim, "--decoder-embed-dim", a.embed_dim,
+            "--encoder-ffn-embed-dim", a.ffn_dim, "--decoder-ffn-embed-dim", a.ffn_dim,
+            "--encoder-attention-heads", a.heads, "--decoder-attention-heads", a.heads, "--dropout", a.dropout,
+            "--lr", a.lr, "--warmup-updates", a.warmup, "--clip-norm", 1.0, "--max-tokens", a.max_tokens,
+            "--update-freq", 1, "--max-update", a.max_update, "--validate-interval-updates", a.valid_every,
+            "--save-interval-updates", a.valid_every, "--keep-interval-updates", keep,
+            "--no-epoch-checkpoints", "--patience", a.patience, "--seed", 1, "--log-interval", 10,
+            "--no-progress-bar", "--num-workers", 0]
+
+
+# --- one row ------------------------------------------------------------------------------------------------
+
+class RowRun:
+    def __init__(self, row: Row, args, runner: Runner, stages: Stages, raw: Path):
+        self.row = row
         self.args = args
         self.runner = runner
         self.stages = stages
         self.raw = raw
-        self.dir = args.output / "schemes" / scheme.name
-        self.models = self.dir / "models"
-        self.tok = self.dir / "tok"
-        self.bin = self.dir / "bin"
+        self.dir = args.output / "schemes" / row.name
+        self.work = self.dir / "binarized"  # the binarize recipe's --out
         self.ckpt = self.dir / "checkpoints"
+        self.eval = self.dir / "eval"
+        self.noisy = self.dir / "noisy"     # the perturbed test sets, encoded and binarised
         self.logs = self.dir / "logs"
 
-    def stage(self, what: str, outputs, fn):
-        return self.stages.run(f"{self.s.name}/{what}", outputs, fn)
+    @property
+    def config(self) -> dict:
+        return {"vocab_size": self.args.vocab_size, "seed": 1, "character_coverage": 1.0, **self.row.config}
 
-    def py(self, what: str, *args, log: str):
-        return self.runner.run(f"{self.s.name}/{what}", ["python", "-m", *args], self.logs / log)
+    def stage(self, what: str, outputs, fn, key=None, after=()):
+        """A stage of this row; ``after``: this row's stages it depends on (the first depends on the data)."""
+        upstream = tuple(f"{self.row.name}/{a}" for a in after) or ("data",)
+        return self.stages.run(f"{self.row.name}/{what}", outputs, fn, key, upstream)
 
-    # -- learn and encode -------------------------------------------------------------------------------
-    def learn(self) -> dict:
-        s, raw, m = self.s, self.raw, self.models
-        m.mkdir(parents=True, exist_ok=True)
-        vs = str(self.args.vocab_size)
-        spm = ["preprocess.spaces", "train", "--model-type", s.model_type, "--vocab-size", vs, "--seed", "1",
-               "--character-coverage", "1.0"]
-        if s.kind in ("spm", "flota"):
-            self.py("learn", *spm, "--variant", s.variant, "--input", raw / "train.en", raw / "train.de",
-                    "--model-prefix", m / "joint", log="learn.log")
-        elif s.kind == "bite":
-            self.py("learn", "preprocess.encode", "--scheme", "bite", "--pretokenizer", "moses", "--tagger",
-                    "nltk", "--inputs", raw / "train.en", "--outputs", m / "train.bite.en", "--workers",
-                    str(self.args.workers), "--quiet", log="bite-train.log")
-            self.py("learn", *spm, "--variant", s.variant, "--user-symbols", "bite", "--input",
-                    m / "train.bite.en", raw / "train.de", "--model-prefix", m / "joint", log="learn.log")
-        elif s.kind == "wordmap":
-            self.py("learn", *spm, "--variant", "default", "--input", raw / "train.en",
-                    "--model-prefix", m / "en", log="learn-en.log")
-            self.py("learn", "preprocess.wordmap", "build", "--input", raw / "train.de", "--output",
-                    m / "wordmap.txt", "--spm-prefix", m / "de", "--spm-vocab-size", vs, "--quiet",
-                    log="learn-de.log")
-        return {}
-
-    def encoders(self) -> dict:
-        """Per language: the preprocess.encode arguments; plus the generate-side decoding arguments."""
-        s, m = self.s, self.models
-        joint = ["--scheme", "spaces", "--model", m / "joint.model"]
-        if s.kind == "spm":
-            return {"en": joint + ["--spaces", s.src_spaces], "de": joint + ["--spaces", "keep"],
-                    "decode": ["--bpe", "spaces", "--spaces-model", m / "joint.model", "--spaces", "keep"],
-                    "joined": True}
-        if s.kind == "bite":
-            return {"en": ["--scheme", "bite", "--pretokenizer", "moses", "--tagger", "nltk", "--subword-model",
-                           m / "joint.model"],
-                    "de": joint + ["--spaces", "keep"],
-                    "decode": ["--bpe", "spaces", "--spaces-model", m / "joint.model", "--spaces", "keep"],
-                    "joined": True}
-        if s.kind == "wordmap":
-            wm = ["--wordmap-vocab", m / "wordmap.txt", "--wordmap-spm", m / "de.model"]
-            return {"en": ["--scheme", "spaces", "--model", m / "en.model"], "de": ["--scheme", "wordmap", *wm],
-                    "decode": ["--bpe", "wordmap", *wm], "joined": False}
-        if s.kind == "flota":
-            return {"en": ["--scheme", "flota", "--flota-vocab", m / "joint.model", "--flota-style",
-                           "sentencepiece", "--flota-k", "3", "--flota-mode", "flota"],
-                    "de": joint + ["--spaces", "keep"],
-                    "decode": ["--bpe", "spaces", "--spaces-model", m / "joint.model", "--spaces", "keep"],
-                    "joined": True}
-        raise PipelineError(f"unknown scheme kind {s.kind}")
-
-    def encode(self) -> dict:
-        enc = self.encoders()
-        self.tok.mkdir(parents=True, exist_ok=True)
-        for lang in ("en", "de"):
-            ins = [self.raw / f"{split}.{lang}" for split in ("train", "valid", "test")]
-            outs = [self.tok / f"{split}.{lang}" for split in ("train", "valid", "test")]
-            self.py("encode", "preprocess.encode", *enc[lang], "--inputs", *ins, "--outputs", *outs,
-                    "--workers", str(self.args.workers), "--quiet", log=f"encode-{lang}.log")
-        for split in ("train", "valid", "test"):
-            n = [len(_read(self.tok / f"{split}.{lang}", 0)) for lang in ("en", "de")]
-            n_raw = len(_read(self.raw / f"{split}.en", 0))
-            if n != [n_raw, n_raw]:
-                raise PipelineError(f"{self.s.name}: encoded {split} has {n} lines, raw has {n_raw}")
-        return {}
-
+    # -- the recipes -----------------------------------------------------------------------------------------
     def binarize(self) -> dict:
-        enc = self.encoders()
-        args = ["fairseq-preprocess", "--source-lang", "en", "--target-lang", "de",
-                "--trainpref", self.tok / "train", "--validpref", self.tok / "valid", "--testpref", self.tok / "test",
-                "--destdir", self.bin, "--workers", str(self.args.workers)]
-        if enc["joined"]:
-            args += ["--joined-dictionary"]
-        self.runner.run(f"{self.s.name}/binarize", args, self.logs / "preprocess.log")
-        return {"dict_en": _count_lines(self.bin / "dict.en.txt"), "dict_de": _count_lines(self.bin / "dict.de.txt")}
+        info = binarize_recipe.binarize(self.config, str(self.raw), str(self.work), "en", "de",
+                                        workers=self.args.workers, quiet=True)
+        return {"dict_sizes": {lang: _count_lines(Path(path)) for lang, path in info["dicts"].items()}}
 
-    # -- train, average, generate ------------------------------------------------------------------------
+    def train_command(self) -> list:
+        device = ["--cpu"] if self.args.device == "cpu" else []   # on a GPU the recipe adds --fp16 itself
+        return ["bash", REPO / "train_scripts" / "train_transformer_big.sh", "--data", self.work,
+                "--save-dir", self.ckpt, *device, "--gpus", 1, *train_options(self.args)]
+
     def train(self) -> dict:
         a = self.args
-        user_dir = str(REPO / "fairseq_plugins")
-        cmd = ["fairseq-train", self.bin, "--user-dir", user_dir, "--task", "translation",
-               "--arch", "transformer", "--encoder-layers", str(a.layers), "--decoder-layers", str(a.layers),
-               "--encoder-embed-dim", str(a.embed_dim), "--decoder-embed-dim", str(a.embed_dim),
-               "--encoder-ffn-embed-dim", str(2 * a.embed_dim), "--decoder-ffn-embed-dim", str(2 * a.embed_dim),
-               "--encoder-attention-heads", "4", "--decoder-attention-heads", "4",
-               "--dropout", "0.1", "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", str(a.lr),
-               "--lr-scheduler", "inverse_sqrt", "--warmup-updates", str(a.warmup), "--clip-norm", "1.0",
-               "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",
-               "--max-tokens", str(a.max_tokens), "--max-update", str(a.max_update),
-               "--validate-interval-updates", str(a.valid_every), "--save-interval-updates", str(a.valid_every),
-               "--keep-interval-updates", str(a.average), "--no-epoch-checkpoints", "--save-dir", self.ckpt,
-               "--cpu", "--seed", "1", "--log-format", "json", "--log-interval", "10", "--no-progress-bar",
-               "--num-workers", "0"]
-        if self.encoders()["joined"]:
-            cmd.append("--share-all-embeddings")
-        curve: list[list[float]] = []
-        bar = tqdm(total=a.max_update, desc=f"{self.s.name} train", unit="upd", leave=False, file=sys.stderr)
+        cmd = self.train_command()
+        bar = tqdm(total=a.max_update, desc=f"{self.row.name} train", unit="upd", leave=False, file=sys.stderr)
 
         def on_line(line: str):
             rec = _json_record(line)
             if rec is None:
                 return
-            if "valid_loss" in rec:
-                curve.append([int(rec["valid_num_updates"]), float(rec["valid_loss"])])
             n = rec.get("num_updates") or rec.get("train_num_updates") or rec.get("valid_num_updates")
             if n is not None:
                 bar.n = min(int(n), a.max_update)
                 bar.refresh()
 
-        t0 = time.time()
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
-            self.runner.run(f"{self.s.name}/train", cmd, self.logs / "train.log", on_line)
+            self.runner.run(f"{self.row.name}/train", cmd, self.logs / "train.log", on_line, merge_stderr=True)
         finally:
             bar.close()
-        seconds = time.time() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        curve = [[r["update"], r["valid_loss"]] for r in validation_curve(str(self.ckpt / "train.log"))
+                 if r.get("update") is not None and r.get("valid_loss") is not None]
         (self.dir / "valid_curve.json").write_text(json.dumps(curve))
-        return {"train_seconds": seconds, "valid_curve": curve, "final_valid_loss": curve[-1][1] if curve else None}
+        updates = curve[-1][0] if curve else a.max_update   # fewer than --max-update after early stopping
+        best = min(curve, key=lambda c: c[1])[0] if curve else None
+        return {"train_cpu_seconds": cpu, "num_updates": updates, "best_update": best,
+                "updates_per_cpu_second": updates / cpu if cpu else None,
+                "valid_curve": curve, "final_valid_loss": curve[-1][1] if curve else None}
 
-    def average(self) -> dict:
-        ckpts = sorted(self.ckpt.glob("checkpoint_*_*.pt"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
-        chosen = ckpts[-self.args.average:] or [self.ckpt / "checkpoint_last.pt"]
-        self.py("average", "train_scripts.average_checkpoints", "--inputs", *chosen, "--output",
-                self.ckpt / "averaged.pt", log="average.log")
-        return {"averaged": [p.name for p in chosen]}
+    def average_command(self, best_update=None) -> list:
+        """Average the last ``average`` update checkpoints; with early stopping the ones ending at the best
+        (the BITE paper averages the selected checkpoint with the previous nine)."""
+        cmd = ["python", "-m", "train_scripts.average_checkpoints", "--inputs", self.ckpt,
+               "--num-update-checkpoints", self.args.average, "--output", self.ckpt / "averaged.pt"]
+        if self.args.patience > 0:
+            cmd += ["--checkpoint-upper-bound", best_update if best_update is not None else "BEST_UPDATE"]
+        return cmd
 
-    def generate(self) -> dict:
-        enc = self.encoders()
-        out = self.runner.run(
-            f"{self.s.name}/generate",
-            ["fairseq-generate", self.bin, "--user-dir", str(REPO / "fairseq_plugins"), "--task", "translation",
-             "--path", self.ckpt / "averaged.pt", "--gen-subset", "test", "--beam", "4", "--lenpen", "0.6",
-             "--max-len-a", "1.2", "--max-len-b", "10", "--batch-size", "64", "--cpu", *enc["decode"]],
-            self.logs / "generate.log")
-        hyps = {}
-        for line in out.splitlines():
-            if line.startswith("D-"):
-                parts = line.split("\t")
-                hyps[int(parts[0][2:])] = parts[2] if len(parts) > 2 else ""
-        n = len(_read(self.raw / "test.de", 0))
-        if sorted(hyps) != list(range(n)):
-            raise PipelineError(f"{self.s.name}: generate produced {len(hyps)} hypotheses for {n} sentences")
-        (self.dir / "hyp.de").write_text("\n".join(hyps[i] for i in range(n)) + "\n", encoding="utf-8")
-        return {}
+    def average(self, best_update=None) -> dict:
+        self.runner.run(f"{self.row.name}/average", self.average_command(best_update), self.logs / "average.log")
+        return {"averaged": self.args.average}
 
-    def score(self) -> dict:
-        import sacrebleu
+    def _evaluate(self, out_dir: Path, **kwargs) -> dict:
+        return evaluate_recipe.evaluate(str(self.ckpt / "averaged.pt"), str(self.work), beam=4, lenpen=0.6,
+                                        batch_size=64, cpu=self.args.device == "cpu", out_dir=str(out_dir),
+                                        extra_args=list(GENERATE_EXTRA), **kwargs)
 
-        hyps = _read(self.dir / "hyp.de", 0)
-        refs = _read(self.raw / "test.de", 0)
-        bleu = sacrebleu.metrics.BLEU()
-        chrf = sacrebleu.metrics.CHRF()
-        b = bleu.corpus_score(hyps, [refs])
-        c = chrf.corpus_score(hyps, [refs])
-        leftover = sum(SPACE in h or "[VB" in h or "[NN" in h for h in hyps)
-        return {"bleu": b.score, "chrf": c.score, "bleu_signature": str(bleu.get_signature()),
-                "chrf_signature": str(chrf.get_signature()), "hyps_with_token_marks": leftover}
+    def evaluate(self) -> dict:
+        res = self._evaluate(self.eval, subset="test")
+        hyps = _read(self.eval / "hyp.txt")
+        leftover = sum(SPACE_SYMBOL in h or "[VB" in h or "[NN" in h for h in hyps)
+        keep = ("bleu", "chrf", "bleu_signature", "chrf_signature", "tok_bleu", "sentences")
+        return {**{k: res[k] for k in keep}, "hyps_with_token_marks": leftover}
 
     # -- intrinsic ------------------------------------------------------------------------------------------
     def intrinsic(self) -> dict:
-        from preprocess.evaluate import morph
-
+        info = evaluate_recipe.load_binarize_info(str(self.work))
+        scheme = make_scheme(info["config"], ("en", "de"), info["models_dir"])
+        tok_dir = Path(info["tok_dir"])
         res: dict = {}
-        raw_test = {lang: _read(self.raw / f"test.{lang}", 0) for lang in ("en", "de")}
+        raw = {f"{split}.{lang}": _read(self.raw / f"{split}.{lang}") for split in ("train", "test")
+               for lang in ("en", "de")}
+        tok = {lang: _read(tok_dir / f"test.{lang}") for lang in ("en", "de")}
         for lang, side in (("en", "src"), ("de", "tgt")):
-            tok = _read(self.tok / f"test.{lang}", 0)
-            n_tok = sum(len(t.split()) for t in tok)
-            n_words = sum(len(t.split()) for t in raw_test[lang])
-            res[f"{side}_tok_per_sent"] = n_tok / max(1, len(tok))
+            n_tok = sum(len(t.split()) for t in tok[lang])
+            n_words = sum(len(t.split()) for t in raw[f"test.{lang}"])
+            res[f"{side}_tok_per_sent"] = n_tok / max(1, len(tok[lang]))
             res[f"{side}_tok_per_word"] = n_tok / max(1, n_words)
-            train_types = {p for line in _read(self.tok / f"train.{lang}", 0) for p in line.split()}
+            train_types = {p for line in _read(tok_dir / f"train.{lang}") for p in line.split()}
             res.setdefault("vocab", {})[lang] = {"types_used_in_train": len(train_types)}
-        gold_en = self.args.gold_en
-        s, m = self.s, self.models
-        if gold_en and gold_en.exists() and s.kind in ("spm", "bite", "flota"):
-            gold = morph.read_gold(str(gold_en))
-            if s.kind == "flota":
-                from preprocess.flota import FlotaTokenizer
-
-                ft = FlotaTokenizer(str(m / "joint.model"), "sentencepiece", k=3)
-                seg = ft.tokenize_word
-            else:
-                seg = morph.spm_segmenter(str(m / "joint.model"), s.src_spaces)
-            r = morph.evaluate(seg, gold)
-            res["boundary"] = {k: r[k] for k in ("precision", "recall", "f1", "mean_pieces", "n_words")}
-            res["boundary"]["gold"] = gold_en.name + (" (FLOTA drops uncovered characters: words whose pieces "
-                                                       "do not spell them are skipped)" if s.kind == "flota" else "")
-        if s.kind == "wordmap" and self.args.gold_de and self.args.gold_de.exists():
-            res["boundary"] = _wordmap_boundary(m, self.args.gold_de)
-        res["extra"] = self.extra_metrics(raw_test)
-        examples = []
-        tok_en = _read(self.tok / "test.en", 0)
-        tok_de = _read(self.tok / "test.de", 0)
-        for i in self.args.example_ids:
-            if i < len(tok_en):
-                examples.append({"raw": raw_test["en"][i], "tokens": tok_en[i], "raw_de": raw_test["de"][i],
-                                 "tokens_de": tok_de[i]})
-        res["examples"] = examples
+        gold = {"en": str(self.args.gold_en) if self.args.gold_en and self.args.gold_en.exists() else None,
+                "de_verbs": str(self.args.gold_de) if self.args.gold_de and self.args.gold_de.exists() else None}
+        res["boundary"] = scheme.boundary(gold)
+        try:
+            res["extra"] = scheme.intrinsic(raw, gold)
+        except Exception as exc:  # noqa: BLE001 - extras must not sink the comparison; the report says why
+            res["extra"] = {"error": f"{type(exc).__name__}: {exc}"}
+        res["examples"] = [{"raw": raw["test.en"][i], "tokens": tok["en"][i], "raw_de": raw["test.de"][i],
+                            "tokens_de": tok["de"][i]} for i in self.args.example_ids if i < len(tok["en"])]
         return res
 
-    def extra_metrics(self, raw_test) -> dict:
-        s, m = self.s, self.models
-        extra = {}
-        try:
-            if s.kind == "bite":
-                from preprocess.evaluate import bite as bite_eval
+    # -- robustness: the perturbed test sets through the same model ----------------------------------------------
+    def binarize_noisy(self) -> dict:
+        """Encode the perturbed sources with the row's learned scheme and binarise them with its dictionaries
+        (``binarize.binarize_test_sets``: nothing is learned again) as one fairseq test subset (``noisy``: the
+        inflection-noise sentences, then the whitespace-noise ones, so that one fairseq-generate translates both);
+        targets and references are the clean ones, twice.  Also the model-free similarity of the clean and
+        perturbed source encodings."""
+        info = evaluate_recipe.load_binarize_info(str(self.work))
+        src, tgt, clean = info["src"], info["tgt"], Path(info["tok_dir"])
+        raw_dir = self.noisy / "raw"
+        raw_dir.mkdir(parents=True, exist_ok=True)
+        noisy = {kind: _read(noisy_test_file(self.args.output, kind)) for kind in NOISE_KINDS}
+        _write(raw_dir / f"noisy.{src}", [line for kind in NOISE_KINDS for line in noisy[kind]])
+        _write(raw_dir / f"noisy.{tgt}", _read(self.raw / f"test.{tgt}") * len(NOISE_KINDS))
+        _write(self.noisy / f"ref.{tgt}", _read(self.raw / f"test.{tgt}") * len(NOISE_KINDS))
+        binarize_recipe.binarize_test_sets(info, str(raw_dir), ["noisy"], str(self.noisy), self.args.workers)
+        encoded = _read(self.noisy / "tok" / f"noisy.{src}")
+        clean_raw, clean_tok, n = _read(self.raw / f"test.{src}"), _read(clean / f"test.{src}"), len(clean_raw)
+        robustness = {kind: noise_eval.mean_similarity(clean_tok, encoded[i * n:(i + 1) * n], clean_raw, noisy[kind])
+                      for i, kind in enumerate(NOISE_KINDS)}
+        return {"robustness": robustness}
 
-                train_en = _read(self.raw / "train.en", 0)
-                cov = bite_eval.coverage_report(train_en, [500, 1000, 2000, 4000])
-                extra["coverage"] = {k: cov[k] for k in ("types_unencoded", "types_bite", "coverage_unencoded",
-                                                         "coverage_bite")}
-                words = sorted({w for line in raw_test["en"] for w in line.split()})
-                extra["symbol_complexity_lambda2"] = bite_eval.model_complexity(str(m / "joint.model"), words)
-            if s.kind == "flota" and self.args.gold_en and self.args.gold_en.exists():
-                from preprocess.evaluate import flota as flota_eval
+    def evaluate_noisy(self) -> dict:
+        """One fairseq-generate for both perturbed test sets with the row's averaged model; each half scored
+        against the clean references (``eval_infl/hyp.txt``, ``eval_ws/hyp.txt``)."""
+        self._evaluate(self.dir / "eval_noisy", data_bin=str(self.noisy / "data-bin"), subset="test",
+                       ref=str(self.noisy / "ref.de"))
+        hyps, refs = _read(self.dir / "eval_noisy" / "hyp.txt"), _read(self.raw / "test.de")
+        scores = {}
+        for i, kind in enumerate(NOISE_KINDS):
+            part = hyps[i * len(refs):(i + 1) * len(refs)]
+            _write(self.dir / f"eval_{kind}" / "hyp.txt", part)
+            res = evaluate_recipe.score(part, refs, "de")
+            scores[kind] = {"bleu": res["bleu"], "chrf": res["chrf"]}
+        return {"noisy_scores": scores}
 
-                gold = flota_eval.read_two_morph_gold(str(self.args.gold_en))
-                from preprocess.flota import load_vocab
-
-                vocab = load_vocab(str(m / "joint.model"))
-                tokens = frozenset(vocab.tokens) if hasattr(vocab, "tokens") else frozenset(vocab)
-                words = flota_eval.select_words(gold, tokens, SPACE)
-                if words:
-                    extra["morph"] = flota_eval.morph_metrics(str(m / "joint.model"), "sentencepiece", "flota",
-                                                              words)
-                extra["n_two_morph_words"] = len(words)
-            if s.kind == "wordmap":
-                from preprocess.wordmap import WordmapVocabulary
-
-                voc = WordmapVocabulary.load(str(m / "wordmap.txt"))
-                extra["wordmap_vocabulary"] = {"functional": len(voc.functional), "lexemic": len(voc.lexemic)}
-        except Exception as exc:  # intrinsic extras must not sink the whole comparison; say what happened
-            extra["error"] = f"{type(exc).__name__}: {exc}"
-        return extra
+    def hypotheses(self) -> dict:
+        """{test set: detokenised hypotheses} for the significance tests."""
+        files = {"clean": self.eval / "hyp.txt", **{k: self.dir / f"eval_{k}" / "hyp.txt" for k in NOISE_KINDS}}
+        return {k: _read(f) for k, f in files.items() if f.exists()}
 
     def run_all(self) -> dict:
-        row = {"name": self.s.name, "label": self.s.label, "note": self.s.note, "direction": "en-de"}
-        self.stage("learn", [self.models], self.learn)
-        self.stage("encode", [self.tok], self.encode)
-        row["dict_sizes"] = self.stage("binarize", [self.bin], self.binarize)
-        row.update(self.stage("train", [self.ckpt], self.train))
-        row["averaged"] = self.stage("average", [self.ckpt / "averaged.pt"], self.average)["averaged"]
-        self.stage("generate", [self.dir / "hyp.de"], self.generate)
-        row.update(self.stage("score", [], self.score))
-        row.update(self.stage("intrinsic", [], self.intrinsic))
+        a = self.args
+        row = {"name": self.row.name, "label": self.row.label, "note": self.row.note, "direction": "en-de",
+               "config": self.config}
+        row.update(self.stage("binarize", [self.work], self.binarize, key=self.config, after=()))
+        row.update(self.stage("train", [self.ckpt], self.train, key=[str(x) for x in self.train_command()],
+                              after=("binarize",)))
+        row.update(self.stage("average", [self.ckpt / "averaged.pt"], lambda: self.average(row.get("best_update")),
+                              key=[str(x) for x in self.average_command(row.get("best_update"))], after=("train",)))
+        row.update(self.stage("evaluate", [self.eval], self.evaluate, key=[a.device, *GENERATE_EXTRA],
+                              after=("average",)))
+        name = self.row.name
+        row.update(self.stages.run(f"{name}/binarize_noisy", [self.noisy], self.binarize_noisy, key=None,
+                                   after=(f"{name}/binarize", "noise")))
+        row.update(self.stages.run(f"{name}/evaluate_noisy",
+                                   [self.dir / "eval_noisy", *(self.dir / f"eval_{k}" for k in NOISE_KINDS)],
+                                   self.evaluate_noisy, key=[a.device, *GENERATE_EXTRA],
+                                   after=(f"{name}/average", f"{name}/binarize_noisy")))
+        row.update(self.stage("intrinsic", [], self.intrinsic,
+                              key=[str(a.gold_en), str(a.gold_de), a.example_ids], after=("binarize",)))
         return row
 
-
-def _wordmap_boundary(models: Path, gold_de: Path) -> dict:
-    """Creutz boundary P/R/F1 of the scheme's Wordmap vocabulary on the German derivational verbs."""
-    from preprocess import wordmap
-    from preprocess.evaluate.morph import boundary_prf
-    from preprocess.evaluate.wordmap import read_derivational_verbs
-
-    vocab = wordmap.WordmapVocabulary.load(str(models / "wordmap.txt"))
-    gold = read_derivational_verbs(str(gold_de))
-    r = boundary_prf([wordmap.segment(w, vocab) for w, _ in gold], [m for _, m in gold])
-    out = {k: r[k] for k in ("precision", "recall", "f1", "mean_pieces", "n_words")}
-    out["gold"] = gold_de.name + " (German derivational verbs)"
-    return out
+    def plan(self) -> list[str]:
+        """The commands this row runs, for ``--dry-run`` (Python recipes shown as their command lines)."""
+        a, work = self.args, self.work
+        options = [x for k, v in self.config.items() if k != "scheme"
+                   for x in (f"--{k.replace('_', '-')}", v)]
+        noisy = [noisy_test_file(a.output, k) for k in NOISE_KINDS]
+        cmds = [["python", "-m", "train_scripts.binarize", "--scheme", self.config["scheme"], "--data", self.raw,
+                 "--src", "en", "--tgt", "de", "--out", work, "--workers", a.workers, *options],
+                self.train_command(), self.average_command()]
+        evaluate = ["python", "-m", "train_scripts.evaluate", "--checkpoint", self.ckpt / "averaged.pt", "--data",
+                    work, "--beam", 4, "--lenpen", 0.6, "--batch-size", 64, *(["--cpu"] if a.device == "cpu" else [])]
+        cmds.append([*evaluate, "--subset", "test", "--out", self.eval, *GENERATE_EXTRA])
+        cmds.append(f"# binarize_noisy: {', '.join(str(p) for p in noisy)} encoded with the learned scheme and "
+                    f"concatenated, then fairseq-preprocess --testpref {self.noisy / 'tok' / 'noisy'} with the row's "
+                    f"dictionaries into {self.noisy / 'data-bin'}")
+        cmds.append([*evaluate, "--data-bin", self.noisy / "data-bin", "--subset", "test", "--ref",
+                     self.noisy / "ref.de", "--out", self.dir / "eval_noisy", *GENERATE_EXTRA])
+        return [c if isinstance(c, str) else " ".join(shlex.quote(str(x)) for x in c) for c in cmds]
 
 
 def _json_record(line: str):
@@ -501,6 +502,11 @@ def _json_record(line: str):
     return rec if isinstance(rec, dict) else None
 
 
+def _write(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
 def _count_lines(path: Path) -> int:
     with open(path, encoding="utf-8") as fh:
         return sum(1 for _ in fh)
@@ -508,44 +514,75 @@ def _count_lines(path: Path) -> int:
 
 def versions() -> dict:
     out = {"python": platform.python_version()}
-    for mod in ("torch", "fairseq", "sentencepiece", "sacrebleu", "nltk", "lemminflect", "HanTa"):
+    from importlib import metadata
+
+    for dist in ("torch", "fairseq-fixed", "sentencepiece", "sacrebleu", "sacremoses", "nltk", "lemminflect",
+                 "HanTa"):
         try:
-            m = __import__(mod)
-            out[mod] = getattr(m, "__version__", "installed")
-        except Exception:  # noqa: BLE001 - report what is missing instead of failing
-            out[mod] = "not installed"
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
     return out
+
 
 
 # --- main ---------------------------------------------------------------------------------------------------
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m train_scripts.pipeline", description=__doc__.split("\n\n")[0],
+    """Options; a bad preset, scheme, baseline or noise fraction is a :class:`UserError` before any work."""
+    ap = argparse.ArgumentParser(prog="morphtok-demo", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--data", type=Path, default=default_data(),
                     help="Multi30k folder (raw train/val/test_2016_flickr .en/.de[.gz])")
     ap.add_argument("--output", type=Path, default=Path("demo-output"), help="everything is written here")
-    ap.add_argument("--schemes", nargs="+", default=list(SCHEMES), choices=list(SCHEMES))
-    ap.add_argument("--train-lines", type=int, default=10000)
-    ap.add_argument("--valid-lines", type=int, default=300)
-    ap.add_argument("--test-lines", type=int, default=500)
-    ap.add_argument("--vocab-size", type=int, default=4000)
-    ap.add_argument("--max-update", type=int, default=250)
-    ap.add_argument("--valid-every", type=int, default=50, help="validate and save every N updates")
-    ap.add_argument("--average", type=int, default=3, help="average the last N update checkpoints")
-    ap.add_argument("--max-tokens", type=int, default=2048)
-    ap.add_argument("--embed-dim", type=int, default=64)
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--preset", default="cpu",
+                    help="budget: " + "; ".join(f"{k}: {v['note']}" for k, v in PRESETS.items())
+                         + ". The size, model and training options below default to the preset's")
+    ap.add_argument("--schemes", nargs="+", default=list(ROWS), help=f"rows of the comparison ({', '.join(ROWS)})")
+    ap.add_argument("--baseline", default=None,
+                    help="row every other row is tested against (default: unigram when it runs, else the first)")
+    ap.add_argument("--noise-fraction", default="0.3",
+                    help="probability that an inflectable word is re-inflected (inflection noise) and that a space "
+                         "between words is dropped (whitespace noise) in the perturbed test sets (FLOTA: 0.3)")
+    ap.add_argument("--noise-seed", type=int, default=1, help="seed of both perturbations")
+    ap.add_argument("--dry-run", action="store_true", help="print the commands every row would run, run nothing")
+    g = ap.add_argument_group("preset options (default: the preset's value; 0 lines = the whole split)")
+    for name, kind in (("train_lines", int), ("valid_lines", int), ("test_lines", int), ("vocab_size", int),
+                       ("max_update", int), ("valid_every", int), ("average", int), ("max_tokens", int),
+                       ("embed_dim", int), ("ffn_dim", int), ("heads", int), ("layers", int), ("dropout", float),
+                       ("lr", float), ("warmup", int), ("patience", int)):
+        g.add_argument("--" + name.replace("_", "-"), type=kind, default=None,
+                       help={"valid_every": "validate and save every N updates",
+                             "average": "average the last N update checkpoints (ending at the best one with "
+                                        "early stopping)",
+                             "patience": "early stopping after N validations without improvement (-1: off)"
+                             }.get(name, "preset's value"))
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2, help="torch threads for training/generation")
-    ap.add_argument("--gold-en", type=Path, default=REPO.parent / "shared" / "data" / "morph_gold" / "eng.word.dev.tsv")
-    ap.add_argument("--gold-de", type=Path,
-                    default=REPO.parent / "shared" / "data" / "morph_gold" / "deu.derivational.v1.tsv")
+    ap.add_argument("--gold-en", type=Path, default=SHARED_DATA / "morph_gold" / "eng.word.dev.tsv")
+    ap.add_argument("--gold-de", type=Path, default=SHARED_DATA / "morph_gold" / "deu.derivational.v1.tsv")
     ap.add_argument("--example-ids", type=int, nargs="+", default=[0, 7, 21])
     args = ap.parse_args(argv)
+    if args.preset not in PRESETS:
+        raise UserError(f"unknown preset {args.preset!r} (choose from {', '.join(PRESETS)})")
+    unknown = [n for n in args.schemes if n not in ROWS]
+    if unknown:
+        raise UserError(f"unknown scheme {unknown[0]!r} in --schemes (choose from {', '.join(ROWS)})")
+    if args.baseline is None:
+        args.baseline = "unigram" if "unigram" in args.schemes else args.schemes[0]
+    elif args.baseline not in args.schemes:
+        raise UserError(f"--baseline {args.baseline!r} is not among --schemes ({', '.join(args.schemes)})")
+    args.noise_fraction = noise_eval.check_fraction(args.noise_fraction)
+    preset = PRESETS[args.preset]
+    for name in PRESET_OPTIONS:
+        if getattr(args, name) is None:
+            setattr(args, name, preset[name])
+    args.device = preset["device"]
     args.output = args.output.resolve()
+    for name in args.schemes:  # a bad scheme option is an error before any work starts
+        make_scheme(ROWS[name].config, ("en", "de"), str(args.output))
+    if args.dry_run:
+        return args
     if args.data is None:
         args.data = download_multi30k(args.output / "multi30k-download")
     if args.data is None:
@@ -563,7 +600,7 @@ def download_multi30k(dest: Path) -> Path | None:
         return dest
     print(f"no local Multi30k: downloading it into {dest}", file=sys.stderr)
     proc = subprocess.run(["bash", str(REPO / "train_scripts" / "prepare_multi30k.sh"), "--out", str(dest)],
-                          env=tool_env(), capture_output=True, text=True)
+                          env=child_env(), capture_output=True, text=True)
     if proc.returncode != 0:
         print(proc.stderr.strip()[-500:], file=sys.stderr)
         return None
@@ -574,40 +611,91 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt(f"terminated by signal {signum}")
 
 
+def significance(rows: list, row_runs: list, raw: Path, baseline: str) -> dict:
+    """sacreBLEU's CIs and paired tests against the baseline row, per test set, into each row's ``tests``."""
+    from train_scripts.significance import compare_test_sets
+
+    hyps: dict = {}
+    for run in row_runs:
+        for test_set, lines in run.hypotheses().items():
+            hyps.setdefault(test_set, {})[run.row.name] = lines
+    res = compare_test_sets(hyps, _read(raw / "test.de"), baseline)
+    for row in rows:
+        row["tests"] = res["systems"].get(row["name"], {})
+    return res["settings"]
+
+
+def summary(args, counts: dict) -> str:
+    budget = (f"trained with early stopping (patience {args.patience} validations, at most {args.max_update} "
+              f"updates) on {args.device.upper()}, the best checkpoint averaged with the {args.average - 1} before "
+              "it" if args.patience > 0 else
+              f"trained for {args.max_update} updates on {args.device.upper()}, the last {args.average} checkpoints "
+              "averaged")
+    return (f"{counts['train']} training pairs, {counts['valid']} validation, {counts['test']} test "
+            f"(test_2016_flickr). Every scheme: the same Transformer ({args.layers} layers, {args.embed_dim} "
+            f"dimensions, {args.heads} heads) {budget}, beam 4, length penalty 0.6, with the recipes users run "
+            "(binarize, train_transformer_big.sh, average_checkpoints, evaluate).")
+
+
 def main(argv=None) -> int:
-    args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)  # a killed pipeline stops its child processes too
-    os.environ["NLTK_DATA"] = tool_env()["NLTK_DATA"]  # BITE's intrinsic metrics run in this process
+    try:
+        args = parse_args(argv)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     out = args.output
+    raw = out / "raw"
+    if args.dry_run:  # before anything is written
+        print(f"# preset {args.preset} ({args.device}): " + ", ".join(f"{k.replace('_', '-')} {getattr(args, k)}"
+                                                                 for k in PRESET_OPTIONS) + " (0 lines: all)")
+        print(" ".join(["python", "-m", "preprocess.evaluate.noise", "perturb", "--kind", "KIND", "--fraction",
+                        str(args.noise_fraction), "--seed", str(args.noise_seed), "--input", str(raw / "test.en"),
+                        "--output", str(noisy_test_file(out, "KIND"))]))
+        for name in args.schemes:
+            print(f"# {name}")
+            print("\n".join(RowRun(ROWS[name], args, None, None, raw).plan()))
+        return 0
+    signal.signal(signal.SIGTERM, _terminate)  # a killed pipeline stops its child processes too
+    os.environ["NLTK_DATA"] = child_env()["NLTK_DATA"]  # BITE runs in this process (binarize, metrics)
     out.mkdir(parents=True, exist_ok=True)
     runner = Runner(out, args.threads)
     stages = Stages(out)
-    raw = out / "raw"
     sizes = {"train": args.train_lines, "valid": args.valid_lines, "test": args.test_lines}
     t0 = time.time()
     try:
-        counts = stages.run("data", [raw], lambda: prepare_raw(args.data, raw, sizes))
-        rows = []
+        counts = stages.run("data", [raw], lambda: prepare_raw(args.data, raw, sizes),
+                            key={"data": str(args.data), **sizes})
+        noise_stats = stages.run("noise", [noisy_test_file(out, k) for k in NOISE_KINDS],
+                                 lambda: make_noise(args, raw),
+                                 key={"fraction": args.noise_fraction, "seed": args.noise_seed}, after=("data",))
+        rows, runs = [], []
         for name in tqdm(args.schemes, desc="schemes", unit="scheme", file=sys.stderr):
-            rows.append(SchemeRun(SCHEMES[name], args, runner, stages, raw).run_all())
-    except PipelineError as exc:
+            runs.append(RowRun(ROWS[name], args, runner, stages, raw))
+            rows.append(runs[-1].run_all())
+        sig = significance(rows, runs, raw, args.baseline)
+    except (PipelineError, UserError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     from train_scripts.report import write_report
 
     meta = {
         "dataset": f"Multi30k En->De ({args.data})",
-        "summary": (f"{counts['train']} training pairs, {counts['valid']} validation, {counts['test']} test "
-                    f"(test_2016_flickr). Every scheme: the same Transformer ({args.layers} layers, "
-                    f"{args.embed_dim} dims) trained for {args.max_update} updates on CPU, the last "
-                    f"{args.average} checkpoints averaged, beam 4, length penalty 0.6. "
-                    "A tiny model: BLEU compares schemes under a fixed small budget, not their best quality."),
+        "summary": summary(args, counts),
+        "preset": args.preset, "preset_note": PRESETS[args.preset]["note"],
+        "options": {k: getattr(args, k) for k in PRESET_OPTIONS},
+        "preset_overrides": {k: getattr(args, k) for k in PRESET_OPTIONS
+                             if getattr(args, k) != PRESETS[args.preset][k]},
+        "max_update": args.max_update, "baseline": args.baseline,
+        "noise": {"fraction": args.noise_fraction, "seed": args.noise_seed,
+                  "files": {k: noisy_test_file(out, k).name for k in NOISE_KINDS}, "stats": noise_stats},
+        "significance": sig,
         "versions": versions(),
-        "commands": [" ".join(shlex.quote(a) for a in ["python", "-m", "train_scripts.pipeline",
+        "commands": [" ".join(shlex.quote(a) for a in ["morphtok-demo",
                                                         *(argv if argv is not None else sys.argv[1:])])]
                     + (out / "commands.txt").read_text(encoding="utf-8").splitlines(),
         "seconds": time.time() - t0,
         "skipped_stages": stages.skipped,
+        "rerun_stages": stages.ran,
     }
     results = {"meta": meta, "schemes": rows}
     (out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
@@ -616,5 +704,11 @@ def main(argv=None) -> int:
     return 0
 
 
+
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
+    sys.exit(run_main(main))
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()

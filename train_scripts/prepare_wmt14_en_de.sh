@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # WMT'14 English-German: the standard training corpora (Europarl v7, Common Crawl, News Commentary v9;
-# about 4.5M pairs), newstest2013 as dev, newstest2014 (full, 3,003 sentences) as test.
+# about 4.5M pairs), newstest2013 as dev, newstest2014 (full, 3,003 sentences) as test, prepared as fairseq's
+# prepare-wmt14en2de.sh does (train_scripts/prepare_wmt.py: Moses punctuation normalisation and non-printing
+# character removal on every split, clean-corpus-n -ratio 1.5, 1-250 words on train and dev; kept/dropped counts
+# printed and written to OUT/prepare.json).
 #
-#   bash train_scripts/prepare_wmt14_en_de.sh --out data/wmt14_en_de [--downloads DIR] [--from DIR]
+#   bash train_scripts/prepare_wmt14_en_de.sh --out data/wmt14_en_de [--downloads DIR] [--from DIR] [--wmt16]
+#        [--no-clean]
 #
+# --wmt16     the BITE paper's training data (appendix B.3, "WMT'16"): News Commentary v11 instead of v9
+# --no-clean  only gather the raw corpora (no normalisation, no cleaning)
 # Online: the training archives are downloaded from statmt.org and checked against
 # train_scripts/checksums/wmt14_en_de.sha256 (an archive without an entry there is recorded in
 # DOWNLOADS/SHA256SUMS on first download and verified against that record afterwards); newstest2013/2014 come
@@ -16,12 +22,14 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-OUT="" FROM="" DOWNLOADS=""
+OUT="" FROM="" DOWNLOADS="" WMT16=0 CLEAN=1
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --out) OUT="$2"; shift 2 ;;
         --from) FROM="$2"; shift 2 ;;
         --downloads) DOWNLOADS="$2"; shift 2 ;;
+        --wmt16) WMT16=1; shift ;;
+        --no-clean) CLEAN=0; shift ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
@@ -36,6 +44,10 @@ ARCHIVES=("https://www.statmt.org/wmt13/training-parallel-europarl-v7.tgz"
           "https://www.statmt.org/wmt13/training-parallel-commoncrawl.tgz"
           "https://www.statmt.org/wmt14/training-parallel-nc-v9.tgz")
 CORPORA=(europarl-v7.de-en commoncrawl.de-en news-commentary-v9.de-en)
+if [[ $WMT16 -eq 1 ]]; then
+    ARCHIVES[2]="https://data.statmt.org/wmt16/translation-task/training-parallel-nc-v11.tgz"
+    CORPORA[2]=news-commentary-v11.de-en
+fi
 
 verify() {  # verify FILE: against the shipped checksum list, else against (or into) DOWNLOADS/SHA256SUMS
     local file="$1" name sum expected
@@ -110,6 +122,12 @@ testset test 2014 wmt14/full "newstest2014-deen-src.en.sgm" "newstest2014-deen-r
 for split in train valid test; do
     n_en=$(wc -l < "$TMP/$split.en") n_de=$(wc -l < "$TMP/$split.de")
     [[ "$n_en" -eq "$n_de" && "$n_en" -gt 0 ]] || die "$split: $n_en English but $n_de German lines"
-    mv "$TMP/$split.en" "$OUT/$split.en"; mv "$TMP/$split.de" "$OUT/$split.de"
     log "$split: $n_en pairs"
 done
+if [[ $CLEAN -eq 1 ]]; then
+    "$PYTHON" -m train_scripts.prepare_wmt --raw "$TMP" --out "$OUT" --src en --tgt de || exit $?
+else
+    for split in train valid test; do
+        mv "$TMP/$split.en" "$OUT/$split.en"; mv "$TMP/$split.de" "$OUT/$split.de"
+    done
+fi

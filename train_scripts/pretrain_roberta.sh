@@ -1,15 +1,30 @@
 #!/usr/bin/env bash
 # RoBERTa-base masked-LM pretraining (the space-as-token paper's Table 9 setting).
 #
-#   python -m train_scripts.binarize --lm --scheme spaces --data raw_text/ --src en --out work/lm  # train.en, valid.en
+#   python -m train_scripts.binarize --lm --scheme spaces --data raw_text/ --src en --out work/lm \
+#        --vocab-size 16000 [--spaces drop] [--shards N]                   # raw_text/{train,valid}.en
 #   bash train_scripts/pretrain_roberta.sh --data work/lm --save-dir ckpt/lm [--gpus 8] [--tiny] [--cpu] \
-#        [--no-fp16] [--dry-run] [any fairseq-train option ...]
+#        [--no-fp16] [--dry-run] [--mask-whole-words] [any fairseq-train option ...]
+#   NNODES=2 NODE_RANK=0|1 MASTER_ADDR=node0 bash train_scripts/pretrain_roberta.sh ... --gpus 8   # each node
 #
-# Defaults: roberta_base, 512 tokens per sample (complete sentences packed), Adam eps 1e-6 betas (0.9, 0.98),
-# lr 5e-4 with 10,000 linear warm-up updates then polynomial (linear) decay over --total-num-update 100000,
-# dropout and attention dropout 0.1, weight decay 0.01, 16 sequences per GPU x update-freq 16, fp16 on GPU.
-# (The paper lowered the lr to 1e-4 by hand when the training loss rose; fairseq has no such schedule: restart
-# with --restore-file checkpoint_last.pt --lr 1e-4 --reset-lr-scheduler if you need it.)
+# Table 9: roberta_base, fp16, Adam eps 1e-6 betas (0.9, 0.98), 512 tokens per sample (complete sentences
+# packed), 2,048 sequences per update, dropout and attention dropout 0.1, weight decay 0.01, 100,000 updates
+# (Table 7's "30 epochs" setting: add --max-epoch 30 --max-update 0).  The batch is 16 sequences per GPU x
+# update-freq 128 / (NNODES x --gpus) = 2,048 on any power-of-two GPU count; other counts get the nearest batch,
+# printed as a warning; your own --batch-size (a per-GPU cap) or --update-freq is honoured, see
+# train_transformer_big.sh.
+# Learning rate: linear warm-up from 0 to 5e-4 over 10,000 updates, then "reduce to 1e-4 upon increased training
+# loss at epoch": realised with fairseq's reduce_lr_on_plateau on the loss measured at the end of every epoch
+# (--lr-shrink 0.2 --lr-patience 0: the first epoch whose loss does not improve on the best so far multiplies
+# the lr by 0.2, 5e-4 -> 1e-4) and --lr-floor 1e-4 of this project's reduce_lr_on_plateau_floor scheduler, so it
+# is reduced once, never below 1e-4.  fairseq's schedulers see the validation loss (a held-out estimate of the
+# same training objective), not the running training loss; to follow the training loss by hand instead, train
+# with --lr-scheduler fixed --warmup-updates 10000 and restart from checkpoint_last.pt with --lr 1e-4
+# --reset-lr-scheduler when train_loss rises in SAVE/train.log.
+# Data: binarize.json gives the data-bin (or its shards, trained round-robin one per epoch), the --bpe/--tokenizer
+# options of the scheme (so --mask-whole-words finds word boundaries; without them it refuses to start) and
+# whether space tokens are dropped: the "no spaces" variant is binarised with the space tokens kept and the task
+# masked_lm_words (fairseq_plugins/masked_lm_words.py) takes the word boundaries, then drops them.
 # --tiny: CPU preset, a 1-layer 32-dim encoder, 64 tokens per sample, 10 updates.
 # Every other option goes to fairseq-train after the defaults and overrides them.  Writes SAVE/train.log and
 # SAVE/valid_log.jsonl like train_transformer_big.sh.
@@ -20,30 +35,53 @@ parse_train_options "$@"
 DATA_PATH="$(resolve_data "$DATA")"
 [[ -f "${DATA_PATH%%:*}/dict.txt" ]] || die "no dict.txt in ${DATA_PATH%%:*} (binarize with --lm)"
 resolve_devices
-mkdir -p "$SAVE"
 
-ARGS=("$DATA_PATH" --user-dir "$(user_dir)" --task masked_lm --criterion masked_lm --sample-break-mode complete
-      --optimizer adam --adam-betas "(0.9, 0.98)" --adam-eps 1e-06 --clip-norm 0.0
-      --lr-scheduler polynomial_decay --lr 0.0005 --dropout 0.1 --attention-dropout 0.1 --weight-decay 0.01
-      --skip-invalid-size-inputs-valid-test --save-dir "$SAVE" --log-format json --log-file "$SAVE/train.log")
+# the scheme's --bpe/--tokenizer options and the space-token mode, as binarize --lm recorded them
+LM_ARGS=()
+if [[ -f "$DATA/binarize.json" ]]; then
+    mapfile -t LM_ARGS < <("$PYTHON" - "$DATA/binarize.json" <<'PY'
+import json, shlex, sys
+info = json.load(open(sys.argv[1]))
+args = info.get("fairseq_args") or []
+args = shlex.split(args) if isinstance(args, str) else list(args)
+if info.get("spaces") == "drop":
+    args.append("--drop-space-tokens")
+if args:
+    print("\n".join(args))
+PY
+)
+fi
+
+ALL=" ${LM_ARGS[*]-} ${EXTRA[*]-} "
+if [[ "$ALL" == *" --mask-whole-words "* && "$ALL" != *" --bpe "* ]]; then
+    die "--mask-whole-words needs the scheme's --bpe options: give --data a binarize --lm folder (its binarize.json has them) or pass --bpe ... yourself"
+fi
+
+ARGS=("$DATA_PATH" --user-dir "$(user_dir)" --task masked_lm_words --criterion masked_lm
+      --sample-break-mode complete --optimizer adam --adam-betas "(0.9, 0.98)" --adam-eps 1e-06 --clip-norm 0.0
+      --lr-scheduler reduce_lr_on_plateau_floor --lr 0.0005 --warmup-init-lr 0 --lr-shrink 0.2 --lr-patience 0
+      --lr-floor 0.0001 --dropout 0.1 --attention-dropout 0.1 --weight-decay 0.01
+      --skip-invalid-size-inputs-valid-test --save-dir "$SAVE" --log-format json --log-file "$SAVE/train.log"
+      ${LM_ARGS[@]+"${LM_ARGS[@]}"})
 if [[ $TINY -eq 1 ]]; then
+    plan_batch sequences $((8 * ${NNODES:-1} * GPUS)) --batch-size 8 "batch (tiny preset)"
     ARGS+=(--arch roberta_base --encoder-layers 1 --encoder-embed-dim 32 --encoder-ffn-embed-dim 64
-           --encoder-attention-heads 2 --tokens-per-sample 64 --max-positions 64 --batch-size 8 --update-freq 1
-           --warmup-updates 2 --total-num-update 10 --max-update 10 --validate-interval-updates 5
-           --log-interval 2 --num-workers 0 --seed 1)
+           --encoder-attention-heads 2 --tokens-per-sample 64 --max-positions 64 --warmup-updates 2
+           --max-update 10 --validate-interval-updates 5 --log-interval 2 --num-workers 0 --seed 1)
 else
-    ARGS+=(--arch roberta_base --tokens-per-sample 512 --batch-size 16 --update-freq 16 --warmup-updates 10000
-           --total-num-update 100000 --max-update 100000 --log-interval 100)
+    plan_batch sequences 2048 --batch-size 16 "batch (paper, Table 9: 2,048 sequences of 512 tokens)"
+    ARGS+=(--arch roberta_base --tokens-per-sample 512 --warmup-updates 10000 --max-update 100000
+           --log-interval 100)
 fi
+ARGS+=("${BATCH_ARGS[@]}")
 add_device_args
-ARGS+=("${EXTRA[@]}")
+ARGS+=(${EXTRA[@]+"${EXTRA[@]}"})
 
-if [[ $DRY -eq 1 ]]; then
-    printf '%q ' launch "$GPUS" fairseq-train "${ARGS[@]}"; echo
-    exit 0
+if [[ $DRY -eq 0 ]]; then
+    mkdir -p "$SAVE"
+    log "pretraining on ${NNODES:-1} node(s) x $GPUS process(es): $DATA_PATH -> $SAVE"
 fi
-log "pretraining on $GPUS process(es): $DATA_PATH -> $SAVE"
 status=0
 launch "$GPUS" fairseq-train "${ARGS[@]}" || status=$?
-validation_log "$SAVE" || true
+[[ $DRY -eq 1 ]] || validation_log "$SAVE" || true
 exit $status

@@ -85,5 +85,11 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
     sys.exit(run_main(main))
+
+
+if __name__ == "__main__":
+    cli()

@@ -7,6 +7,9 @@ inflectional-noise generator (MORPHEUS-like) for robustness studies.
                                                   [--model D.model] [--bite-model BITE_D.model]
     python -m preprocess.evaluate.bite perturb    --input CORPUS --output NOISY [--seed 1] [--rate 0.5]
     python -m preprocess.evaluate.bite agreement  --input CORPUS          (nltk vs hanta inflection decisions)
+    python -m preprocess.evaluate.bite lengths    --input CORPUS [--sizes 4000 8000 16000 32000]
+                                                  [--model-types unigram bpe] [--eval-input TEXT]
+                                                  | --input TEXT --model D.model --bite-model BITE_D.model
 
 * **Vocabulary coverage** (5.1): the vocabulary is the N most frequent types of the encoded corpus (BITE: base forms
   and inflection symbols; baseline: the unencoded, pretokenised words); coverage = share of corpus tokens that are
@@ -18,6 +21,9 @@ inflectional-noise generator (MORPHEUS-like) for robustness studies.
 * **Ratcliff/Obershelp similarity** (5.2, difflib): mean ``SequenceMatcher(None, enc(clean), enc(noisy)).ratio()``
   over sentences, where the noisy sentence swaps inflections of nouns/verbs/adjectives to other forms of the same
   lemma (seeded).  Compared for the unencoded words, BITE, and optionally D and BITE+D subword models.
+* **Sequence lengths** (appendix C, Figure 8): relative increase of the mean encoded length of BITE+D over D
+  (same subword algorithm, same vocabulary size), beside the share of inflected words (the dotted baseline:
+  the increase if BITE did not help the subword model at all).
 """
 from __future__ import annotations
 
@@ -183,7 +189,7 @@ def similarity_report(lines: Sequence[str], seed: int = 1, rate: float = 0.5, pr
     if bite_model:
         import sentencepiece as spm
         spb = spm.SentencePieceProcessor(model_file=bite_model)
-        encoders["BITE+D"] = lambda ls: spb.encode([" ".join(t) for t in b.tokenize_batch(ls)], out_type=str)
+        encoders["BITE+D"] = lambda ls: spb.encode([b.subword_text(t) for t in b.tokenize_batch(ls)], out_type=str)
     res = {"sentences": len(lines), "words_changed": int(sum(n_changed)), "seed": seed, "rate": rate}
     # only sentences that the noise actually changed are informative
     idx = [i for i, c in enumerate(n_changed) if c]
@@ -227,6 +233,71 @@ def agreement_report(lines: Sequence[str], pretokenizer: str = "moses") -> dict:
             "top_disagreements": [[a, b, c] for (a, b), c in confusion.most_common(10)]}
 
 
+# ---- sequence lengths (Figure 8) ---------------------------------------------------------------------------------
+def sequence_lengths(lines: Sequence[str], base_model: str, bite_model: str, pretokenizer: str = "moses",
+                     tagger: str = "nltk", single_char: bool = False) -> dict:
+    """Figure 8's measure for one pair of SentencePiece models: the mean encoded length of ``lines`` under D
+    (``base_model`` on the raw text) and under BITE+D (``bite_model`` on BITE's subword text, as
+    ``preprocess.encode --scheme bite --subword-model`` encodes), the relative increase, and the paper's
+    dotted baseline, the share of inflected forms among the (pretokenised) words.  Also the increase BITE would
+    cause if it did not change the segmentation at all (one more token per symbol: ``symbols / D tokens``) and
+    the number of standalone ``▁`` pieces directly before a symbol (0 by construction)."""
+    from preprocess.bite import TAG_OF_SYMBOL, BiteTokenizer
+    from preprocess.spm import SPACE_SYMBOL, load_model
+    b = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger, single_char=single_char)
+    lines = [" ".join(l.split()) for l in lines]
+    base, bite_sp = load_model(base_model), load_model(bite_model)
+    n_words = sum(len(b.pretokenize(l)) for l in lines)
+    tokens = b.tokenize_batch(lines)
+    n_symbols = sum(1 for t in tokens for x in t if x in TAG_OF_SYMBOL)
+    d = base.encode(lines, out_type=str)
+    bd = bite_sp.encode([b.subword_text(t) for t in tokens], out_type=str)
+    len_d, len_bd = sum(map(len, d)), sum(map(len, bd))
+    lone = sum(1 for p in bd for x, y in zip(p, p[1:]) if x == SPACE_SYMBOL and y in TAG_OF_SYMBOL)
+    n = max(len(lines), 1)
+    return {"sentences": len(lines), "words": n_words, "inflected_words": n_symbols,
+            "inflected_share": n_symbols / n_words if n_words else 0.0,
+            "vocab_d": base.get_piece_size(), "vocab_bite_d": bite_sp.get_piece_size(),
+            "tokens_d": len_d, "tokens_bite_d": len_bd, "mean_length_d": len_d / n, "mean_length_bite_d": len_bd / n,
+            "relative_increase": len_bd / len_d - 1 if len_d else 0.0,
+            "no_effect_increase": n_symbols / len_d if len_d else 0.0,
+            "lone_spaces_before_symbols": lone}
+
+
+def figure8(train_lines: Sequence[str], sizes: Sequence[int], model_types: Sequence[str] = ("unigram",),
+            eval_lines: Optional[Sequence[str]] = None, pretokenizer: str = "moses", tagger: str = "nltk",
+            seed: int = 1, **spm_options) -> List[dict]:
+    """The BITE paper's Figure 8 on a corpus: for each subword algorithm and vocabulary size, train D on the raw
+    ``train_lines`` and BITE+D on their BITE subword text (same options, ``hard_vocab_limit`` off so that a
+    size the corpus cannot fill gives the largest model it can), then :func:`sequence_lengths` on
+    ``eval_lines`` (default: the training lines).  Models live in a temporary directory."""
+    import os
+    import tempfile
+
+    from preprocess.bite import BiteTokenizer, train_subword_model
+    from preprocess.spm import train
+    b = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bite-fig8-") as tmp:
+        raw, bite_text = os.path.join(tmp, "raw.txt"), os.path.join(tmp, "bite.txt")
+        with open(raw, "w", encoding="utf-8") as out:
+            out.writelines(" ".join(l.split()) + "\n" for l in train_lines)
+        with open(bite_text, "w", encoding="utf-8") as out:
+            out.writelines(l + "\n" for l in b.encode_lines(list(train_lines)))
+        options = dict(spm_options)
+        options.setdefault("extra_options", {"hard_vocab_limit": "false"})
+        for model_type in model_types:
+            for size in sizes:
+                prefix = os.path.join(tmp, f"{model_type}{size}")
+                base = train([raw], prefix + ".d", model_type=model_type, vocab_size=size, seed=seed, **options)
+                bite_model = train_subword_model([bite_text], prefix + ".bite", pretokenizer=pretokenizer,
+                                                 model_type=model_type, vocab_size=size, seed=seed, **options)
+                row = sequence_lengths(eval_lines if eval_lines is not None else train_lines, base, bite_model,
+                                       pretokenizer, tagger)
+                rows.append({"model_type": model_type, "vocab_size": size, **row})
+    return rows
+
+
 # ---- CLI -------------------------------------------------------------------------------------------------------
 def _read(path: str, limit: Optional[int]) -> List[str]:
     if path != "-":
@@ -268,7 +339,8 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--rate", type=float, default=0.5)
     p.add_argument("--model", default=None, help="SentencePiece model trained without BITE (D)")
-    p.add_argument("--bite-model", default=None, help="SentencePiece model trained on BITE output (BITE+D)")
+    p.add_argument("--bite-model", default=None,
+                   help="SentencePiece model of BITE+D (preprocess.bite.train_subword_model)")
     p = sub.add_parser("perturb", help="write an inflection-perturbed copy of a corpus (one line per line)")
     common(p)
     p.add_argument("--output", required=True)
@@ -276,6 +348,19 @@ def main(argv=None) -> int:
     p.add_argument("--rate", type=float, default=0.5)
     p = sub.add_parser("agreement", help="nltk vs hanta agreement on BITE's inflection decisions")
     common(p)
+    p = sub.add_parser("lengths", help="Figure 8: relative increase of the mean encoded length, BITE+D over D, "
+                                       "beside the share of inflected words")
+    common(p)
+    p.add_argument("--sizes", type=int, nargs="+", default=[4000, 8000, 16000, 32000],
+                   help="vocabulary sizes: trains D and BITE+D on --input for each (not with --model)")
+    p.add_argument("--model-types", nargs="+", choices=["unigram", "bpe"], default=["unigram"])
+    p.add_argument("--eval-input", default=None, help="measure on this text instead of --input")
+    p.add_argument("--eval-lines", type=int, default=None, help="first N lines of --eval-input only")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--character-coverage", type=float, default=0.9995)
+    p.add_argument("--model", default=None, help="an existing D model (with --bite-model: no training; --input is "
+                                                 "then the text measured)")
+    p.add_argument("--bite-model", default=None, help="an existing BITE+D model (see --model)")
     args = ap.parse_args(argv)
 
     from preprocess.taggers import TaggerUnavailable
@@ -341,10 +426,47 @@ def main(argv=None) -> int:
                       f"nltk {r['inflected_nltk']}, hanta {r['inflected_hanta']}, same symbol {r['inflected_both_same_symbol']}"
                       f" (F1 {_fmt(r['inflected_f1'])})")
                 print("top disagreements (nltk, hanta, count):", r["top_disagreements"])
+        elif args.cmd == "lengths":
+            _lengths_cli(args)
     except TaggerUnavailable as e:
         raise UserError(str(e)) from None
     return 0
 
 
-if __name__ == "__main__":
+def _lengths_cli(args) -> None:
+    if bool(args.model) != bool(args.bite_model):
+        raise UserError("--model and --bite-model go together")
+    if args.model:
+        for m in (args.model, args.bite_model):
+            require_file(m, "SentencePiece model")
+        rows = [{"model_type": "given", "vocab_size": None,
+                 **sequence_lengths(_read(args.input, args.lines), args.model, args.bite_model, args.pretokenizer,
+                                    args.tagger)}]
+    else:
+        if any(n < 20 for n in args.sizes):
+            raise UserError("--sizes must be at least 20")
+        evals = _read(args.eval_input, args.eval_lines) if args.eval_input else None
+        rows = figure8(_read(args.input, args.lines), args.sizes, args.model_types, evals, args.pretokenizer,
+                       args.tagger, args.seed, character_coverage=args.character_coverage)
+    if args.json:
+        print(json.dumps(rows))
+        return
+    r0 = rows[0]
+    print(f"{r0['sentences']} sentences, {r0['words']} words, {r0['inflected_words']} inflected "
+          f"({_fmt(r0['inflected_share'])}: the paper's dotted baseline)")
+    print("| model | vocab (D / BITE+D) | mean length D | mean length BITE+D | increase | increase if BITE changed "
+          "no segmentation | lone ▁ before a symbol |\n|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['model_type']} {r['vocab_size'] or ''} | {r['vocab_d']} / {r['vocab_bite_d']} | "
+              f"{r['mean_length_d']:.2f} | {r['mean_length_bite_d']:.2f} | {_fmt(r['relative_increase'])} | "
+              f"{_fmt(r['no_effect_increase'])} | {r['lone_spaces_before_symbols']} |")
+
+
+
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
     sys.exit(run_main(main))
+
+
+if __name__ == "__main__":
+    cli()

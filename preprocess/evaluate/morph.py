@@ -1,12 +1,21 @@
 """Morphological boundary evaluation (Creutz et al., 2004) as the space-as-token paper applies it.
 
+Protocols (``protocol=``, ``--protocol``):
+
+* ``paper`` (default): the space-as-token paper's section 4.  Its gold sets (LADEC compounds, MorphoLex,
+  MorphyNet and DagoBERT derivations) contain only complex words, so only gold words with **at least two
+  morphs** are scored; boundaries micro-averaged over those words, precision reported beside F1 ("we report
+  precision along with F1 ... since this allows undersegmentation whilst penalising oversegmentation").
+* ``all``: every concatenative gold word, single-morph words included (a single-morph word adds no gold
+  boundary, so every boundary a tokeniser puts into it is an insertion: precision drops, recall is unchanged).
+
 Each gold word is tokenised on its own; its pieces, with ``▁`` stripped and standalone ``▁`` pieces ignored,
 define boundary positions (character offsets between pieces).  Against the gold morph boundaries:
 hits H (in both), insertions I (predicted only), deletions D (gold only), summed over all words; then
 precision = H / (H + I), recall = H / (H + D), F1 their harmonic mean.  Mean sequence length is the mean
 number of pieces per word.  Only concatenative gold entries (morphs joined == word) are used.
 
-    python -m preprocess.evaluate.morph --model P.model [--spaces drop] \\
+    python -m preprocess.evaluate.morph --model P.model [--spaces drop] [--protocol paper|all] \\
         --gold ../shared/data/morph_gold/eng.word.dev.tsv [--json]
 """
 from __future__ import annotations
@@ -20,6 +29,9 @@ from typing import Callable, Iterable, Sequence
 from preprocess.common import UserError, require_file, run_main
 
 from preprocess.spm import SPACE_SYMBOL
+
+PROTOCOLS = {"paper": "words with at least two gold morphs (space-as-token paper, section 4)",
+             "all": "all concatenative gold words"}
 
 
 def boundaries(pieces: Sequence[str]) -> set[int]:
@@ -85,11 +97,25 @@ def read_gold(path: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def evaluate(segment: Callable[[str], list[str]], gold: list[tuple[str, list[str]]]) -> dict:
-    """Evaluate a word segmenter; words whose cleaned pieces do not spell the word (normalisation, unknown
-    characters) are left out and counted in ``skipped``."""
+def select_gold(gold: list[tuple[str, list[str]]], protocol: str = "paper") -> list[tuple[str, list[str]]]:
+    """The gold entries a protocol scores (see the module docstring)."""
+    if protocol not in PROTOCOLS:
+        raise UserError(f"unknown boundary protocol {protocol!r} (choose from {', '.join(PROTOCOLS)})")
+    if protocol == "all":
+        return list(gold)
+    return [(w, m) for w, m in gold if len(m) >= 2]
+
+
+def evaluate(segment: Callable[[str], list[str]], gold: list[tuple[str, list[str]]],
+             protocol: str = "paper") -> dict:
+    """Evaluate a word segmenter on the gold entries ``protocol`` selects; words whose cleaned pieces do not
+    spell the word (normalisation, unknown characters) are left out and counted in ``skipped``.  The result
+    carries ``protocol`` and ``mean_pieces`` (pieces per scored word)."""
     preds, refs, skipped = [], [], 0
-    for word, morphs in gold:
+    selected = select_gold(gold, protocol)
+    if not selected:
+        raise UserError(f"no gold words left under the {protocol!r} protocol")
+    for word, morphs in selected:
         pieces = clean_pieces(segment(word))
         if "".join(pieces) != word:
             skipped += 1
@@ -98,6 +124,7 @@ def evaluate(segment: Callable[[str], list[str]], gold: list[tuple[str, list[str
         refs.append(morphs)
     result = boundary_prf(preds, refs)
     result["skipped"] = skipped
+    result["protocol"] = protocol
     return result
 
 
@@ -113,16 +140,19 @@ def main(argv=None) -> int:
     parser.add_argument("--model", nargs="+", required=True, help="SentencePiece model(s); one table row each")
     parser.add_argument("--spaces", choices=["keep", "drop"], default="keep")
     parser.add_argument("--gold", required=True, help="gold file, e.g. ../shared/data/morph_gold/eng.word.dev.tsv")
+    parser.add_argument("--protocol", choices=list(PROTOCOLS), default="paper",
+                        help="paper: " + PROTOCOLS["paper"] + "; all: " + PROTOCOLS["all"])
     parser.add_argument("--json", action="store_true", help="print JSON instead of a Markdown table")
     args = parser.parse_args(argv)
     gold = read_gold(args.gold)
     rows = {}
     for model in args.model:
-        rows[os.path.basename(model)] = evaluate(spm_segmenter(model, args.spaces), gold)
+        rows[os.path.basename(model)] = evaluate(spm_segmenter(model, args.spaces), gold, args.protocol)
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
-        print(f"gold: {args.gold} ({len(gold)} concatenative entries)\n")
+        print(f"gold: {args.gold} ({len(gold)} concatenative entries; protocol {args.protocol}: "
+              f"{PROTOCOLS[args.protocol]})\n")
         print("| model | words | mean pieces/word | precision | recall | F1 |")
         print("|---|---:|---:|---:|---:|---:|")
         for name, r in rows.items():
@@ -131,5 +161,11 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
     sys.exit(run_main(main))
+
+
+if __name__ == "__main__":
+    cli()

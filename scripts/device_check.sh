@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# A real GPU run of the recipes on a lent machine (not part of the tests): installs from carried wheels
+# (.device-carry: the wheels of scripts/device_build_wheels.sh's list, fairseq-fixed's sdist, Multi30k and NLTK
+# data copied there for the transfer only), then binarize -> train_transformer_big.sh on 1 GPU (fp16) ->
+# average -> evaluate on the full Multi30k En-De, and a RoBERTa pretraining smoke run with --mask-whole-words.
+# Usage on the device: bash scripts/device_check.sh UPDATES [demo]   (logs and scores under $OUT); with "demo",
+# instead: the comparison pipeline's --preset gpu on two rows (Unigram, BITE+Unigram), shortened to UPDATES.
+set -euo pipefail
+trap 'echo "device_check failed at line $LINENO" >&2' ERR
+updates=${1:-1500}
+carry=.device-carry
+t0=$(date +%s)
+python3 -m pip install -q --no-index --find-links "$carry" --no-deps "$carry"/*.whl \
+    "$carry"/antlr4-python3-runtime-4.9.3.tar.gz >/dev/null 2>&1
+python3 -c "import fairseq" 2>/dev/null || env -u CUDA_HOME MAX_JOBS=16 python3 -m pip install -q --no-deps \
+    --no-build-isolation "$carry"/fairseq_fixed-0.12.3.1.tar.gz > "$OUT/fairseq-build.log" 2>&1
+# the project itself runs from the checkout (PYTHONPATH), as the Makefile does
+echo "install: $(( $(date +%s) - t0 )) s"; python3 -c "import torch, fairseq; print(torch.__version__, fairseq.__version__, torch.cuda.get_device_name(0))"
+export NLTK_DATA=$PWD/$carry/nltk_data PYTHON=python3 PYTHONPATH=$PWD
+if [[ "${2:-}" == demo ]]; then
+  python3 -m train_scripts.pipeline --preset gpu --data "$carry/multi30k" --output work-gpu/demo \
+      --schemes unigram bite_unigram --max-update "$updates" --valid-every 500 --warmup 1000 --workers 8 \
+      --threads 8 > "$OUT/demo.log" 2>&1 || { tail -30 "$OUT/demo.log"; exit 1; }
+  cp work-gpu/demo/REPORT.md work-gpu/demo/results.json "$OUT/"
+  grep -E "^\| (Unigram|BITE)" work-gpu/demo/REPORT.md | head -8
+  echo "total: $(( $(date +%s) - t0 )) s"
+  exit 0
+fi
+raw=$PWD/work-gpu/raw; mkdir -p "$raw"
+for l in en de; do
+  zcat "$carry/multi30k/train.$l.gz" > "$raw/train.$l"; zcat "$carry/multi30k/val.$l.gz" > "$raw/valid.$l"
+  zcat "$carry/multi30k/test_2016_flickr.$l.gz" > "$raw/test.$l"
+done
+t=$(date +%s)
+python3 -m train_scripts.binarize --scheme spaces --data "$raw" --out work-gpu/spaces --vocab-size 8000 --workers 8
+echo "binarize: $(( $(date +%s) - t )) s"; t=$(date +%s)
+bash train_scripts/train_transformer_big.sh --data work-gpu/spaces --save-dir work-gpu/ckpt --gpus 1 --dry-run \
+    > "$OUT/transformer-big-dry-run.txt"
+bash train_scripts/train_transformer_big.sh --data work-gpu/spaces --save-dir work-gpu/ckpt --gpus 1 \
+    --arch transformer --encoder-layers 3 --decoder-layers 3 --dropout 0.3 --max-tokens 8192 --update-freq 1 \
+    --max-update "$updates" --lr 0.001 --warmup-updates 500 --validate-interval-updates 500 \
+    --save-interval-updates 500 --keep-interval-updates 3 --no-epoch-checkpoints --patience -1 \
+    --log-interval 100 --num-workers 2 > "$OUT/train.log" 2>&1 || { tail -30 "$OUT/train.log"; exit 1; }
+echo "train ($updates updates): $(( $(date +%s) - t )) s"; grep -o '"train_wps": "[0-9.]*"' "$OUT/train.log" | tail -1
+cp work-gpu/ckpt/valid_log.jsonl "$OUT/" || true
+python3 -m train_scripts.average_checkpoints --inputs work-gpu/ckpt --num-update-checkpoints 3 --output work-gpu/avg.pt
+python3 -m train_scripts.evaluate --data work-gpu/spaces --checkpoint work-gpu/avg.pt --fp16 --out "$OUT/eval" \
+    | tee "$OUT/scores.txt"
+echo "total: $(( $(date +%s) - t0 )) s"

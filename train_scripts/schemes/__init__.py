@@ -1,0 +1,270 @@
+"""The scheme registry: one module per tokenisation scheme, one class per module.
+
+A scheme says how raw parallel (or monolingual) text becomes fairseq input and how fairseq's output is turned
+back into text.  Every orchestrator (``train_scripts.binarize``, ``train_scripts.evaluate``, the ``make demo``
+pipeline) works only through this interface, so a fifth scheme is one new file here (plus its algorithm in
+``preprocess/`` and its adapter in ``fairseq_plugins/``)::
+
+    @register_scheme
+    class MyScheme(Scheme):
+        name = "mine"
+        Options = MyOptions                       # a dataclass; every field becomes a --option of the CLIs
+        def learn(self, train, workers, quiet): ...   # write the models under self.models_dir
+        def encoder(self, lang, workers=1): ...       # a picklable factory of a preprocess LineEncoder
+        def decode_args(self, lang): ...              # --bpe/--tokenizer options for fairseq-generate / hub
+
+Modules in this package register themselves when the package is imported; a scheme defined elsewhere registers
+itself by being imported (``--scheme-module`` of the CLIs imports a file or module by name).
+
+**Dictionary policy** (the one place it is decided): a scheme's fairseq dictionary is its *inventory*, the tokens
+its models can emit, written from the model (``preprocess.spm.write_fairseq_dict``), never counted from the
+encoded data.  Why: the dictionary size is then exactly the paper's vocabulary size, it is known as soon as the
+model is learned, so shards encoded on different machines (or a corpus encoded later for fine-tuning) share ids
+without a counting pass over the whole corpus.  Wordmap is the one scheme whose inventory is open (a verb it
+cannot segment stays whole): its dictionary is its base model's pieces plus the pieces of its encoded training
+text.  ``binarize --srcdict`` overrides the policy with a given dictionary (e.g. an official checkpoint's).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import importlib.util
+import os
+import pkgutil
+import sys
+import typing
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar
+
+from preprocess.common import UserError
+from preprocess.spm import MODEL_TYPES
+
+SCHEMES: dict[str, type["Scheme"]] = {}
+
+
+def register_scheme(cls: type["Scheme"]) -> type["Scheme"]:
+    """Class decorator: make ``cls`` available under ``cls.name`` to every orchestrator."""
+    if not getattr(cls, "name", None):
+        raise TypeError(f"{cls.__name__} needs a name")
+    SCHEMES[cls.name] = cls
+    return cls
+
+
+def get_scheme(name: str) -> type["Scheme"]:
+    if name not in SCHEMES:
+        raise UserError(f"unknown scheme {name!r}; choose from {', '.join(sorted(SCHEMES))}")
+    return SCHEMES[name]
+
+
+def import_scheme_module(spec: str) -> None:
+    """Import a module (``package.module``) or a ``.py`` file that defines and registers schemes."""
+    if spec.endswith(".py"):
+        if not os.path.isfile(spec):
+            raise UserError(f"scheme module not found: {spec}")
+        name = "_scheme_module_" + os.path.splitext(os.path.basename(spec))[0]
+        module_spec = importlib.util.spec_from_file_location(name, spec)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module
+        module_spec.loader.exec_module(module)
+    else:
+        importlib.import_module(spec)
+
+
+# --- options ---------------------------------------------------------------------------------------------------
+
+def option(default, help: str, choices=None):
+    """A dataclass field that becomes a command-line option (``--field-name``) with ``help`` and ``choices``."""
+    meta = {"help": help}
+    if choices is not None:
+        meta["choices"] = tuple(choices)
+    if isinstance(default, (list, tuple)):
+        return field(default_factory=lambda: tuple(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass
+class SubwordOptions:
+    """Options of the SentencePiece model every scheme but FLOTA-over-a-given-vocabulary learns."""
+
+    vocab_size: int = option(8000, "subword vocabulary size")
+    model_type: str = option("unigram", "SentencePiece algorithm", MODEL_TYPES)
+    character_coverage: float = option(1.0, "SentencePiece character coverage")
+    input_sentence_size: int = option(0, "train SentencePiece on a sample of this many sentences (0 = all)")
+    seed: int = option(1, "SentencePiece random seed")
+
+
+def _field_type(f: dataclasses.Field, hints: dict):
+    t = hints[f.name]
+    origin = typing.get_origin(t)
+    if origin in (tuple, list):
+        return "list"
+    if origin is typing.Union:  # Optional[X]
+        t = next(a for a in typing.get_args(t) if a is not type(None))
+    return t
+
+
+def _convert(value, kind, name: str):
+    if value is None:
+        return None
+    if kind == "list":
+        items = value.split(",") if isinstance(value, str) else value
+        return tuple(str(x) for x in items if str(x))
+    if kind is bool:
+        if isinstance(value, str):
+            if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise UserError(f"option {name} wants true or false, not {value!r}")
+            return value.lower() in ("true", "1", "yes")
+        return bool(value)
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise UserError(f"option {name} wants a {kind.__name__}, not {value!r}") from None
+
+
+def make_options(options_cls: type, values: dict | None = None):
+    """An ``options_cls`` instance from a dict (``-`` or ``_`` in keys); unknown keys and bad choices are
+    :class:`UserError`.  ``None`` values mean "the default"."""
+    hints = typing.get_type_hints(options_cls)
+    fields = {f.name: f for f in dataclasses.fields(options_cls)}
+    kwargs = {}
+    for key, value in (values or {}).items():
+        key = key.replace("-", "_")
+        if key not in fields:
+            raise UserError(f"unknown option {key!r} for this scheme; known: {', '.join(sorted(fields))}")
+        if value is None:
+            continue
+        value = _convert(value, _field_type(fields[key], hints), key)
+        choices = fields[key].metadata.get("choices")
+        if choices and value not in choices:
+            raise UserError(f"option {key} must be one of {', '.join(map(str, choices))}, not {value!r}")
+        kwargs[key] = value
+    return options_cls(**kwargs)
+
+
+def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, options_cls: type) -> None:
+    """One ``--name`` per dataclass field, with its help, default and choices; :func:`options_from_namespace`
+    turns the parsed values back into the dataclass."""
+    hints = typing.get_type_hints(options_cls)
+    for f in dataclasses.fields(options_cls):
+        kind = _field_type(f, hints)
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        flag = "--" + f.name.replace("_", "-")
+        helptext = f.metadata.get("help", "")
+        if kind is bool:
+            parser.add_argument(flag, dest=f.name, action="store_true", help=helptext)
+        elif kind == "list":
+            parser.add_argument(flag, dest=f.name, default=",".join(default), metavar="A,B", help=helptext)
+        else:
+            parser.add_argument(flag, dest=f.name, default=default, type=kind, choices=f.metadata.get("choices"),
+                                help=helptext)
+
+
+def options_from_namespace(options_cls: type, ns: argparse.Namespace):
+    return make_options(options_cls, {f.name: getattr(ns, f.name, None) for f in dataclasses.fields(options_cls)})
+
+
+# --- the scheme interface ------------------------------------------------------------------------------------
+
+EncoderFactory = Callable[[], object]  # returns a preprocess LineEncoder (encode_lines(list[str]) -> list[str])
+
+
+class Scheme:
+    """One configured scheme for one corpus: ``Scheme(options, langs, models_dir)``.
+
+    ``langs`` is ``(src, tgt)`` for translation or ``(lang,)`` for a monolingual (``--lm``) corpus; ``side(lang)``
+    says which of the two a language is.  All paths live under ``models_dir``; a scheme computes them from its
+    options, so a learned ``models_dir`` copied to another machine is all another shard needs.
+    """
+
+    name: ClassVar[str] = ""
+    label: ClassVar[str] = ""
+    Options: ClassVar[type] = SubwordOptions
+
+    def __init__(self, options, langs: tuple[str, ...], models_dir: str):
+        self.options = options if isinstance(options, self.Options) else make_options(self.Options, options)
+        self.langs = tuple(langs)
+        self.lm = len(self.langs) == 1
+        self.models_dir = models_dir
+        self.validate()
+
+    # -- what every scheme provides ------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Raise :class:`UserError` for option combinations that cannot work (called before any work)."""
+
+    def learn(self, train: dict[str, str], workers: int = 1, quiet: bool = True) -> None:
+        """Learn the models from the raw training text ``{lang: path}`` into ``models_dir``."""
+        raise NotImplementedError
+
+    def encoder(self, lang: str, workers: int = 1) -> EncoderFactory:
+        """A picklable zero-argument factory of the LineEncoder for ``lang`` (built again in each worker)."""
+        raise NotImplementedError
+
+    def dictionary(self, lang: str) -> str:
+        """The fairseq ``dict.txt`` of ``lang`` (written by :meth:`learn`)."""
+        raise NotImplementedError
+
+    def decode_args(self, lang: str) -> list[str]:
+        """fairseq options that turn model output in ``lang`` back into text (``--bpe ... --tokenizer ...``):
+        for fairseq-generate/interactive, ``--mask-whole-words``, and hub ``from_pretrained``."""
+        raise NotImplementedError
+
+    # -- optional ------------------------------------------------------------------------------------------
+    @property
+    def joined(self) -> bool:
+        """Both sides share one dictionary (``--joined-dictionary``, ``--share-all-embeddings``)."""
+        return len({self.dictionary(lang) for lang in self.langs}) == 1
+
+    def encoded_train(self, lang: str) -> str | None:
+        """The complete training text of ``lang`` already encoded while learning (so expensive work such as
+        tagging is done once), or None."""
+        return None
+
+    def segmenter(self, lang: str) -> Callable[[str], list[str]] | None:
+        """word -> pieces, for the morphological boundary metric; None where it does not apply."""
+        return None
+
+    def boundary(self, gold: dict[str, str]) -> dict | None:
+        """Morph boundary precision/recall/F1 (Creutz et al.) of :meth:`segmenter` against gold segmentations
+        (``gold["en"]``: a SIGMORPHON 2022 word-level file); None where no gold applies."""
+        seg = self.segmenter("en") if "en" in self.langs and gold.get("en") else None
+        if seg is None:
+            return None
+        from preprocess.evaluate import morph
+
+        r = morph.evaluate(seg, morph.read_gold(gold["en"]))
+        return {**{k: r[k] for k in ("precision", "recall", "f1", "mean_pieces", "n_words", "protocol") if k in r},
+                "gold": os.path.basename(gold["en"])}
+
+    def intrinsic(self, raw: dict[str, list[str]], gold: dict[str, str]) -> dict:
+        """Scheme-specific intrinsic metrics (``raw``: {"train.en": lines, "test.de": lines, ...})."""
+        return {}
+
+    def vocabulary_file(self, lang: str) -> str | None:
+        """The file holding the token inventory of ``lang`` (what FLOTA over this model's vocabulary reads)."""
+        return None
+
+    def record(self) -> dict:
+        """Extra keys for ``binarize.json`` (e.g. what a fairseq task must know about the data)."""
+        return {}
+
+    # -- helpers -------------------------------------------------------------------------------------------
+    def side(self, lang: str) -> str:
+        return "src" if lang == self.langs[0] else "tgt"
+
+    def path(self, *parts: str) -> str:
+        return os.path.join(self.models_dir, *parts)
+
+    def config(self) -> dict:
+        return {"scheme": self.name, **dataclasses.asdict(self.options)}
+
+
+def make_scheme(config: dict, langs: tuple[str, ...], models_dir: str) -> Scheme:
+    """A scheme from a configuration dict ``{"scheme": name, option: value, ...}``."""
+    config = dict(config)
+    cls = get_scheme(config.pop("scheme", None) or "")
+    return cls(make_options(cls.Options, config), langs, models_dir)
+
+
+for _info in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_info.name}")

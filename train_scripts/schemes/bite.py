@@ -1,0 +1,104 @@
+"""``bite``: Base-InflecTion Encoding (Tan et al. 2020) on the ``--bite-langs`` sides (English: its lemmatiser
+is English-only), then one SentencePiece model trained on BITE's output (and the other side's raw text) with the
+inflection symbols as user symbols.  Decoded by ``--tokenizer bite --bpe sentencepiece`` on a BITE side.
+
+The training text is tagged once: the BITE output written to train the subword model is also what the training
+split is encoded from."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from preprocess import bite, spm
+from preprocess.bite import BiteLineEncoder
+from preprocess.encode import FileEncoder, file_options
+from preprocess.evaluate import bite as bite_eval
+from train_scripts.schemes import option, register_scheme
+from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
+
+
+@dataclass
+class BiteOptions(SentencePieceOptions):
+    bite_langs: tuple = option(("en",), "languages BITE is applied to (comma-separated)")
+    bite_tagger: str = option("nltk", "POS tagger: nltk (averaged perceptron) or hanta", bite.TAGGERS)
+    bite_pretokenizer: str = option("moses", "word splitting before BITE", bite.PRETOKENIZERS)
+    bite_single_char: bool = option(False, "single-character inflection symbols instead of [TAG]")
+
+
+@register_scheme
+class BiteScheme(SentencePieceScheme):
+    name = "bite"
+    label = "BITE"
+    Options = BiteOptions
+
+    @property
+    def user_symbols(self):
+        return bite.USER_SYMBOLS_SINGLE if self.options.bite_single_char else bite.USER_SYMBOLS
+
+    def applies(self, lang: str) -> bool:
+        return lang in self.options.bite_langs
+
+    def _bite_args(self) -> tuple:
+        o = self.options
+        return (o.bite_pretokenizer, o.bite_tagger, o.bite_single_char)
+
+    def learn(self, train, workers=1, quiet=True):
+        inputs = []
+        for lang in self.langs:
+            if self.applies(lang):  # the subword model learns from BITE's output on this side
+                bite_text = self.path(f"train.bite.{lang}")
+                with FileEncoder(file_options(workers, quiet=quiet),
+                                 functools.partial(BiteLineEncoder, *self._bite_args())) as enc:
+                    enc.encode_file(train[lang], bite_text)
+                # the subword model learns from the words without their symbols (the symbols are user symbols,
+                # glued to their word when encoding: one token each, never a lone ▁ before one)
+                text = self.path(f"train.text.{lang}")
+                with FileEncoder(file_options(workers, quiet=quiet),
+                                 functools.partial(BiteLineEncoder, *self._bite_args(), None, bite_input=True,
+                                                   training_text=True)) as enc:
+                    enc.encode_file(bite_text, text)
+                inputs.append(text)
+            else:
+                inputs.append(train[lang])
+        self.train_model(inputs)
+        for lang in self.langs:
+            if self.applies(lang):
+                subword = functools.partial(BiteLineEncoder, *self._bite_args(), self.model, bite_input=True)
+                with FileEncoder(file_options(workers, quiet=quiet), subword) as enc:
+                    enc.encode_file(self.path(f"train.bite.{lang}"), self.path(f"train.encoded.{lang}"))
+
+    def encoded_train(self, lang):
+        return self.path(f"train.encoded.{lang}") if self.applies(lang) else None
+
+    def encoder(self, lang, workers=1):
+        if self.applies(lang):
+            return functools.partial(BiteLineEncoder, *self._bite_args(), self.model)
+        return super().encoder(lang, workers)
+
+    def decode_args(self, lang):
+        if not self.applies(lang):
+            return super().decode_args(lang)
+        o = self.options
+        args = ["--tokenizer", "bite", "--bite-tagger", o.bite_tagger, "--bite-pretokenizer", o.bite_pretokenizer]
+        if o.bite_single_char:
+            args.append("--bite-single-char")
+        return args + super().decode_args(lang)
+
+    def intrinsic(self, raw, gold):
+        lang = next((lang for lang in self.langs if self.applies(lang)), None)
+        if lang is None:
+            return {}
+        cov = bite_eval.coverage_report(raw[f"train.{lang}"], [500, 1000, 2000, 4000])
+        words = sorted({w for line in raw[f"test.{lang}"] for w in line.split()})
+        # the paper's Figure 8 at this vocabulary size: the same algorithm without BITE, trained on the raw text
+        o = self.options
+        baseline = spm.train([], self.path("figure8-baseline"), model_type=o.model_type, variant=o.variant,
+                             vocab_size=o.vocab_size, character_coverage=o.character_coverage, seed=o.seed,
+                             sentences=[line for l in self.langs for line in raw[f"train.{l}"]],
+                             extra_options={"hard_vocab_limit": False})
+        o8 = bite_eval.sequence_lengths(raw[f"test.{lang}"], baseline, self.model, o.bite_pretokenizer,
+                                        o.bite_tagger, o.bite_single_char)
+        return {"coverage": {k: cov[k] for k in ("types_unencoded", "types_bite", "coverage_unencoded",
+                                                 "coverage_bite")},
+                "symbol_complexity_lambda2": bite_eval.model_complexity(self.model, words),
+                "figure8": o8}

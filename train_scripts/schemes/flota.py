@@ -1,0 +1,114 @@
+"""``flota``: Few Longest Token Approximation (Hofmann et al. 2022) over a vocabulary.
+
+With ``--flota-vocab`` (a token list, SentencePiece model, ``dict.txt``, BERT ``vocab.txt``, GPT-2
+``encoder.json`` ...) nothing is learned: every language is segmented by FLOTA and the dictionary is that
+vocabulary.  Without it, a SentencePiece model is learned on both languages (``--vocab-size``, ``--model-type``)
+and FLOTA segments the ``--flota-langs`` sides over its vocabulary, the others keep the model's own segmentation:
+FLOTA against its baseline at the same vocabulary.  Decoded by ``--bpe flota`` on a FLOTA side."""
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+from dataclasses import dataclass
+from typing import Optional
+
+from preprocess import flota, spm
+from preprocess.common import UserError
+from train_scripts.schemes import option, register_scheme
+from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
+
+
+@dataclass
+class FlotaOptions(SentencePieceOptions):
+    flota_vocab: Optional[str] = option(None, "vocabulary to segment with; none: learn a SentencePiece model")
+    flota_style: str = option("auto", "how word starts/continuations are marked", ("auto",) + tuple(flota.STYLES))
+    flota_k: int = option(3, "at most k pieces per word")
+    flota_mode: str = option("flota", "flota, or the baselines first/longest", flota.MODES)
+    flota_langs: tuple = option(("en",), "with a learned model: the languages FLOTA segments (comma-separated)")
+    flota_gpt2_encoder: Optional[str] = option(None, "GPT-2 encoder.json, when --flota-vocab is a dict.txt of "
+                                                     "GPT-2 byte-level BPE ids (an official RoBERTa/BART checkpoint)")
+
+
+def _flota_encoder(vocab: str, style: str, k: int, mode: str, gpt2_encoder: Optional[str] = None):
+    ns = argparse.Namespace(flota_vocab=vocab, flota_style=style, flota_k=k, flota_mode=mode, flota_strict=False,
+                            flota_max_len=None, flota_gpt2_encoder=gpt2_encoder)
+    return flota.make_encoder(ns)
+
+
+@register_scheme
+class FlotaScheme(SentencePieceScheme):
+    name = "flota"
+    label = "FLOTA"
+    Options = FlotaOptions
+
+    def validate(self):
+        if self.options.flota_vocab:
+            self.options.flota_vocab = os.path.abspath(self.options.flota_vocab)
+            if not os.path.isfile(self.options.flota_vocab):
+                raise UserError(f"FLOTA vocabulary not found: {self.options.flota_vocab}")
+        if self.options.flota_gpt2_encoder:
+            self.options.flota_gpt2_encoder = os.path.abspath(self.options.flota_gpt2_encoder)
+            if not self.options.flota_vocab:
+                raise UserError("--flota-gpt2-encoder goes with --flota-vocab (the checkpoint's dict.txt of ids)")
+        if self.options.flota_k < 1:
+            raise UserError("flota_k must be at least 1")
+
+    @property
+    def vocab(self) -> str:
+        return self.options.flota_vocab or self.model
+
+    @property
+    def style(self) -> str:
+        if self.options.flota_gpt2_encoder:
+            return "gpt2"
+        return self.options.flota_style if self.options.flota_vocab else "sentencepiece"
+
+    def vocabulary_file(self, lang):
+        return self.vocab
+
+    def applies(self, lang):
+        return bool(self.options.flota_vocab) or lang in self.options.flota_langs
+
+    def learn(self, train, workers=1, quiet=True):
+        if self.options.flota_vocab:
+            tokens = flota.load_vocab(self.options.flota_vocab).tokens
+            spm.write_dict([t for t in dict.fromkeys(tokens) if t and not any(c.isspace() for c in t)
+                            and t not in spm.FAIRSEQ_SPECIALS], self.dictionary(self.langs[0]))
+        else:
+            super().learn(train, workers, quiet)
+
+    def dictionary(self, lang):
+        return self.path("flota.dict.txt") if self.options.flota_vocab else super().dictionary(lang)
+
+    def encoder(self, lang, workers=1):
+        if not self.applies(lang):
+            return super().encoder(lang, workers)
+        o = self.options
+        return functools.partial(_flota_encoder, self.vocab, self.style, o.flota_k, o.flota_mode,
+                                 o.flota_gpt2_encoder)
+
+    def decode_args(self, lang):
+        if not self.applies(lang):
+            return super().decode_args(lang)
+        o = self.options
+        args = ["--bpe", "flota", "--flota-vocab", self.vocab, "--flota-style", self.style,
+                "--flota-k", str(o.flota_k), "--flota-mode", o.flota_mode]
+        return args + (["--flota-gpt2-encoder", o.flota_gpt2_encoder] if o.flota_gpt2_encoder else [])
+
+    def segmenter(self, lang):
+        if not self.applies(lang):
+            return super().segmenter(lang)
+        return flota.FlotaTokenizer(self.vocab, self.style, k=self.options.flota_k).tokenize_word
+
+    def intrinsic(self, raw, gold):
+        if not gold.get("en") or not any(self.applies(lang) for lang in self.langs):
+            return {}
+        from preprocess.evaluate import flota as flota_eval
+
+        two_morph = flota_eval.read_two_morph_gold(gold["en"])
+        words = flota_eval.select_words(two_morph, frozenset(flota.load_vocab(self.vocab).tokens), spm.SPACE_SYMBOL)
+        out = {"n_two_morph_words": len(words)}
+        if words:
+            out["morph"] = flota_eval.morph_metrics(self.vocab, self.style, "flota", words)
+        return out

@@ -1,0 +1,57 @@
+"""``sentencepiece``: the baseline, one standard SentencePiece model (BPE or Unigram) shared by both languages,
+decoded by fairseq's own ``--bpe sentencepiece``."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from preprocess import spm
+from preprocess.spaces import SpacesEncoder
+from train_scripts.schemes import Scheme, SubwordOptions, option, register_scheme
+
+
+@dataclass
+class SentencePieceOptions(SubwordOptions):
+    variant: str = option("default", "default: SentencePiece as it is; prime: spaces always their own token",
+                          spm.VARIANTS)
+
+
+@register_scheme
+class SentencePieceScheme(Scheme):
+    name = "sentencepiece"
+    label = "SentencePiece"
+    Options = SentencePieceOptions
+    user_symbols: tuple[str, ...] = ()
+
+    @property
+    def model(self) -> str:
+        return self.path("spm.model")
+
+    def train_model(self, inputs: list[str]) -> str:
+        o = self.options
+        return spm.train(inputs, self.path("spm"), model_type=o.model_type, variant=o.variant,
+                         vocab_size=o.vocab_size, character_coverage=o.character_coverage,
+                         input_sentence_size=o.input_sentence_size, seed=o.seed,
+                         extra_symbols=list(self.user_symbols))
+
+    def learn(self, train, workers=1, quiet=True):
+        self.train_model([train[lang] for lang in self.langs])
+
+    def spaces(self, lang: str) -> str:
+        """``keep`` or ``drop`` the standalone ``▁`` pieces on this language (see the spaces scheme)."""
+        return "keep"
+
+    def encoder(self, lang, workers=1):
+        return functools.partial(SpacesEncoder, self.model, self.spaces(lang), threads=workers)
+
+    def dictionary(self, lang):
+        return self.path("spm.dict.txt")
+
+    def vocabulary_file(self, lang):
+        return self.model
+
+    def decode_args(self, lang):
+        return ["--bpe", "sentencepiece", "--sentencepiece-model", self.model]
+
+    def segmenter(self, lang):
+        return SpacesEncoder(self.model, self.spaces(lang)).encode_pieces

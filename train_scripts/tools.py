@@ -1,0 +1,68 @@
+"""Running fairseq's command-line tools from the recipes: one environment, one way to find and run a tool.
+
+Every recipe module (binarize, evaluate, the demo pipeline) starts child processes through these helpers, so
+that the project's packages (``PYTHONPATH``), the venv's console scripts (``PATH``) and NLTK's tagger data
+(``NLTK_DATA``) are set the same way everywhere.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from preprocess.common import UserError
+
+REPO = Path(__file__).resolve().parent.parent
+#: the demo's data when the repository is checked out beside ../shared (recipes and the pipeline default to it;
+#: library code never does)
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def plugins_dir() -> str:
+    """The ``--user-dir`` of this project's fairseq plugins."""
+    return str(REPO / "fairseq_plugins")
+
+
+def child_env(threads: int | None = None) -> dict:
+    """The environment for child processes: the venv's bin/ first on PATH, the repository on PYTHONPATH, and
+    NLTK_DATA extended by the venv's and the shared tagger data."""
+    env = dict(os.environ)
+    bindir = str(Path(sys.executable).parent)
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    nltk = [env.get("NLTK_DATA"), str(Path(sys.prefix) / "nltk_data"), str(SHARED_DATA / "nltk_data")]
+    env["NLTK_DATA"] = os.pathsep.join(p for p in nltk if p)
+    if threads:
+        env["OMP_NUM_THREADS"] = str(threads)
+    return env
+
+
+def find_tool(name: str) -> str:
+    """A console script of this Python's environment (the venv's bin/ first), else from PATH."""
+    here = os.path.join(os.path.dirname(sys.executable), name)
+    if os.path.isfile(here):
+        return here
+    found = shutil.which(name)
+    if not found:
+        raise UserError(f"{name} not found (is fairseq installed in this environment?)")
+    return found
+
+
+def run_tool(cmd: list, quiet: bool = True) -> subprocess.CompletedProcess:
+    """Run ``cmd`` (a fairseq tool name is looked up with :func:`find_tool`) in :func:`child_env`; a failure
+    raises :class:`UserError` with the command and the end of its error output.  Returns the finished process
+    (stdout and stderr captured; stderr is echoed unless ``quiet``)."""
+    cmd = [str(c) for c in cmd]
+    if cmd[0].startswith("fairseq-"):
+        cmd[0] = find_tool(cmd[0])
+    if not quiet:
+        print("+ " + " ".join(cmd), file=sys.stderr)
+    proc = subprocess.run(cmd, env=child_env(), capture_output=True, text=True)
+    if not quiet and proc.stderr:
+        sys.stderr.write(proc.stderr)
+    if proc.returncode != 0:
+        tail = (proc.stderr or "")[-3000:]
+        raise UserError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{tail}".rstrip())
+    return proc
