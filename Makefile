@@ -23,6 +23,7 @@ test: install
 	$(PY) -m pytest -q -rs $(PYTEST_ARGS) tests
 
 bench: install
+	$(PY) bench/scale.py
 	$(PY) bench/spaces.py
 	@for b in bench/bite.py bench/flota.py bench/wordmap.py; do [ -f $$b ] && $(PY) $$b || true; done
 

@@ -6,13 +6,16 @@ its base, the sentence's own spacing), which a ``--bpe`` (``sentencepiece`` or `
 word form instead (``The dog [NNS] bark [VBD] .``).  decode: after the BPE's decode, re-inflects every base with its
 symbol and restores spacing (both forms), so generated text contains no inflection symbols (fairseq-generate's D-
 lines, fairseq-interactive's output).
+At start-up the SentencePiece model of ``--bpe sentencepiece``/``spaces`` is checked for the inflection symbols:
+a model trained without them turns every symbol into ``<unk>`` or characters, silently.
 """
 from dataclasses import dataclass, field
 
 from fairseq.data.encoders import register_tokenizer
 from fairseq.dataclass import FairseqDataclass
 
-from preprocess.bite import BiteTokenizer
+from fairseq_plugins._errors import MISSING, user_errors
+from preprocess.bite import BiteTokenizer, check_subword_model
 
 
 @dataclass
@@ -29,11 +32,26 @@ class BiteTokenizerConfig(FairseqDataclass):
                 "output; decoding reads both"})
 
 
+def _subword_model(cfg):
+    """The SentencePiece model of the --bpe built beside this tokenizer (fairseq keeps the root config as the
+    parent of cfg), or None."""
+    get_parent = getattr(cfg, "_get_parent", None)
+    bpe = getattr(get_parent(), "bpe", None) if get_parent else None
+    name = getattr(bpe, "_name", None) if bpe is not None else None
+    path = {"sentencepiece": "sentencepiece_model", "spaces": "spaces_model"}.get(name)
+    path = bpe.get(path) if path else None
+    return path if path and path != MISSING else None
+
+
 @register_tokenizer("bite", dataclass=BiteTokenizerConfig)
 class BiteFairseqTokenizer:
     def __init__(self, cfg):
-        self.bite = BiteTokenizer(pretokenizer=cfg.bite_pretokenizer, tagger=cfg.bite_tagger,
-                                  single_char=cfg.bite_single_char)
+        with user_errors("--tokenizer bite"):
+            self.bite = BiteTokenizer(pretokenizer=cfg.bite_pretokenizer, tagger=cfg.bite_tagger,
+                                      single_char=cfg.bite_single_char)
+            model = _subword_model(cfg)
+            if model:
+                check_subword_model(model, cfg.bite_single_char)
         self.word_format = cfg.bite_word_format
 
     def encode(self, x: str) -> str:

@@ -15,6 +15,7 @@ from typing import Optional
 from fairseq.data.encoders import register_bpe
 from fairseq.dataclass import FairseqDataclass
 
+from fairseq_plugins._errors import required_path, user_errors
 from preprocess.flota import STYLES, FlotaTokenizer, gpt2_id_tokenizer, is_gpt2_id_dict
 
 
@@ -32,6 +33,9 @@ class FlotaBPEConfig(FairseqDataclass):
         "help": "longest candidate substring (default 18 wordpiece, 19 gpt2, 16 sentencepiece)"})
     flota_unk: Optional[str] = field(default=None, metadata={
         "help": "token for a word without any vocabulary substring (default: nothing)"})
+    flota_case: str = field(default="auto", metadata={
+        "help": "lower-case before the search: auto = when the vocabulary is uncased (e.g. bert-base-uncased), "
+                "keep or lower"})
     flota_byte_level: bool = field(default=False, metadata={
         "help": "gpt2 only: look words up in GPT-2's byte-level alphabet (the paper's code does not)"})
     flota_gpt2_encoder: Optional[str] = field(default=None, metadata={
@@ -42,12 +46,16 @@ class FlotaBPEConfig(FairseqDataclass):
 @register_bpe("flota", dataclass=FlotaBPEConfig)
 class FlotaBPE:
     def __init__(self, cfg):
-        if cfg.flota_gpt2_encoder or is_gpt2_id_dict(cfg.flota_vocab):
-            self.tokenizer = gpt2_id_tokenizer(cfg)
-        else:
-            self.tokenizer = FlotaTokenizer(cfg.flota_vocab, cfg.flota_style, k=cfg.flota_k, mode=cfg.flota_mode,
-                                            strict=bool(cfg.flota_strict), max_len=cfg.flota_max_len,
-                                            unk_token=cfg.flota_unk or None, byte_level=bool(cfg.flota_byte_level))
+        with user_errors("--bpe flota"):
+            vocab = required_path(cfg, "flota_vocab")
+            if cfg.flota_gpt2_encoder or is_gpt2_id_dict(vocab):
+                self.tokenizer = gpt2_id_tokenizer(cfg)
+            else:
+                self.tokenizer = FlotaTokenizer(
+                    vocab, cfg.flota_style, k=cfg.flota_k, mode=cfg.flota_mode, strict=bool(cfg.flota_strict),
+                    max_len=cfg.flota_max_len, unk_token=cfg.flota_unk or None,
+                    byte_level=bool(cfg.flota_byte_level), lowercase={"keep": False, "lower": True}.get(
+                        getattr(cfg, "flota_case", "auto")))
         self.style = self.tokenizer.style
         self.marker, self.marker_on_start, _ = STYLES[self.style]
 

@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 from fairseq.data.encoders import register_bpe
 from fairseq.dataclass import FairseqDataclass
 
+from fairseq_plugins._errors import required_path, user_errors
 from preprocess.spaces import SpacesEncoder
 from preprocess.spm import SPACE_SYMBOL
 
@@ -19,7 +20,8 @@ class SpacesBPEConfig(FairseqDataclass):
 @register_bpe("spaces", dataclass=SpacesBPEConfig)
 class SpacesBPE:
     def __init__(self, cfg):
-        self.encoder = SpacesEncoder(cfg.spaces_model, cfg.spaces)
+        with user_errors("--bpe spaces"):
+            self.encoder = SpacesEncoder(required_path(cfg, "spaces_model"), cfg.spaces)
 
     def encode(self, x: str) -> str:
         return self.encoder.encode(x)

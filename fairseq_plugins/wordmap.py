@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from fairseq.data.encoders import register_bpe
 from fairseq.dataclass import FairseqDataclass
 
+from fairseq_plugins._errors import user_errors
+from preprocess.common import UserError
 from preprocess.spm import SPACE_SYMBOL
 from preprocess.wordmap import WordmapTokenizer, decode_line
 
@@ -32,9 +34,10 @@ class WordmapBPE:
     @property
     def tokenizer(self) -> WordmapTokenizer:
         if self._tokenizer is None:
-            if not self.vocab_path or not self.spm_path:
-                raise ValueError("--bpe wordmap needs --wordmap-vocab and --wordmap-spm to encode text")
-            self._tokenizer = WordmapTokenizer(self.vocab_path, self.spm_path)
+            with user_errors("--bpe wordmap"):
+                if not self.vocab_path or not self.spm_path:
+                    raise UserError("--wordmap-vocab and --wordmap-spm are needed to encode text")
+                self._tokenizer = WordmapTokenizer(self.vocab_path, self.spm_path)
         return self._tokenizer
 
     def encode(self, x: str) -> str:

@@ -77,6 +77,13 @@ _SYMBOL_CHARS = frozenset(SINGLE_CHAR_SYMBOLS + (GLUE, SPACE_BEFORE_MARK))
 _CHUNK_SPLIT_RE = re.compile("(" + "|".join(re.escape(s) for s in sorted(_ALL_SYMBOLS, key=len, reverse=True))
                              + "|" + GLUE + "|" + SPACE_BEFORE_MARK + ")")
 
+#: The C0 control characters that are not whitespace (U+0000-U+0008, U+000E-U+001B) are deleted by the Moses
+#: tokenizer, which would join the words around them ("x\x00y" -> "xy", then inflected as one word).  With the
+#: moses pretokenizer they become spaces first: the invisible character is lost, the words stay apart.  Every
+#: other character (zero-width, combining, right-to-left marks, C1 controls, U+007F) passes Moses unchanged.
+MOSES_DELETED = "".join(chr(c) for c in (*range(0x00, 0x09), *range(0x0E, 0x1C)))
+_MOSES_DELETED_RE = re.compile("[" + re.escape(MOSES_DELETED) + "]")
+
 
 def needs_escape(token: str) -> bool:
     if token.startswith(_NEEDS_ESCAPE_START):
@@ -255,7 +262,7 @@ class BiteTokenizer:
 
     # ---- encoding -------------------------------------------------------------------------------------------
     def pretokenize(self, sentence: str) -> List[str]:
-        text = " ".join(sentence.split())
+        text = self._spaced(sentence)
         if not text:
             return []
         if self.pretokenizer == "whitespace":
@@ -311,8 +318,13 @@ class BiteTokenizer:
         words = [x for w in words for x in w.split()]   # no empty or whitespace-containing tokens
         return self.bite_words(words, self.tagger.tag(words)) if words else []
 
+    def _spaced(self, sentence: str) -> str:
+        if self.pretokenizer == "moses" and _MOSES_DELETED_RE.search(sentence):
+            sentence = _MOSES_DELETED_RE.sub(" ", sentence)
+        return " ".join(sentence.split())
+
     def tokenize_batch(self, sentences: Sequence[str]) -> List[List[str]]:
-        texts = [" ".join(s.split()) for s in sentences]
+        texts = [self._spaced(s) for s in sentences]
         words = [self.pretokenize(t) for t in texts]
         tags = self.tagger.tag_sents(words)
         return [self._tokenize_words(t, w, g) for t, w, g in zip(texts, words, tags)]
@@ -613,3 +625,63 @@ def make_encoder(args: argparse.Namespace) -> BiteLineEncoder:
         raise UserError(str(e)) from None
     except ValueError as e:
         raise UserError(str(e)) from None
+
+
+def check_subword_model(path: str, single_char: bool = False) -> None:
+    """Raise a :class:`~preprocess.common.UserError` when the SentencePiece model at ``path`` does not keep the
+    inflection symbols as pieces: BITE output would become ``<unk>`` (or loose characters) without a warning."""
+    from preprocess.common import UserError
+    from preprocess.spm import load_model
+
+    sp = load_model(path)
+    symbols = SINGLE_CHAR_SYMBOLS if single_char else INFLECTION_SYMBOLS
+    missing = [s for s in symbols if sp.piece_to_id(s) == sp.unk_id()]
+    if missing:
+        shorthand = "bite-single" if single_char else "bite"
+        raise UserError(
+            f"the subword model {path} has no piece for the BITE inflection symbols {' '.join(missing[:4])}"
+            f"{' ...' if len(missing) > 4 else ''}, so they would become <unk>: train it on BITE output with "
+            f"`python -m preprocess.spm train --user-symbols {shorthand} ...`"
+            f"{'' if single_char else ' (or use --bite-single-char with a model trained with bite-single)'}")
+
+
+# ---- command line ----------------------------------------------------------------------------------------------
+def main(argv=None) -> int:
+    """``python -m preprocess.bite encode ...`` (= ``python -m preprocess.encode --scheme bite ...``) and
+    ``python -m preprocess.bite decode`` (BITE tokens back to text, e.g. to read a model's output)."""
+    import sys
+
+    from preprocess.common import atomic_output, read_lines
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(
+        prog="python -m preprocess.bite", description=__doc__.split("\n\n")[0],
+        epilog="encode: every option of `python -m preprocess.encode --scheme bite` (see "
+               "`python -m preprocess.bite encode --help`)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("encode", add_help=False, help="text -> BITE tokens (python -m preprocess.encode --scheme bite)")
+    d = sub.add_parser("decode", help="BITE tokens -> text: re-inflect every base and restore the spacing",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    d.add_argument("--input", default="-", help="BITE tokens, one sentence per line (.gz allowed); - for stdin")
+    d.add_argument("--output", default="-", help="decoded text; - for stdout")
+    d.add_argument("--pretokenizer", choices=PRETOKENIZERS, default="moses",
+                   help="the pretokenizer used to encode (whitespace: words joined by single spaces)")
+    d.add_argument("--errors", choices=["strict", "replace"], default="strict",
+                   help="invalid UTF-8: stop with an error naming file and line, or replace with U+FFFD")
+    if argv[:1] == ["encode"]:
+        from preprocess.encode import main as encode_main
+        return encode_main(["--scheme", "bite", *argv[1:]])
+    args = parser.parse_args(argv)
+    # decoding needs no tagger; HanTa's model ships with HanTa (no NLTK data needed)
+    bite = BiteTokenizer(pretokenizer=args.pretokenizer, tagger="hanta")
+    with atomic_output(args.output) as out:
+        for line in read_lines(args.input, errors=args.errors):
+            out.write(bite.detokenize(line.split()) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    from preprocess.common import run_main
+    sys.exit(run_main(main))

@@ -5,6 +5,7 @@ import contextlib
 import gzip
 import os
 import re
+import signal
 import sys
 import tempfile
 from typing import IO, Iterator
@@ -31,11 +32,41 @@ def flatten_line(text: str) -> str:
     return text.translate(_LINE_BREAKING_TABLE)
 
 
+class Terminated(BaseException):
+    """Raised in the main process on SIGTERM (SLURM's time limit and preemption signal), so that ``finally``
+    blocks and :func:`atomic_output` clean up exactly as they do for Ctrl-C."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
 def require_file(path: str, what: str) -> str:
     if not path:
         raise UserError(f"no {what} given")
+    if os.path.isdir(path):
+        raise UserError(f"{what} is a directory, not a file: {path}")
     if not os.path.isfile(path):
         raise UserError(f"{what} not found: {path}")
+    if not os.access(path, os.R_OK):
+        raise UserError(f"{what} is not readable (permission denied): {path}")
+    return path
+
+
+def check_output_path(path: str, what: str = "output file") -> str:
+    """Fail early (before any work) on an output path that cannot be written: a directory, or a path whose
+    parent is a file."""
+    if path == "-":
+        return path
+    if os.path.isdir(path):
+        raise UserError(f"{what} is a directory: {path}; give a file name")
+    parent = os.path.dirname(os.path.abspath(path))
+    while parent and not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if parent and not os.path.isdir(parent):
+        raise UserError(f"cannot write {what} {path}: {parent} is a file, not a directory")
+    if parent and not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError(f"cannot write {what} {path}: directory {parent} is not writable")
     return path
 
 
@@ -48,20 +79,30 @@ def open_binary_input(path: str) -> IO[bytes]:
     return open(path, "rb")
 
 
-def read_lines(path: str, errors: str = "strict", block_size: int = 1 << 22) -> Iterator[str]:
+def read_lines(path: str, errors: str = "strict", block_size: int = 1 << 22, start: int = 0,
+               end: int | None = None, first_line: int = 0) -> Iterator[str]:
     """Yield the lines of ``path`` (``-`` = stdin) without their ``\\n`` / ``\\r\\n`` terminator.
 
     Only ``\\n`` ends a line, so a stray ``\\r`` or U+2028 inside a line never changes the line count.
     Undecodable UTF-8 raises :class:`UserError` naming file and line unless ``errors="replace"``.
     The file is read and decoded in blocks of whole lines, which is several times faster than line by line.
+    ``start``/``end`` read only that byte range of a plain file (it must start at a line start);
+    ``first_line`` is the number of lines before ``start``, for error messages.
     """
     name = "<stdin>" if path == "-" else path
     fh = open_binary_input(path)
-    lineno = 0
+    lineno = first_line
+    remaining = None if end is None else end - start
     try:
+        if start:
+            fh.seek(start)
         rest = b""
         while True:
-            block = fh.read(block_size)
+            if remaining is None:
+                block = fh.read(block_size)
+            else:
+                block = fh.read(min(block_size, remaining)) if remaining > 0 else b""
+                remaining -= len(block)
             if not block:
                 break
             block = rest + block
@@ -102,23 +143,62 @@ def count_lines(path: str) -> int | None:
     """Number of lines of a plain file (fast byte count), or None when unknown (stdin, gzip)."""
     if path == "-" or path.endswith(".gz"):
         return None
+    return split_lines_file(require_file(path, "input file"), 0)[0]
+
+
+def split_lines_file(path: str, segment_bytes: int) -> tuple[int, list[tuple[int, int, int]]]:
+    """Count the lines of a plain file and cut it into byte ranges of about ``segment_bytes`` that start at line
+    starts (``segment_bytes <= 0``: one range).  Returns ``(lines, [(start, end, lines_before_start), ...])``.
+    One sequential pass at disk speed; the ranges let worker processes read their own part of the file."""
     n = 0
+    pos = 0
     last = b"\n"
+    segments: list[tuple[int, int, int]] = []
+    seg_start, seg_line = 0, 0
     with open(path, "rb") as fh:
         while True:
             block = fh.read(1 << 20)
             if not block:
                 break
-            n += block.count(b"\n")
+            offset = 0
+            while segment_bytes > 0 and pos + len(block) - seg_start > segment_bytes:
+                cut = block.find(b"\n", max(offset, seg_start + segment_bytes - 1 - pos))
+                if cut < 0:
+                    break
+                n += block.count(b"\n", offset, cut + 1)
+                offset = cut + 1
+                segments.append((seg_start, pos + offset, seg_line))
+                seg_start, seg_line = pos + offset, n
+            n += block.count(b"\n", offset)
+            pos += len(block)
             last = block[-1:]
-    return n + (last != b"\n")
+    if pos > seg_start or not segments:
+        segments.append((seg_start, pos, seg_line))
+    return n + (last != b"\n"), segments
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def make_temp_file(path: str, tag: str = "") -> tuple[int, str]:
+    """A hidden temporary file next to ``path`` whose mode follows the umask (mkstemp alone gives 0600, which a
+    rename would carry over to the output: unreadable to the group on a shared cluster)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + "." + tag, suffix=".tmp", dir=directory)
+    os.fchmod(fd, 0o666 & ~_umask())
+    return fd, tmp
 
 
 @contextlib.contextmanager
 def atomic_output(path: str, mode: str = "w", encoding: str | None = "utf-8"):
     """Open ``path`` for writing through a temporary file that replaces ``path`` only on success.
 
-    ``-`` writes to stdout.  On any exception the temporary file is removed, so no partial output is left.
+    ``-`` writes to stdout.  On any exception (also Ctrl-C, and SIGTERM under :func:`run_main`) the temporary
+    file is removed, so no partial output is left.  The file's mode follows the umask, like any file opened
+    with ``open``.
     """
     if path == "-":
         if "b" in mode:
@@ -127,9 +207,13 @@ def atomic_output(path: str, mode: str = "w", encoding: str | None = "utf-8"):
             yield sys.stdout
         sys.stdout.flush()
         return
+    check_output_path(path)
     directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = make_temp_file(path)
+    except OSError as exc:
+        raise UserError(f"cannot write {path}: {exc.strerror}") from None
     try:
         kwargs = {} if "b" in mode else {"encoding": encoding, "newline": "\n"}
         with os.fdopen(fd, mode, **kwargs) as fh:
@@ -141,8 +225,17 @@ def atomic_output(path: str, mode: str = "w", encoding: str | None = "utf-8"):
         raise
 
 
+def handle_sigterm() -> None:
+    """Turn SIGTERM into :class:`Terminated` in this (main) process, so cleanup runs as for Ctrl-C."""
+    signal.signal(signal.SIGTERM, _raise_terminated)
+
+
 def run_main(main, argv=None) -> int:
-    """Run a CLI ``main(argv)`` turning :class:`UserError` into a one-line message and exit status 2."""
+    """Run a CLI ``main(argv)`` turning :class:`UserError` into a one-line message and exit status 2.
+
+    Ctrl-C exits with 130 and SIGTERM with 143, after the same cleanup (temporary files removed), with one line
+    instead of a traceback."""
+    handle_sigterm()
     try:
         return main(argv) or 0
     except UserError as exc:
@@ -151,3 +244,10 @@ def run_main(main, argv=None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("error: terminated (SIGTERM)", file=sys.stderr)
+        return 143
+    except BrokenPipeError:  # stdout closed early (`... | head`): not an error; silence the flush at exit
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141

@@ -5,22 +5,37 @@
 
 Output line *i* always belongs to input line *i* (fairseq-preprocess silently misaligns parallel data
 otherwise); an empty or whitespace-only line gives an empty line.  Each output file is written to a temporary
-file and renamed on success, so a failure never leaves partial output.  The scheme's own options are listed by
-``python -m preprocess.encode --scheme NAME --help``.
+file and renamed on success, so a failure, Ctrl-C or SIGTERM never leaves partial output.  The scheme's own
+options are listed by ``python -m preprocess.encode --scheme NAME --help``.
+
+With ``--workers N`` the input is cut into byte ranges at line starts (one counting pass at disk speed); each
+worker process reads its own ranges, encodes them ``--chunk-size`` lines at a time and writes its own part file,
+and the parent appends finished parts to the output in order.  No line passes through the parent, so encoding
+scales with the number of cores, and memory is bounded by ``workers x chunk-size`` lines (plus each scheme's
+capped caches), not by the input size.  The output is byte-identical for every worker count.  Input that cannot
+be read at an offset (stdin, ``.gz``) is first decompressed into a temporary file next to the output.
 """
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import functools
 import importlib
 import itertools
 import multiprocessing as mp
+import os
+import queue
+import shutil
+import signal
 import sys
+import traceback
 from typing import Iterable, Iterator
 
 from tqdm import tqdm
 
-from preprocess.common import UserError, atomic_output, count_lines, read_lines, run_main
+from preprocess.common import (UserError, atomic_output, check_output_path, make_temp_file, open_binary_input,
+                               read_lines, require_file, run_main, split_lines_file)
 
 #: scheme name -> module implementing ``add_encoder_args`` and ``make_encoder`` (see docs/CONTRACTS.md)
 SCHEMES = {
@@ -29,6 +44,12 @@ SCHEMES = {
     "flota": "preprocess.flota",
     "wordmap": "preprocess.wordmap",
 }
+
+#: smallest byte range a worker takes at a time (smaller ranges only add per-range overhead)
+MIN_SEGMENT_BYTES = 1 << 18
+#: byte ranges per worker (more ranges balance the load better; each is one part file)
+SEGMENTS_PER_WORKER = 8
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def scheme_module(name: str):
@@ -50,11 +71,14 @@ def build_parser(scheme: str | None) -> argparse.ArgumentParser:
                         help="input text files (UTF-8, one sentence per line, .gz allowed); - for stdin")
     parser.add_argument("--outputs", nargs="+", required=True,
                         help="output files, one per input, in the same order; - for stdout")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (or threads, for SentencePiece)")
-    parser.add_argument("--chunk-size", type=int, default=2000, help="lines per unit of work sent to a worker")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="worker processes, each reading and writing its own part of the file")
+    parser.add_argument("--chunk-size", type=int, default=2000,
+                        help="lines a worker encodes at a time (memory: workers x chunk-size lines)")
+    parser.add_argument("--segment-bytes", type=int, default=None, help=argparse.SUPPRESS)  # tests only
     parser.add_argument("--errors", choices=["strict", "replace"], default="strict",
                         help="invalid UTF-8: stop with an error naming file and line, or replace with U+FFFD")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary lines")
     if scheme is not None:
         group = parser.add_argument_group(f"{scheme} options")
         scheme_module(scheme).add_encoder_args(group)
@@ -69,14 +93,27 @@ def parse_args(argv=None) -> argparse.Namespace:
     args = build_parser(scheme).parse_args(argv)
     if len(args.inputs) != len(args.outputs):
         raise UserError(f"{len(args.inputs)} inputs but {len(args.outputs)} outputs: give one output per input")
-    if args.workers < 1:
-        raise UserError("--workers must be at least 1")
+    check_options(args)
     outs = [o for o in args.outputs if o != "-"]
     if len(set(outs)) != len(outs):
         raise UserError("the same output file is given twice")
     if args.outputs.count("-") > 1 or args.inputs.count("-") > 1:
         raise UserError("stdin/stdout (-) can be used for one file only")
+    for src in args.inputs:   # every path is checked before any work starts
+        if src != "-":
+            require_file(src, "input file")
+    for dst in args.outputs:
+        check_output_path(dst)
     return args
+
+
+def check_options(args: argparse.Namespace) -> None:
+    if getattr(args, "workers", 1) < 1:
+        raise UserError(f"--workers must be at least 1, not {args.workers}")
+    if getattr(args, "chunk_size", 1) < 1:
+        raise UserError(f"--chunk-size must be at least 1, not {args.chunk_size}")
+    if getattr(args, "errors", "strict") not in ("strict", "replace"):
+        raise UserError(f"--errors must be strict or replace, not {args.errors!r}")
 
 
 def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
@@ -88,27 +125,15 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
         yield chunk
 
 
-# --- worker side -----------------------------------------------------------------------------------------
-_WORKER_ENCODER = None
-
-
-def _init_worker(factory) -> None:
-    global _WORKER_ENCODER
-    _WORKER_ENCODER = factory()
-
-
 def _encoder_from_args(args: argparse.Namespace):
-    return scheme_module(args.scheme).make_encoder(args)
+    # one thread: parallelism comes from the worker processes
+    return scheme_module(args.scheme).make_encoder(argparse.Namespace(**{**vars(args), "workers": 1}))
 
 
 def file_options(workers: int = 1, chunk_size: int = 2000, errors: str = "strict", quiet: bool = True,
                  scheme: str = "custom") -> argparse.Namespace:
     """The generic options of :class:`FileEncoder` for Python callers that give their own encoder factory."""
     return argparse.Namespace(scheme=scheme, workers=workers, chunk_size=chunk_size, errors=errors, quiet=quiet)
-
-
-def _encode_chunk(chunk: list[str]) -> list[str]:
-    return _checked(_WORKER_ENCODER, chunk)
 
 
 def _checked(encoder, chunk: list[str]) -> list[str]:
@@ -118,56 +143,201 @@ def _checked(encoder, chunk: list[str]) -> list[str]:
     return out
 
 
-class FileEncoder:
-    """Encode whole files with one scheme; reusable from Python (``FileEncoder(args).encode_file(i, o)``).
+def encoder_counters(encoder) -> dict[str, int]:
+    """The encoder's fallback counters (see docs/CONTRACTS.md), ``{}`` when it reports none."""
+    get = getattr(encoder, "counters", None)
+    return dict(get()) if callable(get) else {}
 
-    ``factory``: a picklable zero-argument callable that builds the LineEncoder (called in the parent and in
-    every worker); default: the ``--scheme`` module's ``make_encoder(args)``.  ``args`` then needs only the
-    generic options (:func:`file_options`).
+
+def _counter_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    return {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
+
+
+def _encode_range(encoder, path: str, out, errors: str, chunk_size: int, start: int = 0, end: int | None = None,
+                  first_line: int = 0, progress=None) -> int:
+    n = 0
+    for chunk in _chunks(read_lines(path, errors=errors, start=start, end=end, first_line=first_line), chunk_size):
+        out.write("\n".join(_checked(encoder, chunk)))
+        out.write("\n")
+        n += len(chunk)
+        progress(len(chunk))
+    return n
+
+
+# --- worker side -----------------------------------------------------------------------------------------
+def _worker(encoder, factory, args, path, segments, parts, next_segment, done_lines, results) -> None:
+    """Take the next byte range, encode it into its part file, report; until no range is left."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C reaches the whole process group: the parent cleans up
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)   # die quietly; the parent sees it and cleans up
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+    try:
+        if encoder is None:   # spawn start method: build our own copy
+            encoder = factory()
+
+        def progress(k: int) -> None:
+            with done_lines.get_lock():
+                done_lines.value += k
+
+        while True:
+            with next_segment.get_lock():
+                i = next_segment.value
+                next_segment.value += 1
+            if i >= len(segments):
+                break
+            start, end, first_line = segments[i]
+            before = encoder_counters(encoder)
+            with open(parts[i], "w", encoding="utf-8", newline="\n") as out:
+                n = _encode_range(encoder, path, out, args.errors, args.chunk_size, start, end, first_line,
+                                  progress)
+            results.put(("done", i, n, _counter_delta(before, encoder_counters(encoder))))
+    except UserError as exc:
+        results.put(("error", str(exc)))
+    except Exception:
+        results.put(("crash", traceback.format_exc()))
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+class FileEncoder:
+    """Encode whole files with one scheme; reusable from Python::
+
+        with FileEncoder(args) as enc:          # args: scheme, workers, chunk_size, errors, quiet + scheme options
+            n_lines = enc.encode_file(src, dst)
+        enc.counters                            # {description: count} of the scheme's fallbacks, all files
+
+    Workers are started per file and are always gone when ``encode_file`` returns or raises.
+    ``factory``: a picklable zero-argument callable that builds the LineEncoder; default: the ``--scheme``
+    module's ``make_encoder(args)``.  ``args`` then needs only the generic options (:func:`file_options`).
+    The encoder is built once, in this process; forked workers inherit it (spawned ones call ``factory``).
     """
 
     def __init__(self, args: argparse.Namespace, factory=None):
+        check_options(args)
         self.args = args
         self.factory = factory or functools.partial(_encoder_from_args, args)
-        self.encoder = self.factory()  # validates options in the parent
-        self.use_pool = args.workers > 1 and not getattr(self.encoder, "inprocess_threads", False)
-        self.pool = None
+        self.encoder = self.factory()   # validates options in the parent
+        self.counters: collections.Counter = collections.Counter()
 
     def __enter__(self):
-        if self.use_pool:
-            ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-            self.pool = ctx.Pool(self.args.workers, initializer=_init_worker, initargs=(self.factory,))
         return self
 
     def __exit__(self, *exc):
-        if self.pool is not None:
-            if exc[0] is None:
-                self.pool.close()
-            else:
-                self.pool.terminate()
-            self.pool.join()
-            self.pool = None
-
-    def encode_chunks(self, chunks: Iterable[list[str]]) -> Iterator[list[str]]:
-        if self.pool is None:
-            for chunk in chunks:
-                yield _checked(self.encoder, chunk)
-        else:
-            # imap keeps order; a bounded number of chunks is in flight because imap consumes lazily
-            yield from self.pool.imap(_encode_chunk, chunks)
+        return False
 
     def encode_file(self, src: str, dst: str) -> int:
-        total = count_lines(src)
-        n = 0
-        with atomic_output(dst) as out, tqdm(total=total, unit=" lines", desc=f"{self.args.scheme} {src}",
-                                              disable=self.args.quiet, file=sys.stderr, mininterval=0.5) as bar:
-            chunks = _chunks(read_lines(src, errors=self.args.errors), self.args.chunk_size)
-            for encoded in self.encode_chunks(chunks):
-                out.write("\n".join(encoded))
-                out.write("\n")
-                n += len(encoded)
-                bar.update(len(encoded))
-        return n
+        """Encode ``src`` into ``dst`` (``-``: stdin/stdout); returns the number of lines."""
+        if src != "-":
+            require_file(src, "input file")
+        check_output_path(dst)
+        args = self.args
+        workers = max(1, args.workers)
+        with tqdm(total=None, unit=" lines", desc=f"{args.scheme} {src}", disable=args.quiet, file=sys.stderr,
+                  mininterval=0.5) as bar:
+            if workers == 1 or (src != "-" and os.path.getsize(src) == 0):
+                if src != "-" and not src.endswith(".gz"):
+                    bar.total = split_lines_file(src, 0)[0]
+                before = encoder_counters(self.encoder)
+                with atomic_output(dst) as out:
+                    n = _encode_range(self.encoder, src, out, args.errors, args.chunk_size, progress=bar.update)
+                self.counters.update(_counter_delta(before, encoder_counters(self.encoder)))
+                return n
+            return self._encode_parallel(src, dst, workers, bar)
+
+    def _encode_parallel(self, src: str, dst: str, workers: int, bar) -> int:
+        args = self.args
+        ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        temporary: list[str] = []
+        procs: list = []
+        try:
+            path = src
+            if src == "-" or src.endswith(".gz"):   # not seekable: spool to a plain file next to the output
+                fd, path = make_temp_file(dst, "input.")
+                temporary.append(path)
+                with os.fdopen(fd, "wb") as spool:
+                    shutil.copyfileobj(open_binary_input(src), spool, 1 << 20)
+            size = os.path.getsize(path)
+            seg_bytes = getattr(args, "segment_bytes", None) or max(
+                MIN_SEGMENT_BYTES, size // (workers * SEGMENTS_PER_WORKER) + 1)
+            total, segments = split_lines_file(path, seg_bytes)
+            bar.total = total
+            parts = []
+            for i in range(len(segments)):
+                fd, part = make_temp_file(dst, f"part{i}.")
+                os.close(fd)
+                temporary.append(part)
+                parts.append(part)
+            next_segment, done_lines = ctx.Value("q", 0), ctx.Value("q", 0)
+            results = ctx.Queue()
+            inherited = self.encoder if ctx.get_start_method() == "fork" else None
+            old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)   # until the workers set their handlers
+            try:
+                for _ in range(min(workers, len(segments))):
+                    p = ctx.Process(target=_worker, daemon=True, args=(
+                        inherited, self.factory, args, path, segments, parts, next_segment, done_lines, results))
+                    p.start()
+                    procs.append(p)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+            n = 0
+            finished: dict[int, int] = {}
+            with atomic_output(dst, "wb") as out:
+                stitched = 0
+                while stitched < len(segments):
+                    msg = self._next_result(results, procs)
+                    if msg is not None:
+                        if msg[0] == "error":
+                            raise UserError(msg[1])
+                        if msg[0] == "crash":
+                            raise RuntimeError("an encoder worker failed:\n" + msg[1])
+                        _, i, lines, counts = msg
+                        finished[i] = lines
+                        self.counters.update(counts)
+                    bar.update(done_lines.value - bar.n)
+                    while stitched in finished:   # append finished parts in order, freeing their disk space
+                        with open(parts[stitched], "rb") as part:
+                            shutil.copyfileobj(part, out, 1 << 20)
+                        _unlink(parts[stitched])
+                        n += finished.pop(stitched)
+                        stitched += 1
+            for p in procs:
+                p.join()
+            return n
+        finally:
+            for p in procs:
+                if p.is_alive():
+                    p.terminate()
+            for p in procs:
+                p.join()
+            for path in temporary:
+                _unlink(path)
+
+    @staticmethod
+    def _next_result(results, procs):
+        try:
+            return results.get(timeout=0.2)
+        except queue.Empty:
+            pass
+        for p in procs:
+            if p.exitcode not in (None, 0):
+                how = (f"was killed by {signal.Signals(-p.exitcode).name}" if p.exitcode < 0
+                       else f"exited with status {p.exitcode}")
+                raise UserError(f"an encoder worker process {how} (out of memory, or stopped by a signal?)")
+        if all(p.exitcode == 0 for p in procs):
+            try:
+                return results.get(timeout=5)
+            except queue.Empty:
+                raise RuntimeError("encoder workers stopped without finishing their work") from None
+        return None
+
+
+def print_notes(counters: dict[str, int], file=None) -> None:
+    """One ``note:`` line per fallback counter, e.g. ``note: 12 words FLOTA dropped entirely (...)``."""
+    for name, count in sorted(counters.items()):
+        if count:
+            print(f"note: {count} {name}", file=file or sys.stderr)
 
 
 def main(argv=None) -> int:
@@ -177,6 +347,7 @@ def main(argv=None) -> int:
             n = enc.encode_file(src, dst)
             if not args.quiet:
                 print(f"{src} -> {dst}: {n} lines", file=sys.stderr)
+    print_notes(enc.counters)
     return 0
 
 

@@ -284,8 +284,13 @@ class FlotaTokenizer:
 
     def __init__(self, vocab, style: str = "auto", k: int = 3, mode: str = "flota",
                  strict: Union[bool, str] = False, max_len: Optional[int] = None,
-                 unk_token: Optional[str] = None, cache_size: int = 200_000, byte_level: bool = False):
+                 unk_token: Optional[str] = None, cache_size: int = 200_000, byte_level: bool = False,
+                 lowercase: Optional[bool] = None):
         self.vocab = load_vocab(vocab)
+        # an uncased vocabulary (bert-base-uncased) has no capital letters: its own tokenizer lower-cases, and
+        # without that every capital would be dropped ("Boston" -> "##oston"); None = decide from the vocabulary
+        self.lowercase = is_uncased(self.vocab.tokens) if lowercase is None else bool(lowercase)
+        self.dropped_words = 0   # words that gave no piece at all (no vocabulary substring, no unk_token)
         if style in (None, "", "auto"):
             style = guess_style(self.vocab.tokens)
         if style not in STYLES:
@@ -509,9 +514,15 @@ class FlotaTokenizer:
         """Pretokenise with ``[\\w]+|[^\\s\\w]`` (as the released code) and tokenise every word."""
         out = []
         cache, tokenize_word = self._cache, self.tokenize_word
+        if self.lowercase:
+            text = text.lower()
         for word in PRETOKENIZE.findall(text):
             pieces = cache.get(word)
-            out.extend(tokenize_word(word) if pieces is None else pieces)
+            if pieces is None:
+                pieces = tokenize_word(word)
+            if not pieces:
+                self.dropped_words += 1
+            out.extend(pieces)
         return out
 
     def encode(self, text: str) -> str:
@@ -520,6 +531,11 @@ class FlotaTokenizer:
     def decode(self, text: Union[str, Sequence[str]]) -> str:
         pieces = text.split() if isinstance(text, str) else list(text)
         return detokenize(pieces, self.style, self.byte_level)
+
+
+def is_uncased(tokens: Iterable[str]) -> bool:
+    """True when no token other than a bracketed special (``[CLS]``, ``<s>``) changes under lower-casing."""
+    return not any(t != t.lower() and not (t[:1] + t[-1:] in ("[]", "<>")) for t in tokens)
 
 
 def detokenize(pieces: Sequence[str], style: str, byte_level: bool = False) -> str:
@@ -666,6 +682,11 @@ class FlotaEncoder:
     def encode_lines(self, lines: list) -> list:
         return [self.encode_line(line) for line in lines]
 
+    def counters(self) -> dict:
+        """Fallbacks so far (preprocess.encode prints them as ``note:`` lines)."""
+        return {"words FLOTA dropped entirely (no vocabulary substring in them; --flota-unk TOKEN keeps a "
+                "placeholder)": getattr(self.tokenizer, "dropped_words", 0)}
+
 
 def add_encoder_args(parser) -> None:
     parser.add_argument("--flota-vocab", required=True,
@@ -684,6 +705,9 @@ def add_encoder_args(parser) -> None:
                         help="token for a word without any vocabulary substring (default: emit nothing)")
     parser.add_argument("--flota-byte-level", action="store_true",
                         help="gpt2 only: look words up in GPT-2's byte-level alphabet (the released code does not)")
+    parser.add_argument("--flota-case", choices=("auto", "keep", "lower"), default="auto",
+                        help="lower-case the text before the search: auto = when the vocabulary is uncased (has no "
+                             "capital letters, e.g. bert-base-uncased), as its own tokenizer does")
     parser.add_argument("--flota-gpt2-encoder", default=None,
                         help="GPT-2 encoder.json, when --flota-vocab is a dict.txt of GPT-2 ids (official fairseq "
                              "RoBERTa/BART checkpoints): emit the ids that dictionary holds")
@@ -701,7 +725,8 @@ def make_encoder(args: argparse.Namespace) -> FlotaEncoder:
     tok = FlotaTokenizer(args.flota_vocab, args.flota_style, k=args.flota_k, mode=args.flota_mode,
                          strict=bool(args.flota_strict), max_len=args.flota_max_len,
                          unk_token=getattr(args, "flota_unk", None) or None,
-                         byte_level=bool(getattr(args, "flota_byte_level", False)))
+                         byte_level=bool(getattr(args, "flota_byte_level", False)),
+                         lowercase={"keep": False, "lower": True}.get(getattr(args, "flota_case", "auto")))
     return FlotaEncoder(tok, noise_p, int(getattr(args, "noise_seed", 0) or 0))
 
 

@@ -289,15 +289,25 @@ class HantaTagger:
             raise TaggerUnavailable(f"HanTa English model could not be loaded: {e}") from e
         self._memo: Dict[Tuple[str, ...], List[str]] = {}
 
+    #: HanTa's morphological analysis tries every split of a word: time grows with the square of its length
+    #: (800 characters 2 s, 10,000 characters 12 minutes).  Longer tokens are tagged as a placeholder word and
+    #: get the tag UNC (-> FW), so BITE keeps them unchanged; no English inflected word is this long.
+    MAX_WORD_LEN = 40
+    PLACEHOLDER = "X"
+
     def c5_tags(self, tokens: Sequence[str]) -> List[str]:
         if not tokens:
             return []
-        words = [w if w else "_" for w in tokens]   # HanTa fails on empty strings
+        cap = self.MAX_WORD_LEN
+        # HanTa fails on empty strings
+        words = [(w if len(w) <= cap else self.PLACEHOLDER) if w else "_" for w in tokens]
         try:
             tags = list(self._tagger.tag_sent(words, taglevel=0))
         except Exception:   # never let an odd token stop a corpus run: unknown tags keep the words as they are
             tags = []
-        return tags if len(tags) == len(words) else ["UNC"] * len(words)
+        if len(tags) != len(words):
+            return ["UNC"] * len(words)
+        return [t if len(w) <= cap else "UNC" for w, t in zip(tokens, tags)]
 
     def tag(self, tokens: Sequence[str]) -> List[str]:
         if not tokens:

@@ -388,29 +388,34 @@ class WordmapVocabulary:
         functional: dict[str, int] = {}
         lexemic: dict[str, int] = {}
         meta: dict[str, str] = {}
-        with open(path, encoding="utf-8") as fh:
-            first = fh.readline().rstrip("\n")
-            if first != cls.HEADER:
-                raise UserError(f"{path}: not a Wordmap vocabulary (first line must be {cls.HEADER!r})")
-            for lineno, line in enumerate(fh, 2):
-                line = line.rstrip("\n")
-                if not line:
-                    continue
-                if line.startswith("#"):
-                    k, _, v = line[1:].partition("\t")
-                    meta[k] = v
-                    continue
-                parts = line.split("\t")
-                if len(parts) != 4 or not parts[0]:
-                    raise UserError(f"{path}:{lineno}: expected 'string<TAB>kind<TAB>nfunc<TAB>nlex'")
-                try:
-                    nf, nl = int(parts[2]), int(parts[3])
-                except ValueError:
-                    raise UserError(f"{path}:{lineno}: counts must be integers") from None
-                if nf:
-                    functional[parts[0]] = nf
-                if nl:
-                    lexemic[parts[0]] = nl
+        lines = read_lines(path)   # invalid UTF-8 (e.g. a binary file given by mistake): error naming file and line
+        try:
+            first = next(lines, "")
+        except UserError:
+            first = None
+        if first != cls.HEADER:
+            raise UserError(f"{path}: not a Wordmap vocabulary (first line must be {cls.HEADER!r})")
+        for lineno, line in enumerate(lines, 2):
+            if not line:
+                continue
+            if line.startswith("#"):
+                k, _, v = line[1:].partition("\t")
+                meta[k] = v
+                continue
+            parts = line.split("\t")
+            if len(parts) != 4 or not parts[0]:
+                raise UserError(f"{path}:{lineno}: expected 'string<TAB>kind<TAB>nfunc<TAB>nlex'")
+            try:
+                nf, nl = int(parts[2]), int(parts[3])
+            except ValueError:
+                raise UserError(f"{path}:{lineno}: counts must be integers") from None
+            if nf:
+                functional[parts[0]] = nf
+            if nl:
+                lexemic[parts[0]] = nl
+        if not functional and not lexemic:
+            raise UserError(f"{path}: the Wordmap vocabulary has no entries (only its header); rebuild it with "
+                            "python -m preprocess.wordmap build")
         return cls(functional, lexemic, meta)
 
     # -- segmentation -------------------------------------------------------------------------------------
@@ -666,6 +671,12 @@ class WordmapTokenizer:
             spm_model = load_spm(spm_model)
         self.sp = spm_model
         self.tagger = tagger or load_tagger()
+        self.character_fallbacks = 0
+
+    def counters(self) -> dict[str, int]:
+        """Fallbacks so far (preprocess.encode prints them as ``note:`` lines)."""
+        return {"Wordmap words split into characters (the SentencePiece pieces did not spell them, "
+                "e.g. a normalising model)": self.character_fallbacks}
 
     def _spm(self, text: str, word_start: bool) -> list[str]:
         try:
@@ -673,6 +684,7 @@ class WordmapTokenizer:
         except Exception:
             pieces = []
         if "".join(pieces).replace(SPACE_SYMBOL, "") != text:  # a normalising model: fall back to characters
+            self.character_fallbacks += 1
             pieces = [SPACE_SYMBOL + text[0]] + list(text[1:]) if text else []
         if not word_start and pieces:
             first = pieces[0][1:] if pieces[0].startswith(SPACE_SYMBOL) else pieces[0]

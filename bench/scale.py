@@ -1,0 +1,259 @@
+"""Corpus-scale benchmark of ``preprocess.encode`` for every scheme, printed as one table (``make bench``).
+
+    python bench/scale.py [--data ../shared/data] [--mb 8] [--large-mb 150] [--workers 2] [--skip-large]
+
+Every figure is a ratio measured in one run on the same input:
+
+* ``--workers 1`` against the reference: the C++ ``spm_encode`` (Debian package ``sentencepiece``) for spaces,
+  the published algorithms written plainly (``bench/bite.py``'s ``ReferenceBite``, ``bench/flota.py``'s
+  ``StraightforwardFlota``) for BITE and FLOTA; Wordmap has no published code.  Ours is the whole command line
+  (start-up, reading, writing); the references run in this process on lines already in memory, which favours
+  them.
+* ``--workers N`` against ``--workers 1`` (wall clock; the output is asserted byte-identical).
+* the per-sentence APIs that fairseq calls one sentence at a time (``BiteTokenizer.tokenize``,
+  ``FlotaTokenizer.tokenize`` without its word cache) against the references, sentence by sentence.
+* a large input (``--large-mb``, Multi30k repeated) through ``--workers N``: words/s, and the peak RSS of the
+  parent and of every worker (``VmHWM``), which stays flat whatever the input size.
+
+The load average is printed with every block: on a shared machine the wall-clock ratios mean little when the
+cores are already busy.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+
+def load() -> str:
+    return "load %.1f/%.1f/%.1f on %d cores" % (*os.getloadavg(), os.cpu_count())
+
+
+def env() -> dict:
+    e = dict(os.environ)
+    e["PYTHONPATH"] = f"{REPO}{os.pathsep}{e.get('PYTHONPATH', '')}"
+    return e
+
+
+def run_encode(scheme_args: list, src: str, dst: str, workers: int) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "preprocess.encode", *scheme_args, "--inputs", src, "--outputs", dst,
+                    "--workers", str(workers), "--quiet"], check=True, env=env(), cwd=REPO)
+    return time.perf_counter() - t0
+
+
+def best(fn, rounds: int) -> float:
+    return min(fn() for _ in range(rounds))
+
+
+def timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def peak_rss(args: list) -> tuple[float, dict]:
+    """Run a command; return its wall time and the peak RSS (MB) of it and of each of its child processes."""
+    proc = subprocess.Popen(args, env=env(), cwd=REPO)
+    peaks: dict = {}
+
+    def hwm(pid: int):
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                for line in fh:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            return None
+        return None
+
+    t0 = time.perf_counter()
+    while proc.poll() is None:
+        pids = [proc.pid]
+        try:
+            with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as fh:
+                pids += [int(p) for p in fh.read().split()]
+        except OSError:
+            pass
+        for pid in pids:
+            v = hwm(pid)
+            if v is not None:
+                peaks[pid] = max(peaks.get(pid, 0), v)
+        time.sleep(0.1)
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise SystemExit(f"command failed: {' '.join(map(str, args))}")
+    parent = peaks.pop(proc.pid, 0.0)
+    return wall, {"parent": parent, "workers": sorted(peaks.values())}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--mb", type=float, default=4, help="size of the timing input for spaces and FLOTA (MB)")
+    ap.add_argument("--mb-slow", type=float, default=0.5, help="size of the timing input for BITE and Wordmap (MB)")
+    ap.add_argument("--large-mb", type=float, default=150, help="size of the large input")
+    ap.add_argument("--workers", type=int, default=2, help="N of the --workers N vs 1 comparison")
+    ap.add_argument("--rounds", type=int, default=3, help="best of N for each timing")
+    ap.add_argument("--schemes", default="spaces,bite,flota,wordmap")
+    ap.add_argument("--skip-large", action="store_true")
+    args = ap.parse_args(argv)
+    data = Path(args.data)
+    os.environ.setdefault("NLTK_DATA", str(data / "nltk_data"))
+    schemes = args.schemes.split(",")
+    tmp = tempfile.mkdtemp(prefix="bench-scale-")
+    try:
+        return _run(args, data, schemes, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _corpus(data: Path, lang: str, mb: float, path: str) -> tuple[list, int]:
+    with gzip.open(data / "multi30k" / f"train.{lang}.gz", "rt", encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    size = len(("\n".join(lines) + "\n").encode("utf-8"))
+    if mb * 1e6 < size:   # a prefix of the corpus
+        lines = lines[:max(1, int(len(lines) * mb * 1e6 / size))]
+    block = "\n".join(lines) + "\n"
+    repeat = max(1, round(mb * 1e6 / len(block.encode("utf-8"))))
+    with open(path, "w", encoding="utf-8") as fh:
+        for _ in range(repeat):
+            fh.write(block)
+    return lines * repeat, sum(len(line.split()) for line in lines) * repeat
+
+
+def _run(args, data: Path, schemes: list, tmp: str) -> int:
+    from preprocess.wordmap import WordmapVocabulary, build_vocabulary, extract_verbs
+    model = str(data / "space_models" / "unigram_prime.model")
+    vocab = str(data / "flota_vocabs" / "bert-base-uncased.txt")
+    sizes = {"en": args.mb, "en-slow": args.mb_slow, "de": args.mb_slow}
+    src = {key: os.path.join(tmp, f"in.{key}") for key in sizes}
+    lines, words = {}, {}
+    for key, mb in sizes.items():
+        lines[key], words[key] = _corpus(data, key[:2], mb, src[key])
+    wm_vocab = os.path.join(tmp, "wordmap.vocab")
+    if "wordmap" in schemes:
+        with gzip.open(data / "multi30k" / "train.de.gz", "rt", encoding="utf-8") as fh:
+            verbs = extract_verbs(line.rstrip("\n") for _, line in zip(range(3000), fh))
+        build_vocabulary(verbs).save(wm_vocab)
+        assert isinstance(WordmapVocabulary.load(wm_vocab), WordmapVocabulary)
+    scheme_args = {
+        "spaces": (["--scheme", "spaces", "--model", model], "en"),
+        "bite": (["--scheme", "bite", "--tagger", "nltk"], "en-slow"),
+        "flota": (["--scheme", "flota", "--flota-vocab", vocab], "en"),
+        "wordmap": (["--scheme", "wordmap", "--wordmap-vocab", wm_vocab, "--wordmap-spm",
+                     str(data / "space_models" / "unigram_default.model")], "de"),
+    }
+    print(f"# preprocess.encode benchmark: Multi30k, {args.mb:g} MB (spaces, FLOTA) / {args.mb_slow:g} MB (BITE, "
+          f"Wordmap), best of {args.rounds}; {load()}")
+    print(f"| scheme | reference | reference words/s | --workers 1 words/s | w1 / reference | "
+          f"--workers {args.workers} words/s | w{args.workers} / w1 | load |")
+    print("|---|---|---|---|---|---|---|---|")
+    per_core = {}
+    for scheme in schemes:
+        sargs, lang = scheme_args[scheme]
+        n = words[lang]
+        out1, outn = os.path.join(tmp, "out1"), os.path.join(tmp, "outn")
+        t1 = best(lambda: run_encode(sargs, src[lang], out1, 1), args.rounds)
+        tn = best(lambda: run_encode(sargs, src[lang], outn, args.workers), args.rounds)
+        assert Path(out1).read_bytes() == Path(outn).read_bytes(), f"{scheme}: worker counts differ"
+        ref_name, t_ref = reference(scheme, lines[lang], src[lang], model, vocab, tmp, args.rounds)
+        per_core[scheme] = n / t1
+        ref_cols = (f"{ref_name} | {n / t_ref:,.0f} | {n / t1:,.0f} | {t_ref / t1:.2f}x" if t_ref
+                    else f"{ref_name} | - | {n / t1:,.0f} | -")
+        print(f"| {scheme} | {ref_cols} | {n / tn:,.0f} | {t1 / tn:.2f}x | {os.getloadavg()[0]:.1f} |")
+
+    print(f"\n# per-sentence APIs (one sentence per call, as fairseq's encode), {load()}")
+    print("| API | reference sentences/s | ours sentences/s | ours / reference |\n|---|---|---|---|")
+    sample = lines["en"][:3000]
+    for name, ours, ref in per_sentence_apis(vocab, schemes):
+        t_ref = best(lambda: timed(lambda: [ref(s) for s in sample]), args.rounds)
+        t_ours = best(lambda: timed(lambda: [ours(s) for s in sample]), args.rounds)
+        print(f"| {name} | {len(sample) / t_ref:,.0f} | {len(sample) / t_ours:,.0f} | {t_ref / t_ours:.2f}x |")
+
+    if not args.skip_large:
+        large = os.path.join(tmp, "large.en")
+        _, n_large = _corpus(data, "en", args.large_mb, large)
+        size = os.path.getsize(large) / 1e6
+        print(f"\n# large input: {size:,.0f} MB ({n_large:,} words), --workers {args.workers}, {load()}")
+        print("| scheme | words/s | parent peak RSS | worker peak RSS (each) |\n|---|---|---|---|")
+        for scheme in [s for s in ("spaces", "flota") if s in schemes]:
+            sargs, _ = scheme_args[scheme]
+            wall, rss = peak_rss([sys.executable, "-m", "preprocess.encode", *sargs, "--inputs", large,
+                                  "--outputs", os.path.join(tmp, "large.out"), "--workers", str(args.workers),
+                                  "--quiet"])
+            print(f"| {scheme} | {n_large / wall:,.0f} | {rss['parent']:.0f} MB | "
+                  f"{', '.join(f'{w:.0f}' for w in rss['workers'])} MB |")
+            os.unlink(os.path.join(tmp, "large.out"))
+        print(f"(after: {load()})")
+    print("\n# --workers 1 words/s per core (for the scale plan): " +
+          ", ".join(f"{s} {v:,.0f}" for s, v in per_core.items()))
+    return 0
+
+
+def reference(scheme: str, lines: list, src: str, model: str, vocab: str, tmp: str, rounds: int):
+    if scheme == "spaces":
+        exe = shutil.which("spm_encode")
+        if not exe:
+            print("(spm_encode not found: install the Debian package sentencepiece to compare spaces with it)",
+                  file=sys.stderr)
+            return "spm_encode (absent)", None
+        out = os.path.join(tmp, "spm.out")
+
+        def run():
+            with open(src, "rb") as fin, open(out, "wb") as fout:
+                t0 = time.perf_counter()
+                subprocess.run([exe, "--model", model, "--output_format", "piece"], stdin=fin, stdout=fout,
+                               check=True)
+                return time.perf_counter() - t0
+        return "spm_encode (C++)", best(run, rounds)
+    if scheme == "bite":
+        from bite import ReferenceBite
+        from sacremoses import MosesTokenizer
+        ref, moses = ReferenceBite(), MosesTokenizer(lang="en")
+        return "published BITE", best(lambda: timed(
+            lambda: [ref.tokenize_words(moses.tokenize(s, escape=False)) for s in lines]), 1)
+    if scheme == "flota":
+        from flota import StraightforwardFlota
+        with open(vocab, encoding="utf-8") as fh:
+            v = {t for t in fh.read().split("\n") if t}
+        ref = StraightforwardFlota(v, "wordpiece", 3)
+        return "published FLOTA", best(lambda: timed(lambda: [ref.tokenize(s.lower()) for s in lines]), 1)
+    return "none published", None
+
+
+def per_sentence_apis(vocab: str, schemes: list):
+    out = []
+    if "bite" in schemes:
+        from bite import ReferenceBite
+        from sacremoses import MosesTokenizer
+
+        from preprocess.bite import BiteTokenizer
+        bite_ref, moses = ReferenceBite(), MosesTokenizer(lang="en")
+        out.append(("BiteTokenizer.tokenize (fairseq --tokenizer bite)", BiteTokenizer("moses", "nltk").tokenize,
+                    lambda s: bite_ref.tokenize_words(moses.tokenize(s, escape=False))))
+    if "flota" in schemes:
+        from flota import StraightforwardFlota
+
+        from preprocess.flota import FlotaTokenizer
+        with open(vocab, encoding="utf-8") as fh:
+            v = {t for t in fh.read().split("\n") if t}
+        flota_ref = StraightforwardFlota(v, "wordpiece", 3)
+        ours = FlotaTokenizer(vocab, "wordpiece", k=3, cache_size=0)
+        out.append(("FlotaTokenizer.tokenize, no word cache (fairseq --bpe flota)", ours.tokenize,
+                    lambda s: flota_ref.tokenize(s.lower())))
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,324 @@
+"""preprocess.encode for every scheme: worker count never changes the output, interruption (Ctrl-C, SIGTERM)
+leaves nothing behind, outputs follow the umask, bad paths and options are one-line errors, fallback counters."""
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, cli_env
+from preprocess.common import UserError, atomic_output, split_lines_file
+
+SCHEMES = ("spaces", "bite", "flota", "wordmap")
+
+
+def scheme_options(scheme: str, shared_path, tmp_path: Path) -> list[str]:
+    if scheme == "spaces":
+        return ["--model", str(shared_path("space_models/unigram_prime.model"))]
+    if scheme == "bite":
+        shared_path("nltk_data/taggers")
+        return ["--tagger", "nltk"]
+    if scheme == "flota":
+        return ["--flota-vocab", str(shared_path("flota_vocabs/bert-base-uncased.txt"))]
+    from preprocess.wordmap import WordmapVocabulary
+    vocab = tmp_path / "wordmap.vocab"
+    WordmapVocabulary({"en": 9, "t": 7, "st": 4, "ge": 5, "an": 3},
+                      {"spiel": 3, "schau": 2, "lauf": 2, "steh": 2, "sitz": 2, "fahr": 1}).save(str(vocab))
+    return ["--wordmap-vocab", str(vocab), "--wordmap-spm", str(shared_path("space_models/unigram_default.model"))]
+
+
+def corpus_lines(shared_path, scheme: str, n: int) -> list[str]:
+    lang = "de" if scheme == "wordmap" else "en"
+    with gzip.open(shared_path(f"multi30k/train.{lang}.gz"), "rt", encoding="utf-8") as fh:
+        return [line.rstrip("\n") for _, line in zip(range(n), fh)]
+
+
+def encode(args, check=True, **kw) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, "-m", "preprocess.encode", *map(str, args)], env=cli_env(), cwd=REPO,
+                          capture_output=True, text=True, **kw)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"encode failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def one_line_error(proc, *fragments) -> str:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.strip().splitlines() if " lines" not in line]   # (progress bar)
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    for f in fragments:
+        assert str(f) in lines[0], (f, lines[0])
+    return lines[0]
+
+
+# --- byte-identical output for any worker count ----------------------------------------------------------------
+
+def hostile_file(path: Path, lines: list[str]) -> int:
+    """Sentences with empty and blank lines among them, a line of more than 1 MB (a few sentences and three
+    very long tokens, so that the taggers stay fast), a line count that is no multiple of the chunk size and
+    no final newline."""
+    out = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        if i % 7 == 0:
+            out.append("")
+        if i % 11 == 0:
+            out.append("   \t ")
+        if i == len(lines) // 2:
+            out.append(" ".join(lines[:20]) + " " + " ".join(["ab" * 300_000, "Xy" * 150_000, "é" * 100_000]))
+    path.write_text("\n".join(out), encoding="utf-8")   # no final newline
+    return len(out)
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_three_workers_write_the_same_bytes_as_one(scheme, shared_path, tmp_path):
+    opts = scheme_options(scheme, shared_path, tmp_path)
+    src = tmp_path / "in.txt"
+    n = hostile_file(src, corpus_lines(shared_path, scheme, 1200))
+    assert os.path.getsize(src) > 1_000_000 and n % 64
+    assert len(split_lines_file(str(src), 8_000)[1]) > 6   # the 3-worker run really works on many parts
+    one, three = tmp_path / "one.txt", tmp_path / "three.txt"
+    encode(["--scheme", scheme, *opts, "--inputs", src, "--outputs", one, "--chunk-size", 64, "--quiet"])
+    encode(["--scheme", scheme, *opts, "--inputs", src, "--outputs", three, "--chunk-size", 64, "--quiet",
+            "--workers", 3, "--segment-bytes", 8_000])
+    assert one.read_bytes() == three.read_bytes()
+    assert one.read_bytes().count(b"\n") == n
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["in.txt", "one.txt", "three.txt"] +
+                                                                (["wordmap.vocab"] if scheme == "wordmap" else []))
+
+
+def test_split_lines_file_ranges_cover_the_file_at_line_starts(tmp_path):
+    src = tmp_path / "f"
+    data = b"a\n\nbcd\n" + b"x" * 5000 + b"\nlast"
+    src.write_bytes(data)
+    for size in (0, 1, 3, 7, 100, 10_000):
+        n, segments = split_lines_file(str(src), size)
+        assert n == 5
+        assert segments[0][0] == 0 and segments[-1][1] == len(data)
+        for (s, e, first), (s2, _, _) in zip(segments, segments[1:]):
+            assert e == s2 and data[e - 1:e] == b"\n" and data[:s].count(b"\n") == first
+    assert split_lines_file(str(src), 1)[1][:3] == [(0, 2, 0), (2, 3, 1), (3, 7, 2)]
+
+
+def test_gzip_and_stdin_with_workers(shared_path, tmp_path):
+    model = shared_path("space_models/unigram_prime.model")
+    gz = shared_path("multi30k/val.en.gz")
+    one, two = tmp_path / "one", tmp_path / "two"
+    encode(["--scheme", "spaces", "--model", model, "--inputs", gz, "--outputs", one, "--quiet"])
+    encode(["--scheme", "spaces", "--model", model, "--inputs", gz, "--outputs", two, "--quiet", "--workers", 2,
+            "--segment-bytes", 5000])
+    assert one.read_bytes() == two.read_bytes()
+    text = gzip.open(gz, "rt", encoding="utf-8").read()
+    proc = encode(["--scheme", "spaces", "--model", model, "--inputs", "-", "--outputs", "-", "--quiet",
+                   "--workers", 2, "--segment-bytes", 5000], input=text)
+    assert proc.stdout == one.read_text(encoding="utf-8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one", "two"]
+
+
+# --- interruption ------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def long_inputs(tmp_path_factory):
+    """Inputs that take each scheme several seconds: the signal always arrives while it works."""
+    import importlib
+    conftest = importlib.import_module("conftest")
+    root = tmp_path_factory.mktemp("long")
+    files = {}
+    for lang, repeat in (("en", 12), ("de", 1)):
+        path = conftest.SHARED / f"multi30k/train.{lang}.gz"
+        if not path.exists():
+            continue
+        text = gzip.open(path, "rt", encoding="utf-8").read()
+        files[lang] = root / f"train.{lang}"
+        files[lang].write_text(text * repeat, encoding="utf-8")
+    return files
+
+
+def interrupt(args, out_dir: Path, sig: int, whole_group: bool = True):
+    """Start an encode run, send ``sig`` once its temporary files exist, return the finished process."""
+    proc = subprocess.Popen([sys.executable, "-m", "preprocess.encode", *map(str, args)], env=cli_env(), cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        while proc.poll() is None and not any(p.name.endswith(".tmp") for p in out_dir.iterdir()):
+            time.sleep(0.01)
+        time.sleep(0.3)   # workers are encoding now
+        if whole_group:   # a terminal's Ctrl-C, and SLURM's SIGTERM, reach every process of the job
+            os.killpg(proc.pid, sig)
+        else:
+            os.kill(proc.pid, sig)
+        _, err = proc.communicate(timeout=120)   # a deadlock (issue 16, FLOTA --workers 2) fails here
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_interrupt_leaves_no_file_behind(scheme, sig, workers, shared_path, tmp_path, long_inputs):
+    opts = scheme_options(scheme, shared_path, tmp_path / "model")   # (the model dir is not the output dir)
+    lang = "de" if scheme == "wordmap" else "en"
+    if lang not in long_inputs:
+        pytest.skip("shared Multi30k missing")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    rc, err = interrupt(["--scheme", scheme, *opts, "--inputs", long_inputs[lang], long_inputs[lang],
+                         "--outputs", out_dir / "a.tok", out_dir / "b.tok", "--workers", workers], out_dir, sig)
+    assert rc == (130 if sig == signal.SIGINT else 143), err
+    assert "Traceback" not in err and "Error" not in err, err
+    assert err.strip().splitlines()[-1].startswith("error: "), err
+    assert list(out_dir.iterdir()) == []
+
+
+def flota_on_a_long_input(shared_path, tmp_path, long_inputs) -> tuple[list, Path]:
+    """``preprocess.encode`` arguments of a FLOTA run on a long input with 2 workers, and its empty output dir."""
+    if "en" not in long_inputs:
+        pytest.skip("shared Multi30k missing")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    return ["--scheme", "flota", *scheme_options("flota", shared_path, tmp_path), "--inputs", long_inputs["en"],
+            "--outputs", out_dir / "o", "--workers", 2], out_dir
+
+
+def test_sigterm_to_the_parent_only_stops_its_workers(shared_path, tmp_path, long_inputs):
+    args, out_dir = flota_on_a_long_input(shared_path, tmp_path, long_inputs)
+    rc, err = interrupt(args, out_dir, signal.SIGTERM, whole_group=False)
+    assert rc == 143 and "Traceback" not in err, err
+    assert list(out_dir.iterdir()) == []
+    # forked workers share the CLI's command line: none of them is left
+    time.sleep(0.2)
+    left = subprocess.run(["pgrep", "-f", str(out_dir / "o")], capture_output=True, text=True).stdout.split()
+    assert left == []
+
+
+# --- file modes, paths, options ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_outputs_follow_the_umask(umask, mode, workers, shared_path, tmp_path):
+    model = shared_path("space_models/unigram_prime.model")
+    src = tmp_path / "in.txt"
+    src.write_text("A man sleeps.\n" * 50_000, encoding="utf-8")
+    out = tmp_path / "out.txt"
+    proc = subprocess.run([sys.executable, "-m", "preprocess.encode", "--scheme", "spaces", "--model", str(model),
+                           "--inputs", str(src), "--outputs", str(out), "--workers", str(workers), "--quiet"],
+                          env=cli_env(), cwd=REPO, capture_output=True, text=True,
+                          preexec_fn=lambda: os.umask(umask))
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_IMODE(out.stat().st_mode) == mode
+
+
+def test_atomic_output_follows_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        with atomic_output(str(tmp_path / "a.txt")) as fh:
+            fh.write("x\n")
+        with atomic_output(str(tmp_path / "b.bin"), "wb") as fh:
+            fh.write(b"x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "a.txt").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "b.bin").stat().st_mode) == 0o644
+
+
+def test_bad_paths_and_options_are_one_line_errors(shared_path, tmp_path):
+    model = shared_path("space_models/unigram_prime.model")
+    src = tmp_path / "in.txt"
+    src.write_text("A man sleeps.\n", encoding="utf-8")
+    base = ["--scheme", "spaces", "--model", model]
+    missing = tmp_path / "missing.txt"
+    one_line_error(encode(base + ["--inputs", missing, "--outputs", tmp_path / "o"], check=False), missing)
+    one_line_error(encode(base + ["--inputs", tmp_path, "--outputs", tmp_path / "o"], check=False),
+                   tmp_path, "directory")
+    one_line_error(encode(base + ["--inputs", src, "--outputs", src / "o"], check=False), src, "not a directory")
+    (tmp_path / "adir").mkdir()
+    one_line_error(encode(base + ["--inputs", src, "--outputs", tmp_path / "adir"], check=False),
+                   tmp_path / "adir", "directory")
+    for opt, value in (("--chunk-size", 0), ("--chunk-size", -1), ("--workers", 0)):
+        one_line_error(encode(base + ["--inputs", src, "--outputs", tmp_path / "o", opt, value], check=False),
+                       opt)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "in.txt"]
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_invalid_utf8_names_the_line_in_any_part(workers, shared_path, tmp_path):
+    model = shared_path("space_models/unigram_prime.model")
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"A man sleeps.\n" * 3000 + b"bad \xff byte\n" + b"A dog.\n" * 10)
+    proc = encode(["--scheme", "spaces", "--model", model, "--inputs", src, "--outputs", tmp_path / "o",
+                   "--workers", workers, "--segment-bytes", 4096], check=False)
+    one_line_error(proc, f"{src}:3001:", "invalid UTF-8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
+
+
+def test_worker_killed_is_reported_and_cleaned_up(shared_path, tmp_path, long_inputs):
+    """A worker that dies (out-of-memory killer) must not hang the parent or leave part files."""
+    args, out_dir = flota_on_a_long_input(shared_path, tmp_path, long_inputs)
+    proc = subprocess.Popen([sys.executable, "-m", "preprocess.encode", *map(str, args)], env=cli_env(), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while proc.poll() is None and not any(".part" in p.name for p in out_dir.iterdir()):
+            time.sleep(0.01)
+        time.sleep(0.3)
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        assert children, "no worker process found"
+        os.kill(int(children[0]), signal.SIGKILL)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    one_line_error(subprocess.CompletedProcess([], proc.returncode, "", err), "killed by SIGKILL")
+    assert list(out_dir.iterdir()) == []
+
+
+# --- the Python API and the fallback counters ---------------------------------------------------------------------
+
+def encoder_args(**kw) -> argparse.Namespace:
+    from preprocess.encode import build_parser
+    argv = []
+    for k, v in kw.items():
+        argv += [f"--{k.replace('_', '-')}", str(v)]
+    return build_parser(kw["scheme"]).parse_args(argv + ["--inputs", "x", "--outputs", "y", "--quiet"])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_file_encoder_api_counts_fallbacks_across_workers(workers, shared_path, tmp_path):
+    from preprocess.encode import FileEncoder
+    vocab = shared_path("flota_vocabs/bert-base-uncased.txt")
+    src = tmp_path / "in.txt"
+    src.write_text("A Boston Terrier runs. \u2230\u2230\n\nCats \u2230 sleep.\n" * 5000, encoding="utf-8")
+    args = encoder_args(scheme="flota", flota_vocab=vocab, workers=workers, segment_bytes=10_000)
+    with FileEncoder(args) as enc:
+        assert enc.encode_file(str(src), str(tmp_path / "o1")) == 15_000
+        assert enc.encode_file(str(src), str(tmp_path / "o2")) == 15_000
+    dropped = [v for k, v in enc.counters.items() if "dropped" in k]
+    assert dropped == [2 * 3 * 5000]     # three U+2230 per block of three lines, two files
+    first = (tmp_path / "o1").read_text(encoding="utf-8").split("\n")[0]
+    assert first == "a boston terri ##er runs ."   # the uncased vocabulary's own lower-casing
+
+
+def test_cli_prints_one_note_per_counter(shared_path, tmp_path):
+    vocab = shared_path("flota_vocabs/bert-base-uncased.txt")
+    src = tmp_path / "in.txt"
+    src.write_text("x \u2230\n" * 10, encoding="utf-8")
+    proc = encode(["--scheme", "flota", "--flota-vocab", vocab, "--inputs", src, "--outputs", tmp_path / "o",
+                   "--quiet", "--workers", 2, "--segment-bytes", 8])
+    assert proc.stderr.splitlines() == [
+        "note: 10 words FLOTA dropped entirely (no vocabulary substring in them; --flota-unk TOKEN keeps a "
+        "placeholder)"]
+
+
+def test_file_encoder_rejects_bad_options():
+    from preprocess.encode import FileEncoder
+    with pytest.raises(UserError, match="chunk-size"):
+        FileEncoder(argparse.Namespace(scheme="flota", workers=1, chunk_size=0, errors="strict", quiet=True))
