@@ -38,7 +38,6 @@ SPACE_MODES = ("keep", "drop")
 class SpacesEncoder:
     """Encode lines with a SentencePiece model; ``spaces="drop"`` removes standalone ``▁`` pieces."""
 
-    inprocess_threads = True  # SentencePiece batches over its own threads; no process pool needed
 
     def __init__(self, model: str, spaces: str = "keep", threads: int = 1):
         if spaces not in SPACE_MODES:
@@ -98,7 +97,7 @@ def add_encoder_args(parser) -> None:
 
 
 def make_encoder(args: argparse.Namespace) -> SpacesEncoder:
-    return SpacesEncoder(args.model, args.spaces, threads=getattr(args, "workers", 1))
+    return SpacesEncoder(args.model, args.spaces)  # parallel across preprocess.encode's worker processes
 
 
 # --- command line --------------------------------------------------------------------------------------------

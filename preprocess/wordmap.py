@@ -836,5 +836,13 @@ def main(argv=None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
+    import sys
+
+    from preprocess.common import run_main
     sys.exit(run_main(main))
+
+
+if __name__ == "__main__":
+    cli()

@@ -11,6 +11,7 @@ import pytest
 
 from preprocess import wordmap as wm
 from preprocess.common import UserError
+from preprocess.spm import SPACE_SYMBOL
 
 # ---------------------------------------------------------------------------------------------------------
 # Algorithm 1: Table 2 of the thesis (target = verstehen), cleaning regex, syllables

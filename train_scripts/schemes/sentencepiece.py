@@ -42,7 +42,7 @@ class SentencePieceScheme(Scheme):
         return "keep"
 
     def encoder(self, lang, workers=1):
-        return functools.partial(SpacesEncoder, self.model, self.spaces(lang), threads=workers)
+        return functools.partial(SpacesEncoder, self.model, self.spaces(lang))
 
     def dictionary(self, lang):
         return self.path("spm.dict.txt")

@@ -79,7 +79,7 @@ class WordmapScheme(Scheme):
     def encoder(self, lang, workers=1):
         if self.applies(lang):
             return functools.partial(wordmap.WordmapTokenizer, self.path(f"wordmap.{lang}.txt"), self._spm(lang))
-        return functools.partial(SpacesEncoder, self._spm(lang), "keep", threads=workers)
+        return functools.partial(SpacesEncoder, self._spm(lang), "keep")
 
     def dictionary(self, lang):
         return self.path(f"dict.wordmap.{lang}.txt" if self.applies(lang) else f"spm.{lang}.dict.txt")
