@@ -14,7 +14,9 @@ REQUIRE_SHARED = os.environ.get("REQUIRE_SHARED_DATA") == "1"
 BIN = Path(sys.executable).parent
 
 
-def _shared_path(relpath: str) -> Path:
+def require_shared(relpath: str) -> Path:
+    """``../shared/data/<relpath>``; skips the test when it is missing (fails under REQUIRE_SHARED_DATA=1).
+    The plain function, for module-scoped fixtures; tests take the ``shared_path`` fixture."""
     path = SHARED / relpath
     if not path.exists():
         if REQUIRE_SHARED:
@@ -26,7 +28,7 @@ def _shared_path(relpath: str) -> Path:
 @pytest.fixture
 def shared_path():
     """``shared_path("multi30k/train.en.gz")`` -> Path; skips (or fails under REQUIRE_SHARED_DATA=1) if absent."""
-    return _shared_path
+    return require_shared
 
 
 def cli_env() -> dict:
@@ -40,7 +42,8 @@ def cli_env() -> dict:
     return env
 
 
-def _run_cli(args, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+def run_command(args, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+    """Run a command as ``run_cli`` does (the plain function, for module-scoped fixtures)."""
     args = [str(a) for a in args]
     if args[0] == "python":
         args[0] = sys.executable
@@ -57,7 +60,7 @@ def _run_cli(args, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
 @pytest.fixture
 def run_cli():
     """``run_cli(["fairseq-train", ...])``: venv bin first on PATH, NLTK_DATA set; asserts exit 0 by default."""
-    return _run_cli
+    return run_command
 
 
 # NLTK data for in-process tests (BITE): the venv's download, else the shared copy
@@ -84,7 +87,7 @@ def multi30k_slice(dest: Path, n_train: int = 1500, n_valid: int = 60, n_test: i
     dest.mkdir(parents=True, exist_ok=True)
     for split, (name, n) in sources.items():
         for lang in ("en", "de"):
-            with gzip.open(_shared_path(f"multi30k/{name}.{lang}.gz"), "rt", encoding="utf-8") as fh:
+            with gzip.open(require_shared(f"multi30k/{name}.{lang}.gz"), "rt", encoding="utf-8") as fh:
                 lines = [next(fh) for _ in range(n)]
             (dest / f"{split}.{lang}").write_text("".join(lines), encoding="utf-8")
     return dest

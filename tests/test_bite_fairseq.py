@@ -34,7 +34,7 @@ def _d_lines(stdout: str) -> dict:
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory):
     """Raw slice, BITE English, a joint SentencePiece model with the symbols, BITE+D / SPM encoded files."""
-    from tests.conftest import _run_cli as run_cli
+    from tests.conftest import run_command as run_cli
     tmp = tmp_path_factory.mktemp("bite_e2e")
     data = multi30k_slice(tmp / "raw", n_train=1200, n_valid=40, n_test=30)
     for split in ("train", "valid", "test"):

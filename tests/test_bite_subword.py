@@ -42,10 +42,10 @@ def moses():
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     """BITE+D models (unigram and BPE, 1,000 pieces) and D models on the first 3,000 Multi30k train lines."""
-    from tests.conftest import _shared_path
+    from tests.conftest import require_shared
     from preprocess.spm import train
     tmp = tmp_path_factory.mktemp("bite_subword")
-    lines = _lines(_shared_path("multi30k/train.en.gz"), 3000)
+    lines = _lines(require_shared("multi30k/train.en.gz"), 3000)
     (tmp / "raw.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (tmp / "bite.txt").write_text("\n".join(BiteTokenizer("moses").encode_lines(lines)) + "\n", encoding="utf-8")
     out = {}

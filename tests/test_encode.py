@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, cli_env
+from tests.conftest import REPO, cli_env
 from preprocess.common import UserError, atomic_output, split_lines_file
+from preprocess.spaces import SpacesEncoder
 
 SCHEMES = ("spaces", "bite", "flota", "wordmap")
 
@@ -322,3 +323,77 @@ def test_file_encoder_rejects_bad_options():
     from preprocess.encode import FileEncoder
     with pytest.raises(UserError, match="chunk-size"):
         FileEncoder(argparse.Namespace(scheme="flota", workers=1, chunk_size=0, errors="strict", quiet=True))
+
+
+# --- the spaces scheme through the CLI: library equality, line keeping, UTF-8, arguments, stdin/stdout -----
+
+def spaces_cli(run_cli, model, inputs, outputs, *extra, check=True, **kw):
+    return run_cli(["python", "-m", "preprocess.encode", "--scheme", "spaces", "--model", model,
+                    "--inputs", *inputs, "--outputs", *outputs, "--quiet", *extra], check=check, **kw)
+
+
+def test_encode_cli_matches_library_for_any_worker_count(run_cli, shared_path, tmp_path):
+    model = str(shared_path("space_models/unigram_prime.model"))
+    enc = SpacesEncoder(model, "drop")
+    src = tmp_path / "train.de"
+    src.write_text("".join(f"{line}\n" for line in corpus_lines(shared_path, "spaces", 3000)), encoding="utf-8")
+    expected = [enc.encode(line) for line in read(src)]
+    for workers in ("1", "2"):
+        out = tmp_path / f"out{workers}.txt"
+        spaces_cli(run_cli, model, [src], [out], "--spaces", "drop", "--workers", workers, "--chunk-size", "97")
+        assert read(out) == expected
+
+
+def test_encode_cli_keeps_every_line(run_cli, shared_path, tmp_path):
+    model = str(shared_path("space_models/bpe_prime.model"))
+    huge = "lorem ipsum dolor " * 60000  # > 1 MB
+    lines = ["A dog runs.", "", "   ", "\t", "Two\u2028lines?\rno: one", huge, "ok", "\x00\x07 control"]
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "out.txt"
+    spaces_cli(run_cli, model, [src], [out], "--workers", "2")
+    got = read(out)
+    assert len(got) == len(lines)
+    assert got[1] == got[2] == got[3] == ""
+    assert got[0] and got[4] and got[6]
+    assert len(got[5].split()) > 100000
+    # no line separator of any kind may survive inside an output line
+    assert all(ch not in line for line in got for ch in "\r\u2028\x0b\x0c")
+
+
+def test_encode_cli_invalid_utf8(run_cli, shared_path, tmp_path):
+    model = str(shared_path("space_models/bpe_prime.model"))
+    src = tmp_path / "bad.txt"
+    src.write_bytes(b"good line\nbad \xff\xfe line\nlast\n")
+    out = tmp_path / "out.txt"
+    proc = spaces_cli(run_cli, model, [src], [out], check=False)
+    assert proc.returncode == 2
+    assert f"{src}:2:" in proc.stderr and "invalid UTF-8" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not out.exists() and not list(tmp_path.glob(".out.txt*"))  # nothing partial left behind
+    spaces_cli(run_cli, model, [src], [out], "--errors", "replace")
+    assert len(read(out)) == 3
+
+
+def test_encode_cli_missing_model_and_misaligned_arguments(run_cli, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("hello\n")
+    proc = spaces_cli(run_cli, str(tmp_path / "nope.model"), [src], [tmp_path / "o"], check=False)
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
+    assert "SentencePiece model not found" in proc.stderr
+    proc = spaces_cli(run_cli, str(tmp_path / "nope.model"), [src, src], [tmp_path / "o"], check=False)
+    assert proc.returncode == 2 and "one output per input" in proc.stderr
+
+
+def test_encode_cli_stdin_stdout(run_cli, shared_path):
+    model = str(shared_path("space_models/unigram_prime.model"))
+    proc = spaces_cli(run_cli, model, ["-"], ["-"], input="A man sleeps.\n\nTwo dogs.\n")
+    assert proc.stdout.split("\n") == [SpacesEncoder(model).encode(s) for s in ("A man sleeps.", "", "Two dogs.")] \
+        + [""]
+
+
+
+
+def read(path):
+    with open(path, encoding="utf-8") as fh:
+        return fh.read().split("\n")[:-1]

@@ -9,7 +9,7 @@ import pytest
 import sentencepiece as spm
 import torch
 
-from tests.conftest import TINY_TRANSFORMER_ARGS, _run_cli, multi30k_slice
+from tests.conftest import TINY_TRANSFORMER_ARGS, run_command, multi30k_slice
 from train_scripts.hub import hub_kwargs, load_translation, user_dir
 
 
@@ -27,7 +27,7 @@ def _translation_model(raw, out, scheme_config, src="en", tgt="de"):
     from train_scripts.binarize import binarize
 
     info = binarize(scheme_config, str(raw), str(out), src, tgt)
-    _run_cli(["fairseq-train", info["data"], "--user-dir", user_dir(), "--task", "translation", *info["train_args"],
+    run_command(["fairseq-train", info["data"], "--user-dir", user_dir(), "--task", "translation", *info["train_args"],
               *TINY_TRANSFORMER_ARGS, "--max-update", "4", "--save-dir", out / "ckpt", "--no-epoch-checkpoints",
               "--num-workers", "0"])
     return out, out / "ckpt" / "checkpoint_last.pt"
@@ -88,11 +88,11 @@ def roberta(raw, tmp_path_factory):
     """A tiny RoBERTa (binarize --lm spaces, pretrain_roberta.sh --tiny) and two fine-tuned classifiers on a
     Superbizarre slice: one on its own encoding, one on FLOTA over its vocabulary; each with the predictions of
     classification_data.score on the binarised test set."""
-    from tests.conftest import _shared_path
+    from tests.conftest import require_shared
     from train_scripts.binarize import binarize
     from train_scripts.classification_data import arch_args, prepare, score
 
-    prefix = str(_shared_path("superbizarre/arxiv_train.csv"))[: -len("_train.csv")]
+    prefix = str(require_shared("superbizarre/arxiv_train.csv"))[: -len("_train.csv")]
     root = tmp_path_factory.mktemp("roberta")
     text = root / "text"
     text.mkdir()
@@ -100,12 +100,12 @@ def roberta(raw, tmp_path_factory):
         (text / f"{split}.en").write_text((raw / f"{split}.en").read_text())
     lm, pre = root / "lm", root / "lm-ckpt"
     binarize({"scheme": "spaces", "vocab_size": 500}, str(text), str(lm), "en", None, lm=True)
-    _run_cli(["bash", "train_scripts/pretrain_roberta.sh", "--data", lm, "--save-dir", pre, "--tiny"])
+    run_command(["bash", "train_scripts/pretrain_roberta.sh", "--data", lm, "--save-dir", pre, "--tiny"])
     tuned = {}
     for name, encoding in (("spaces", {}), ("flota", {"encode": "flota", "flota_k": 2})):
         work, save = root / f"cls-{name}", root / f"cls-{name}-ckpt"
         info = prepare(str(lm), prefix, str(work), max_rows=30, **encoding)
-        _run_cli(["fairseq-train", work / "data-bin", "--user-dir", user_dir(), "--restore-file",
+        run_command(["fairseq-train", work / "data-bin", "--user-dir", user_dir(), "--restore-file",
                   pre / "checkpoint_best.pt", "--reset-optimizer", "--reset-dataloader", "--reset-meters",
                   *arch_args(str(pre / "checkpoint_best.pt")), "--task", "sentence_prediction",
                   "--criterion", "sentence_prediction", "--num-classes", str(info["num_classes"]),

@@ -18,7 +18,7 @@ N_VALID = 25
 @pytest.fixture(scope="module")
 def lm_data(tmp_path_factory):
     """``binarize --lm`` for every variant; valid.en = training sentences, so every character is known."""
-    from tests.conftest import _run_cli
+    from tests.conftest import run_command
 
     root = tmp_path_factory.mktemp("wwm")
     raw = multi30k_slice(root / "mt", 300, 1, 1)
@@ -30,7 +30,7 @@ def lm_data(tmp_path_factory):
     out = {}
     for model_type, variant, spaces in VARIANTS:
         d = root / f"{model_type}-{variant}-{spaces}"
-        _run_cli(["python", "-m", "train_scripts.binarize", "--lm", "--scheme", "spaces", "--data", text,
+        run_command(["python", "-m", "train_scripts.binarize", "--lm", "--scheme", "spaces", "--data", text,
                   "--src", "en", "--out", d, "--vocab-size", "300", "--model-type", model_type, "--variant", variant,
                   "--spaces", spaces])
         out[(model_type, variant, spaces)] = d

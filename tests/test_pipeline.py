@@ -5,7 +5,7 @@ import json
 import math
 import re
 
-from tests.conftest import _shared_path
+from tests.conftest import require_shared
 
 ARGS = ["--schemes", "unigram", "unigram_prime_nospace", "--train-lines", "600", "--valid-lines", "40",
         "--test-lines", "30", "--vocab-size", "600", "--max-update", "12", "--valid-every", "4", "--average", "2",
@@ -24,7 +24,7 @@ def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
     from preprocess.evaluate import noise
 
     out = tmp_path / "demo"
-    data = _shared_path("multi30k")
+    data = require_shared("multi30k")
     first = _pipeline(run_cli, data, out)
     assert "[run ]" in first.stderr
     results = json.loads((out / "results.json").read_text())

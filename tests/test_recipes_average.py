@@ -118,10 +118,10 @@ def _epoch_state(path, epoch, updates, iterations_in_epoch=0, seed=0):
 @pytest.fixture(scope="module")
 def fifteen_epochs(tmp_path_factory):
     """A real tiny training run of 15 epochs (every epoch checkpoint kept), its data-bin and user dir."""
-    from tests.conftest import _run_cli
+    from tests.conftest import run_command
 
     root = tmp_path_factory.mktemp("epochs")
-    return (root, *_tiny_run(_run_cli, root, 120, 10, 9, "--max-epoch", "15", "--max-tokens", "1000"))
+    return (root, *_tiny_run(run_command, root, 120, 10, 9, "--max-epoch", "15", "--max-tokens", "1000"))
 
 
 def test_best_and_previous_nine_on_a_real_run(run_cli, fifteen_epochs, tmp_path):

@@ -11,7 +11,7 @@ from tests.conftest import multi30k_slice
 
 @pytest.fixture(scope="module")
 def pretrained(tmp_path_factory):
-    from tests.conftest import _run_cli
+    from tests.conftest import run_command
 
     root = tmp_path_factory.mktemp("roberta")
     raw = multi30k_slice(root / "mt", 400, 40, 1)
@@ -20,10 +20,10 @@ def pretrained(tmp_path_factory):
     (text / "train.en").write_text((raw / "train.en").read_text())
     (text / "valid.en").write_text((raw / "valid.en").read_text())
     lm = root / "lm"
-    _run_cli(["python", "-m", "train_scripts.binarize", "--lm", "--scheme", "spaces", "--data", text, "--src", "en",
+    run_command(["python", "-m", "train_scripts.binarize", "--lm", "--scheme", "spaces", "--data", text, "--src", "en",
               "--out", lm, "--vocab-size", "600"])
     ckpt = root / "lm-ckpt"
-    _run_cli(["bash", "train_scripts/pretrain_roberta.sh", "--data", lm, "--save-dir", ckpt, "--tiny"])
+    run_command(["bash", "train_scripts/pretrain_roberta.sh", "--data", lm, "--save-dir", ckpt, "--tiny"])
     return root, lm, ckpt
 
 

@@ -16,12 +16,12 @@ N_TRAIN, N_VALID, N_TEST = 600, 40, 27  # 27: not a multiple of 8, so a dropped 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    from tests.conftest import _run_cli
+    from tests.conftest import run_command
 
     root = tmp_path_factory.mktemp("translation")
     raw = multi30k_slice(root / "raw", N_TRAIN, N_VALID, N_TEST)
     out = root / "spaces"
-    _run_cli(["python", "-m", "train_scripts.binarize", "--scheme", "spaces", "--data", raw, "--src", "en",
+    run_command(["python", "-m", "train_scripts.binarize", "--scheme", "spaces", "--data", raw, "--src", "en",
               "--tgt", "de", "--out", out, "--vocab-size", "800", "--workers", "2"])
     return root, raw, out
 

@@ -13,9 +13,9 @@ from train_scripts import significance
 @pytest.fixture(scope="module")
 def systems(request):
     """German references and three systems that differ from them by simple edits."""
-    from tests.conftest import _shared_path
+    from tests.conftest import require_shared
 
-    with gzip.open(_shared_path("multi30k/test_2016_flickr.de.gz"), "rt", encoding="utf-8") as fh:
+    with gzip.open(require_shared("multi30k/test_2016_flickr.de.gz"), "rt", encoding="utf-8") as fh:
         refs = [next(fh).rstrip("\n") for _ in range(150)]
     def drop(r):
         return " ".join(r.split()[1:])

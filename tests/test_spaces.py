@@ -15,11 +15,11 @@ N_TRAIN = 3000
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    from tests.conftest import _shared_path
+    from tests.conftest import require_shared
 
     d = tmp_path_factory.mktemp("corpus")
     for lang in ("en", "de"):
-        with gzip.open(_shared_path(f"multi30k/train.{lang}.gz"), "rt", encoding="utf-8") as fh:
+        with gzip.open(require_shared(f"multi30k/train.{lang}.gz"), "rt", encoding="utf-8") as fh:
             lines = [next(fh) for _ in range(N_TRAIN)]
         (d / f"train.{lang}").write_text("".join(lines), encoding="utf-8")
     return d
@@ -109,70 +109,6 @@ def test_train_errors_are_user_errors(tmp_path):
 
 
 # --- the file encoder ------------------------------------------------------------------------------------
-
-def encode_cli(run_cli, model, inputs, outputs, *extra, check=True, **kw):
-    return run_cli(["python", "-m", "preprocess.encode", "--scheme", "spaces", "--model", model,
-                    "--inputs", *inputs, "--outputs", *outputs, "--quiet", *extra], check=check, **kw)
-
-
-def test_encode_cli_matches_library_for_any_worker_count(run_cli, models, corpus, tmp_path):
-    model = models["unigram", "prime"] + ".model"
-    enc = SpacesEncoder(model, "drop")
-    src = corpus / "train.de"
-    expected = [enc.encode(line) for line in read(src)]
-    for workers in ("1", "2"):
-        out = tmp_path / f"out{workers}.txt"
-        encode_cli(run_cli, model, [src], [out], "--spaces", "drop", "--workers", workers, "--chunk-size", "97")
-        assert read(out) == expected
-
-
-def test_encode_cli_keeps_every_line(run_cli, models, tmp_path):
-    model = models["bpe", "prime"] + ".model"
-    huge = "lorem ipsum dolor " * 60000  # > 1 MB
-    lines = ["A dog runs.", "", "   ", "\t", "Two\u2028lines?\rno: one", huge, "ok", "\x00\x07 control"]
-    src = tmp_path / "in.txt"
-    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    out = tmp_path / "out.txt"
-    encode_cli(run_cli, model, [src], [out], "--workers", "2")
-    got = read(out)
-    assert len(got) == len(lines)
-    assert got[1] == got[2] == got[3] == ""
-    assert got[0] and got[4] and got[6]
-    assert len(got[5].split()) > 100000
-    # no line separator of any kind may survive inside an output line
-    assert all(ch not in line for line in got for ch in "\r\u2028\x0b\x0c")
-
-
-def test_encode_cli_invalid_utf8(run_cli, models, tmp_path):
-    model = models["bpe", "prime"] + ".model"
-    src = tmp_path / "bad.txt"
-    src.write_bytes(b"good line\nbad \xff\xfe line\nlast\n")
-    out = tmp_path / "out.txt"
-    proc = encode_cli(run_cli, model, [src], [out], check=False)
-    assert proc.returncode == 2
-    assert f"{src}:2:" in proc.stderr and "invalid UTF-8" in proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert not out.exists() and not list(tmp_path.glob(".out.txt*"))  # nothing partial left behind
-    encode_cli(run_cli, model, [src], [out], "--errors", "replace")
-    assert len(read(out)) == 3
-
-
-def test_encode_cli_missing_model_and_misaligned_arguments(run_cli, tmp_path):
-    src = tmp_path / "in.txt"
-    src.write_text("hello\n")
-    proc = encode_cli(run_cli, str(tmp_path / "nope.model"), [src], [tmp_path / "o"], check=False)
-    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
-    assert "SentencePiece model not found" in proc.stderr
-    proc = encode_cli(run_cli, str(tmp_path / "nope.model"), [src, src], [tmp_path / "o"], check=False)
-    assert proc.returncode == 2 and "one output per input" in proc.stderr
-
-
-def test_encode_cli_stdin_stdout(run_cli, models):
-    model = models["unigram", "prime"] + ".model"
-    proc = encode_cli(run_cli, model, ["-"], ["-"], input="A man sleeps.\n\nTwo dogs.\n")
-    assert proc.stdout.split("\n") == [SpacesEncoder(model).encode(s) for s in ("A man sleeps.", "", "Two dogs.")] \
-        + [""]
-
 
 def test_spaces_train_cli_and_user_symbols(run_cli, corpus, tmp_path):
     prefix = tmp_path / "sym"

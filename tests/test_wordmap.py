@@ -77,8 +77,8 @@ def _morphynet_verbs(shared_path):
 @pytest.fixture(scope="module")
 def multi30k_verbs():
     """Verbs HanTa finds in the first 3000 German sentences of Multi30k (about 10 s)."""
-    from tests.conftest import _shared_path
-    path = _shared_path("multi30k/train.de.gz")
+    from tests.conftest import require_shared
+    path = require_shared("multi30k/train.de.gz")
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         lines = [line.rstrip("\n") for line in itertools.islice(fh, 3000)]
     return wm.extract_verbs(lines)
@@ -241,8 +241,8 @@ def test_segment_long_and_odd_words_terminate():
 
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory, multi30k_verbs):
-    from tests.conftest import _shared_path
-    with gzip.open(_shared_path("multi30k/train.de.gz"), "rt", encoding="utf-8") as fh:
+    from tests.conftest import require_shared
+    with gzip.open(require_shared("multi30k/train.de.gz"), "rt", encoding="utf-8") as fh:
         lines = [line.rstrip("\n") for line in itertools.islice(fh, 3000)]
     d = tmp_path_factory.mktemp("wordmap")
     wm.train_spm(lines, str(d / "spm"), 2000, "unigram")
