@@ -181,3 +181,19 @@ add_device_args() {
     fi
     return 0
 }
+
+# run_training WHAT: append the batch, device and user options to ARGS, then launch fairseq-train on $GPUS
+# processes per node (or print the command with --dry-run) and write the validation curve; returns its status.
+run_training() {
+    ARGS+=("${BATCH_ARGS[@]}")
+    add_device_args
+    ARGS+=(${EXTRA[@]+"${EXTRA[@]}"})
+    if [[ $DRY -eq 0 ]]; then
+        mkdir -p "$SAVE"
+        log "$1 on ${NNODES:-1} node(s) x $GPUS $([[ $CPU -eq 1 ]] && echo CPU process || echo GPU)(es): $DATA_PATH -> $SAVE"
+    fi
+    local status=0
+    launch "$GPUS" fairseq-train "${ARGS[@]}" || status=$?
+    [[ $DRY -eq 1 ]] || validation_log "$SAVE" || true
+    return $status
+}

@@ -73,15 +73,6 @@ else
     ARGS+=(--arch roberta_base --tokens-per-sample 512 --warmup-updates 10000 --max-update 100000
            --log-interval 100)
 fi
-ARGS+=("${BATCH_ARGS[@]}")
-add_device_args
-ARGS+=(${EXTRA[@]+"${EXTRA[@]}"})
-
-if [[ $DRY -eq 0 ]]; then
-    mkdir -p "$SAVE"
-    log "pretraining on ${NNODES:-1} node(s) x $GPUS process(es): $DATA_PATH -> $SAVE"
-fi
 status=0
-launch "$GPUS" fairseq-train "${ARGS[@]}" || status=$?
-[[ $DRY -eq 1 ]] || validation_log "$SAVE" || true
+run_training pretraining || status=$?
 exit $status

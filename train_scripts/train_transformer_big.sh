@@ -59,15 +59,6 @@ else
     ARGS+=(--arch transformer_vaswani_wmt_en_de_big --dropout 0.3 --lr 0.001 --warmup-updates 4000
            --max-update 45000 --log-interval 100)
 fi
-ARGS+=("${BATCH_ARGS[@]}")
-add_device_args
-ARGS+=(${EXTRA[@]+"${EXTRA[@]}"})
-
-if [[ $DRY -eq 0 ]]; then
-    mkdir -p "$SAVE"
-    log "training on ${NNODES:-1} node(s) x $GPUS $([[ $CPU -eq 1 ]] && echo CPU process || echo GPU)(es): $DATA_PATH -> $SAVE"
-fi
 status=0
-launch "$GPUS" fairseq-train "${ARGS[@]}" || status=$?
-[[ $DRY -eq 1 ]] || validation_log "$SAVE" || true
+run_training training || status=$?
 exit $status
