@@ -222,3 +222,12 @@ def test_a_new_scheme_is_one_file(run_cli, corpus, tmp_path):
     assert "BLEU" in proc.stdout
     hyps = _lines(tmp_path / "eval" / "hyp.txt")
     assert len(hyps) == N_TEST and not any(SPACE_SYMBOL in h for h in hyps)  # decoded: pieces joined, ▁ made spaces
+
+
+def test_console_scripts_are_installed(run_cli):
+    """`make test`'s install puts the morphtok-* tools on the venv's PATH (setup.py console_scripts)."""
+    proc = run_cli(["morphtok-binarize", "--scheme", "spaces", "--help"])
+    assert "--no-spaces-side" in proc.stdout  # generated from the scheme's options dataclass
+    bad = run_cli(["morphtok-evaluate", "--checkpoint", "/nonexistent.pt", "--data-bin", "/nonexistent",
+                   "--tgt-lang", "de", "--ref", "/nonexistent"], check=False)
+    assert bad.returncode == 2 and bad.stderr.strip().startswith("error: ") and len(bad.stderr.strip().splitlines()) == 1
