@@ -46,6 +46,8 @@ from preprocess.spm import SPACE_SYMBOL, load_model
 
 #: pretokenisation of the released code: runs of word characters, or any single other non-space character
 PRETOKENIZE = re.compile(r"[\w]+|[^\s\w]")
+#: runs of characters a FLOTA search may start in (the word's own hyphens count as covered)
+_UNCOVERED = re.compile(r"[^-]+")
 
 #: style -> (marker, marker marks word starts?, default max_len of the released code)
 STYLES = {
@@ -391,86 +393,84 @@ class FlotaTokenizer:
 
     def flota_pieces(self, word: str, k: int) -> list:
         """(position, token) pairs that FLOTA finds in ``word`` (already in the vocabulary's alphabet), at most
-        ``k`` of them, sorted by position.  The whole-word check is not applied here."""
+        ``k`` of them, sorted by position.  The whole-word check is not applied here.
+
+        One scan pointer (length, position) moves forward in the paper's order (longest first, then leftmost)
+        across all k steps: everything before it is either not in the vocabulary or overlaps a covered span, and
+        covered spans only grow, so it never looks back.  The uncovered characters are kept as gaps (intervals),
+        so the scan tries only substrings inside one gap and starts at the widest gap's length; substrings that
+        run across covered characters (which the released code's residue writes as ``-``) can only match a
+        vocabulary string with a ``-`` inside and are looked for separately (``hyphen_bare``)."""
         n = len(word)
         cap = min(n, self.max_len, self._max_piece)
         if cap < 1:
             return []
-        lengths, map0, map1 = self._lengths, self._map0, self._map1
-        covered = bytearray(1 if c == "-" else 0 for c in word) if "-" in word \
-            else bytearray(n)
-        n_covered = covered.count(1)
+        if "-" in word:   # a hyphen of the word's own counts as covered, as in the released code's residue
+            gaps = [(m.start(), m.end()) for m in _UNCOVERED.finditer(word)]
+        else:
+            gaps = [(0, n)]
         hyphen_bare = self._relevant_hyphen_bare(word, cap) \
             if self._hyphen_bare and not self._hyphen_first.isdisjoint(word) else ()
-        get0, get1 = map0.get, map1.get
-        found = {}
-        # the scan pointer (l, i) only moves forward in the order (longest first, then leftmost): every
-        # (length, position) before it is either not in the vocabulary or overlaps a covered span, and
-        # covered spans only grow, so it never needs to look back (spans across covered characters, which
-        # contain '-', are handled separately through hyphen_bare)
+        lengths, get0, get1 = self._lengths, self._map0.get, self._map1.get
+        found = []
         l, i = cap, 0
-        while len(found) < k and n_covered < n:
+        while gaps and len(found) < k:
+            widest = max(b - a for a, b in gaps) if len(gaps) > 1 else gaps[0][1] - gaps[0][0]
+            if l > widest:
+                l, i = widest, 0
             best = None
             while l >= 1:
                 if l in lengths:
-                    last = n - l
-                    if not n_covered:  # nothing covered yet: a tight scan
-                        if i == 0:
-                            tok = get0(word[:l])
+                    for a, b in gaps:
+                        p = a if a > i else i
+                        if p == 0:
+                            tok = get0(word[:l]) if b >= l else None
                             if tok is not None:
                                 best = (l, 0, tok)
                                 break
-                            i = 1
-                        for i in range(i, last + 1):
-                            tok = get1(word[i:i + l])
+                            p = 1
+                        for p in range(p, b - l + 1):
+                            tok = get1(word[p:p + l])
                             if tok is not None:
-                                best = (l, i, tok)
+                                best = (l, p, tok)
                                 break
                         if best is not None:
                             break
-                    else:
-                        while i <= last:
-                            if covered[i]:
-                                i += 1
-                                continue
-                            j = covered.find(1, i, i + l)
-                            if j >= 0:
-                                i = j + 1
-                                continue
-                            tok = (get1 if i else get0)(word[i:i + l])
-                            if tok is not None:
-                                best = (l, i, tok)
-                                break
-                            i += 1
-                        if best is not None:
-                            break
+                    if best is not None:
+                        i = best[1]
+                        break
                 l -= 1
                 i = 0
-            if hyphen_bare and n_covered:
-                alt = self._best_hyphen_candidate(word, covered, hyphen_bare, cap)
+            if hyphen_bare and (len(gaps) > 1 or gaps[0] != (0, n)):
+                alt = self._best_hyphen_candidate(word, gaps, hyphen_bare)
                 if alt is not None and (best is None or (-alt[0], alt[1]) < (-best[0], best[1])):
                     best = alt
             if best is None:
                 break
             bl, bi, tok = best
-            found[bi] = tok
-            for p in range(bi, bi + bl):
-                if not covered[p]:
-                    covered[p] = 1
-                    n_covered += 1
-        return sorted(found.items())
+            found.append((bi, tok))
+            be = bi + bl
+            gaps = [g for a, b in gaps for g in ((a, min(b, bi)), (max(a, be), b)) if g[0] < g[1]]
+        found.sort()
+        return found
 
     def _relevant_hyphen_bare(self, word: str, cap: int) -> tuple:
         chars = set(word) | {"-"}
         return tuple(s for s in self._hyphen_bare if len(s) <= cap and set(s) <= chars)
 
-    def _best_hyphen_candidate(self, word: str, covered: bytearray, hyphen_bare, cap: int):
-        residue = "".join("-" if covered[p] else c for p, c in enumerate(word))
+    def _best_hyphen_candidate(self, word: str, gaps: list, hyphen_bare):
+        """The best (longest, leftmost) match of a vocabulary string with a ``-`` inside on the released code's
+        residue (covered characters written as ``-``), starting at an uncovered character."""
+        residue = ["-"] * len(word)
+        for a, b in gaps:
+            residue[a:b] = word[a:b]
+        residue = "".join(residue)
+        free = {p for a, b in gaps for p in range(a, b)}
         best = None
         for bare in hyphen_bare:
             start = residue.find(bare)
             while start >= 0:
-                if not covered[start]:
+                if start in free:
                     tok = (self._map1 if start else self._map0).get(bare)
                     if tok is not None:
                         key = (-len(bare), start)
@@ -513,16 +513,22 @@ class FlotaTokenizer:
     def tokenize(self, text: str) -> list:
         """Pretokenise with ``[\\w]+|[^\\s\\w]`` (as the released code) and tokenise every word."""
         out = []
+        append, extend = out.append, out.extend
         cache, tokenize_word = self._cache, self.tokenize_word
+        whole = {} if self.byte_level else self._whole   # (a byte-level word is looked up after mapping)
         if self.lowercase:
             text = text.lower()
         for word in PRETOKENIZE.findall(text):
+            token = whole.get(word)
+            if token is not None:   # most words: a vocabulary token of their own
+                append(token)
+                continue
             pieces = cache.get(word)
             if pieces is None:
                 pieces = tokenize_word(word)
             if not pieces:
                 self.dropped_words += 1
-            out.extend(pieces)
+            extend(pieces)
         return out
 
     def encode(self, text: str) -> str:
