@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence, Tuple
 
+import numpy as np
+
 # Universal tagset for PTB tags (the entries of en-ptb.map for the 45 PTB tags and the -LRB-/-RRB- variants).
 PTB_TO_UNIVERSAL: Dict[str, str] = {
     "!": ".", "#": ".", "$": ".", "''": ".", "(": ".", ")": ".", ",": ".", "-LRB-": ".", "-RRB-": ".",
@@ -130,6 +132,7 @@ class NltkTagger:
                             dtype=np.int64)
         self._bias = tables["bias"].get("", zero)
         self._build_tagword()
+        self._A1l, self._A2l, self._A3l = self._A1.tolist(), self._A2.tolist(), self._A3.tolist()
         self._reset_vocab()
 
     def reference_tag(self, tokens: Sequence[str]) -> List[str]:
@@ -147,6 +150,9 @@ class NltkTagger:
         self._RW = np.zeros((1024, 4), dtype=np.int64)   # suffix row, pref1 row, tag-dictionary tag (or -1), norm id
         self._NW = np.zeros((1024, 8), dtype=np.int64)   # i word, i-1 word, i-1 suffix, i-2 word, i+1 word,
         #                                                  i+1 suffix, i+2 word rows; row of the tag+word table
+        self._RWl: List[tuple] = []   # the same rows as Python tuples, for tagging one sentence at a time
+        self._NWl: List[tuple] = []
+        self._memo: Dict[tuple, int] = {}   # one sentence at a time: (word, context) -> predicted tag id
         self._ctx_ids = [self._norm(w) for w in self._start + self._end]
 
     def _grow(self, arr, n):
@@ -163,9 +169,11 @@ class NltkTagger:
             T, Z = self._tables, self._zero
             i = len(self._norm_id)
             self._NW = self._grow(self._NW, i)
-            self._NW[i] = (T["i word"].get(n, Z), T["i-1 word"].get(n, Z), T["i-1 suffix"].get(n[-3:], Z),
-                           T["i-2 word"].get(n, Z), T["i+1 word"].get(n, Z), T["i+1 suffix"].get(n[-3:], Z),
-                           T["i+2 word"].get(n, Z), self._tw_index.get(n, 0))
+            row = (T["i word"].get(n, Z), T["i-1 word"].get(n, Z), T["i-1 suffix"].get(n[-3:], Z),
+                   T["i-2 word"].get(n, Z), T["i+1 word"].get(n, Z), T["i+1 suffix"].get(n[-3:], Z),
+                   T["i+2 word"].get(n, Z), self._tw_index.get(n, 0))
+            self._NW[i] = row
+            self._NWl.append(row)
             self._norm_id[n] = i
         return i
 
@@ -176,8 +184,10 @@ class NltkTagger:
             i = len(self._raw_id)
             self._RW = self._grow(self._RW, i)
             t = self._tagdict.get(w)
-            self._RW[i] = (T["i suffix"].get(w[-3:], Z), T["i pref1"].get(w[:1], Z),
-                           self._tagid[t] if t else -1, self._norm(self._normalize(w)))
+            row = (T["i suffix"].get(w[-3:], Z), T["i pref1"].get(w[:1], Z),
+                   self._tagid[t] if t else -1, self._norm(self._normalize(w)))
+            self._RW[i] = row
+            self._RWl.append(row)
             self._raw_id[w] = i
         return i
 
@@ -199,6 +209,8 @@ class NltkTagger:
         sentences = [list(s) for s in sentences]
         if len(self._raw_id) > 2_000_000:   # bound memory on huge corpora
             self._reset_vocab()
+        if len(sentences) < self.SMALL_BATCH:   # fairseq's encode, one sentence per call
+            return [self._tag_one(s) if s else [] for s in sentences]
         out: List[List[str]] = [[] for _ in sentences]
         order = sorted((i for i, s in enumerate(sentences) if s), key=lambda i: -len(sentences[i]))
         # batches of at most batch_size sentences and about max_cells padded positions (the first sentence of a
@@ -213,6 +225,49 @@ class NltkTagger:
                 out[i] = tags
             start += n
         return out
+
+    #: fewer sentences than this are tagged one by one (numpy's per-call cost only pays off across a batch)
+    SMALL_BATCH = 8
+    MEMO_SIZE = 1_000_000
+
+    def _tag_one(self, words: List[str]) -> List[str]:
+        """Tag one sentence: the same scores in the same order as NLTK's ``predict``, from the cached rows of
+        each word, and each prediction remembered under everything its features depend on (the word, the two
+        previous tags and the normalised words at i-2, i-1, i+1, i+2), so a context seen before costs one
+        dict look-up."""
+        if any(" " in w for w in words):   # feature strings would be ambiguous: let NLTK do it
+            return self.reference_tag(words)
+        raw_id, raw, RWl = self._raw_id, self._raw, self._RWl
+        rows = [RWl[raw_id[w] if w in raw_id else raw(w)] for w in words]
+        s0, s1, e0, e1 = self._ctx_ids
+        ctx = [s0, s1] + [r[3] for r in rows] + [e0, e1]
+        tagid = self._tagid
+        prev, prev2 = tagid[self._start[0]], tagid[self._start[1]]
+        memo = self._memo
+        tags = []
+        for j, w in enumerate(words):
+            t = rows[j][2]
+            if t < 0:
+                key = (w, prev, prev2, ctx[j], ctx[j + 1], ctx[j + 3], ctx[j + 4])
+                t = memo.get(key)
+                if t is None:
+                    t = self._predict(rows[j], prev, prev2, ctx[j], ctx[j + 1], ctx[j + 2], ctx[j + 3], ctx[j + 4])
+                    if len(memo) < self.MEMO_SIZE:
+                        memo[key] = t
+            tags.append(t)
+            prev, prev2 = t, prev
+        tagvocab = self._tagvocab
+        return [tagvocab[t] for t in tags]
+
+    def _predict(self, raw_row, prev: int, prev2: int, m2: int, m1: int, cur: int, p1: int, p2: int) -> int:
+        """One prediction; the 14 feature rows in NLTK's order, added one after the other (``np.add.reduce``
+        over axis 0 adds the rows in sequence, so the floats are NLTK's)."""
+        NWl = self._NWl
+        c, a, b, d = NWl[cur], NWl[m1], NWl[p1], NWl[m2]
+        rows = [self._bias, raw_row[0], raw_row[1], self._A1l[prev], self._A2l[prev2], self._A3l[prev][prev2],
+                c[0], self._TW.item(c[7], prev), a[1], a[2], d[3], b[4], b[5], NWl[p2][6]]
+        scores = np.add.reduce(self._W[rows], axis=0)
+        return len(scores) - 1 - int(scores[::-1].argmax())   # last maximum = largest label among ties
 
     def _tag_batch(self, batch: List[List[str]]) -> List[List[str]]:
         """Tag sentences sorted by decreasing length."""

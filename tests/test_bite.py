@@ -110,6 +110,37 @@ def test_batched_tagger_equals_nltk(shared_path, moses):
     assert tagger.tag_sents(sents) == [tagger.reference_tag(s) for s in sents]
 
 
+def test_one_sentence_tagging_equals_nltk(shared_path, moses):
+    """tag() of one sentence takes the memoised one-by-one path, not the batch: both must be NLTK's tags."""
+    from preprocess.taggers import NltkTagger
+    tagger = NltkTagger()
+    sents = [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.de.gz"), 200)]
+    sents += [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.en.gz"))] * 2   # 2nd: memo hits
+    sents += [["x"], ["2014", "-hyphen", "pre-fix", "123", ""], ["a b", "c"]]
+    assert len(tagger.tag_sents(sents[:3])) == 3 and tagger.SMALL_BATCH > 3
+    assert [tagger.tag(s) for s in sents] == [tagger.reference_tag(s) for s in sents]
+    assert tagger._memo   # the one-by-one path ran
+
+
+MOSES_EDGE_CASES = ["plan A.", "Mr.", "see Mr.", "Dr. Who", "No.", "page No.", "A man, a plan, a canal.",
+                    "Stop!", "why?", "Hello, world!", "a,b", "end .", "two  spaces", "x", "I", "St.", "etc.",
+                    "Jan.", "e.g.", "U.S.", "it's", "rock-n-roll", "A.", "a."]
+
+
+def test_plain_sentence_fast_path_equals_sacremoses(shared_path, moses):
+    """Plain sentences skip sacremoses: on every Multi30k English sentence and the edge cases, the words are
+    sacremoses' words."""
+    from sacremoses import MosesTokenizer
+    from preprocess.bite import _PLAIN_SENTENCE
+    ref = MosesTokenizer(lang="en")
+    lines = MOSES_EDGE_CASES + [l for name in ("train", "val", "test_2016_flickr")
+                                for l in _lines(shared_path(f"multi30k/{name}.en.gz"))]
+    texts = [" ".join(l.split()) for l in lines]
+    plain = [t for t in texts if t and _PLAIN_SENTENCE.fullmatch(t)]
+    assert len(plain) > 0.9 * len(texts)   # the fast path is the common case
+    assert [moses.pretokenize(t) for t in texts] == [ref.tokenize(t, escape=False) if t else [] for t in texts]
+
+
 def test_universal_table_matches_nltk_mapping(moses):
     from nltk.tag.mapping import map_tag
     from preprocess.taggers import universal
