@@ -319,7 +319,8 @@ class BiteTokenizer:
         return [x for w, t in zip(words, tags) for x in (get((w, t)) or enc(w, t))]
 
     def _tokenize_words(self, text: str, words: List[str], tags: Sequence[str]) -> List[str]:
-        if self.pretokenizer == "whitespace":
+        if self.pretokenizer == "whitespace" or self.pretokenizer == "moses" and _PLAIN_SENTENCE.fullmatch(text):
+            # (a plain sentence is spaced exactly as the default rule spaces its words: no marks)
             return self.bite_words(words, tags)
         orig = _align(words, text)
         default = default_attached(words)

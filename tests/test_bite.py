@@ -139,6 +139,8 @@ def test_plain_sentence_fast_path_equals_sacremoses(shared_path, moses):
     plain = [t for t in texts if t and _PLAIN_SENTENCE.fullmatch(t)]
     assert len(plain) > 0.9 * len(texts)   # the fast path is the common case
     assert [moses.pretokenize(t) for t in texts] == [ref.tokenize(t, escape=False) if t else [] for t in texts]
+    # and their spacing is what the default rule gives, so BITE writes no spacing marks for them
+    assert all(bite._align(w, t) == default_attached(w) for t in plain for w in [moses.pretokenize(t)])
 
 
 def test_universal_table_matches_nltk_mapping(moses):
