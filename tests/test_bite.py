@@ -120,6 +120,9 @@ def test_one_sentence_tagging_equals_nltk(shared_path, moses):
     assert len(tagger.tag_sents(sents[:3])) == 3 and tagger.SMALL_BATCH > 3
     assert [tagger.tag(s) for s in sents] == [tagger.reference_tag(s) for s in sents]
     assert tagger._memo   # the one-by-one path ran
+    exact = NltkTagger()   # every prediction through NLTK's summation order (the path taken on near ties)
+    exact._margin = float("inf")
+    assert [exact.tag(s) for s in sents[-300:]] == [tagger.reference_tag(s) for s in sents[-300:]]
 
 
 MOSES_EDGE_CASES = ["plan A.", "Mr.", "see Mr.", "Dr. Who", "No.", "page No.", "A man, a plan, a canal.",
