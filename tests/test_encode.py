@@ -145,8 +145,11 @@ def long_inputs(tmp_path_factory):
 
 def interrupt(args, out_dir: Path, sig: int, whole_group: bool = True):
     """Start an encode run, send ``sig`` once its temporary files exist, return the finished process."""
+    # a terminal's Ctrl-C: SIGINT not ignored in the run (a shell starts background jobs, such as a test suite
+    # run with `&`, with SIGINT ignored, and the run rightly keeps ignoring it then)
     proc = subprocess.Popen([sys.executable, "-m", "preprocess.encode", *map(str, args)], env=cli_env(), cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         while proc.poll() is None and not any(p.name.endswith(".tmp") for p in out_dir.iterdir()):
             time.sleep(0.01)
