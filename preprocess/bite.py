@@ -270,19 +270,21 @@ class BiteTokenizer:
 
     # ---- encoding -------------------------------------------------------------------------------------------
     def pretokenize(self, sentence: str) -> List[str]:
-        return self._pretokenize_spaced(self._spaced(sentence))
+        return self._split(self._spaced(sentence))[0]
 
-    def _pretokenize_spaced(self, text: str) -> List[str]:
+    def _split(self, text: str) -> Tuple[List[str], bool]:
+        """The words of a single-spaced text, and whether they are spaced exactly as the default rule spaces
+        them (whitespace words; a plain sentence's words), so that no spacing marks are needed."""
         if not text:
-            return []
+            return [], True
         if self.pretokenizer == "whitespace":
-            return text.split()
+            return text.split(), True
         if self.pretokenizer == "bert":
-            return bert_pretokenize(text)
+            return bert_pretokenize(text), False
         if _PLAIN_SENTENCE.fullmatch(text):
-            return self._moses_plain(text)
+            return self._moses_plain(text), True
         # escape=False: no XML entities (&amp; ...), characters stay as in the input
-        return [t for t in self._moses_tok.tokenize(text, escape=False) if t]
+        return [t for t in self._moses_tok.tokenize(text, escape=False) if t], False
 
     def _moses_plain(self, text: str) -> List[str]:
         """sacremoses' tokenisation of a sentence that matches ``_PLAIN_SENTENCE``."""
@@ -318,9 +320,8 @@ class BiteTokenizer:
         get, enc = self._word_cache.get, self._encode_word
         return [x for w, t in zip(words, tags) for x in (get((w, t)) or enc(w, t))]
 
-    def _tokenize_words(self, text: str, words: List[str], tags: Sequence[str]) -> List[str]:
-        if self.pretokenizer == "whitespace" or self.pretokenizer == "moses" and _PLAIN_SENTENCE.fullmatch(text):
-            # (a plain sentence is spaced exactly as the default rule spaces its words: no marks)
+    def _tokenize_words(self, text: str, words: List[str], tags: Sequence[str], default_spacing: bool) -> List[str]:
+        if default_spacing:   # (see _split)
             return self.bite_words(words, tags)
         orig = _align(words, text)
         default = default_attached(words)
@@ -339,8 +340,8 @@ class BiteTokenizer:
     def tokenize(self, sentence: str) -> List[str]:
         """BITE tokens of one sentence (what fairseq's ``--tokenizer bite`` and hub ``encode`` call)."""
         text = self._spaced(sentence)
-        words = self._pretokenize_spaced(text)
-        return self._tokenize_words(text, words, self.tagger.tag(words)) if words else []
+        words, default_spacing = self._split(text)
+        return self._tokenize_words(text, words, self.tagger.tag(words), default_spacing) if words else []
 
     def tokenize_pretokenized(self, words: Sequence[str]) -> List[str]:
         """BITE on words split by the caller (no spacing marks; join the words yourself on decoding with
@@ -355,9 +356,9 @@ class BiteTokenizer:
 
     def tokenize_batch(self, sentences: Sequence[str]) -> List[List[str]]:
         texts = [self._spaced(s) for s in sentences]
-        words = [self._pretokenize_spaced(t) for t in texts]
-        tags = self.tagger.tag_sents(words)
-        return [self._tokenize_words(t, w, g) for t, w, g in zip(texts, words, tags)]
+        splits = [self._split(t) for t in texts]
+        tags = self.tagger.tag_sents([w for w, _ in splits])
+        return [self._tokenize_words(t, w, g, d) for t, (w, d), g in zip(texts, splits, tags)]
 
     def encode_lines(self, lines: Sequence[str]) -> List[str]:
         from preprocess.common import flatten_line

@@ -92,7 +92,6 @@ class NltkTagger:
         self._build()
 
     def _build(self) -> None:
-        import numpy as np
         weights = self._tagger.model.weights
         classes = sorted(self._tagger.classes)
         cidx = {c: i for i, c in enumerate(classes)}
@@ -149,7 +148,6 @@ class NltkTagger:
 
     # ---- per-word caches: everything a feature row depends on is a property of one (raw or normalised) word ----
     def _reset_vocab(self) -> None:
-        import numpy as np
         self._raw_id: Dict[str, int] = {}
         self._norm_id: Dict[str, int] = {}
         self._RW = np.zeros((1024, 4), dtype=np.int64)   # suffix row, pref1 row, tag-dictionary tag (or -1), norm id
@@ -161,7 +159,6 @@ class NltkTagger:
         self._ctx_ids = [self._norm(w) for w in self._start + self._end]
 
     def _grow(self, arr, n):
-        import numpy as np
         if n < len(arr):
             return arr
         new = np.zeros((max(2 * len(arr), n + 1), arr.shape[1]), dtype=arr.dtype)
@@ -198,7 +195,6 @@ class NltkTagger:
 
     def _build_tagword(self) -> None:
         """Dense [word, previous tag] -> row table for the 'i-1 tag+i word' feature (row 0: word not in it)."""
-        import numpy as np
         words: Dict[str, int] = {}
         for (tag, word) in self._tables["i-1 tag+i word"]:
             words.setdefault(word, len(words) + 1)
@@ -298,7 +294,6 @@ class NltkTagger:
 
     def _tag_batch(self, batch: List[List[str]]) -> List[List[str]]:
         """Tag sentences sorted by decreasing length."""
-        import numpy as np
         if any(" " in w for s in batch for w in s):   # feature strings would be ambiguous: let NLTK do it
             return [self.reference_tag(s) for s in batch]
         raw_id, raw = self._raw_id, self._raw
