@@ -15,6 +15,10 @@ written out here so that the ``hanta`` path needs no NLTK data; a test checks it
 """
 from __future__ import annotations
 
+import itertools
+import json
+import os
+import sys
 from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -65,6 +69,41 @@ _TEMPLATES = ("bias", "i suffix", "i pref1", "i-1 tag", "i-2 tag", "i tag+i-2 ta
 _TWO_ARGS = ("i tag+i-2 tag", "i-1 tag+i word")
 
 
+#: NLTK's averaged perceptron model, relative to an NLTK data folder (weights, tag dictionary, classes)
+_PERCEPTRON = "taggers/averaged_perceptron_tagger_eng/averaged_perceptron_tagger_eng.{}.json"
+
+
+def _nltk_data_dirs() -> List[str]:
+    """NLTK's data folders in NLTK's search order (``nltk.data.path`` on Linux and macOS), without importing
+    NLTK: ``import nltk`` takes about 2 s (it imports scipy.stats), longer than loading the model itself."""
+    dirs = [os.path.expanduser(d) for d in os.environ.get("NLTK_DATA", "").split(os.pathsep) if d]
+    if "APPENGINE_RUNTIME" not in os.environ and os.path.expanduser("~/") != "~/":
+        dirs.append(os.path.expanduser("~/nltk_data"))
+    dirs += [os.path.join(sys.prefix, "nltk_data"), os.path.join(sys.prefix, "share", "nltk_data"),
+             os.path.join(sys.prefix, "lib", "nltk_data"), "/usr/share/nltk_data", "/usr/local/share/nltk_data",
+             "/usr/lib/nltk_data", "/usr/local/lib/nltk_data"]
+    return dirs
+
+
+def _load_perceptron(tagger: "NltkTagger") -> tuple:
+    """(weights, tag dictionary, classes) of NLTK's English perceptron: the JSON files that
+    ``PerceptronTagger()`` reads, from the first data folder that holds them unpacked; in any other case (a
+    zipped package, Windows folders, no data) NLTK's own loader decides, as ``PerceptronTagger()`` would."""
+    if sys.platform != "win32":
+        for d in _nltk_data_dirs():
+            paths = [os.path.join(d, _PERCEPTRON.format(part)) for part in ("weights", "tagdict", "classes")]
+            if all(os.path.isfile(p) for p in paths):
+                loaded = []
+                for p in paths:
+                    with open(p, encoding="utf-8") as fh:
+                        loaded.append(json.load(fh))
+                return tuple(loaded)
+            if os.path.exists(os.path.join(d, "taggers", "averaged_perceptron_tagger_eng.zip")):
+                break
+    nltk_tagger = tagger._tagger
+    return nltk_tagger.model.weights, nltk_tagger.tagdict, nltk_tagger.classes
+
+
 class NltkTagger:
     """NLTK's averaged perceptron tagger, batched; output identical to ``PerceptronTagger.tag``.
 
@@ -79,49 +118,68 @@ class NltkTagger:
     name = "nltk"
 
     def __init__(self, batch_size: int = 2048):
-        try:
-            from nltk.tag.perceptron import PerceptronTagger
-            self._tagger = PerceptronTagger()
-        except LookupError as e:  # NLTK data not found
-            raise TaggerUnavailable(
-                "NLTK tagger data (taggers/averaged_perceptron_tagger_eng) not found; set NLTK_DATA "
-                "(e.g. NLTK_DATA=../shared/data/nltk_data) or use tagger 'hanta'") from e
         self.batch_size = batch_size
-        self._tagdict = self._tagger.tagdict
-        self._normalize = self._tagger.normalize
-        self._build()
+        self._nltk_tagger = None
+        weights, self._tagdict, classes = _load_perceptron(self)
+        self._build(weights, classes)
 
-    def _build(self) -> None:
-        weights = self._tagger.model.weights
-        classes = sorted(self._tagger.classes)
+    @property
+    def _tagger(self):
+        """NLTK's own PerceptronTagger (loaded on first use: reference tagging, words with spaces)."""
+        if self._nltk_tagger is None:
+            try:
+                from nltk.tag.perceptron import PerceptronTagger
+                self._nltk_tagger = PerceptronTagger()
+            except LookupError as e:  # NLTK data not found
+                raise TaggerUnavailable(
+                    "NLTK tagger data (taggers/averaged_perceptron_tagger_eng) not found; set NLTK_DATA "
+                    "(e.g. NLTK_DATA=../shared/data/nltk_data) or use tagger 'hanta'") from e
+        return self._nltk_tagger
+
+    #: NLTK's sentence boundary context (PerceptronTagger.START / END)
+    START, END = ["-START-", "-START2-"], ["-END-", "-END2-"]
+
+    @staticmethod
+    def _normalize(word: str) -> str:
+        """``PerceptronTagger.normalize``: the word form that the context features use."""
+        if "-" in word and word[0] != "-":
+            return "!HYPHEN"
+        if word.isdigit() and len(word) == 4:
+            return "!YEAR"
+        if word and word[0].isdigit():
+            return "!DIGITS"
+        return word.lower()
+
+    def _build(self, weights: dict, classes) -> None:
+        classes = sorted(classes)
         cidx = {c: i for i, c in enumerate(classes)}
         tables: Dict[str, dict] = {t: {} for t in _TEMPLATES}
+        by_head = {" ".join(t.split(" ")[:2]): t for t in _TEMPLATES}   # the first two words name the template
         rows, cols, vals = [], [], []
+        col, unknown = cidx.get, itertools.repeat(-1)
         for r, (feat, labels) in enumerate(weights.items()):
-            for t in _TEMPLATES:
-                if feat == t or feat.startswith(t + " "):
-                    arg = feat[len(t) + 1:]
-                    if t in _TWO_ARGS:
-                        a, _, b = arg.partition(" ")
-                        arg = (a, b)
-                    tables[t][arg] = r
-                    break
-            for lab, w in labels.items():
-                c = cidx.get(lab)
-                if c is not None:
-                    rows.append(r)
-                    cols.append(c)
-                    vals.append(w)
+            t = by_head.get(" ".join(feat.split(" ", 2)[:2]))
+            if t is not None and (feat == t or feat.startswith(t + " ")):
+                arg = feat[len(t) + 1:]
+                if t in _TWO_ARGS:
+                    a, _, b = arg.partition(" ")
+                    arg = (a, b)
+                tables[t][arg] = r
+            rows.extend([r] * len(labels))
+            cols.extend(map(col, labels, unknown))
+            vals.extend(labels.values())
+        rows, cols, vals = (np.array(x) for x in (rows, cols, vals))
+        known = cols >= 0   # (a label outside the classes: none in NLTK's model)
         zero = len(weights)
         W = np.zeros((zero + 1, len(classes)), dtype=np.float64)
-        W[np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64)] = np.array(vals, dtype=np.float64)
+        W[rows[known], cols[known]] = vals[known].astype(np.float64)
         self._W = W
         self._zero = zero
         self._classes = classes
         self._tables = tables
-        start = list(self._tagger.START)
+        start = list(self.START)
         self._start = start
-        self._end = list(self._tagger.END)
+        self._end = list(self.END)
         self._tagvocab = classes + start           # ids of possible previous tags
         self._tagid = {t: i for i, t in enumerate(self._tagvocab)}
         g = lambda t, k: tables[t].get(k, zero)

@@ -281,6 +281,32 @@ def test_nltk_tagger_missing_data_is_a_user_error(tmp_path):
     assert "USERERROR" in p.stdout, p.stdout + p.stderr
 
 
+
+def test_nltk_model_read_without_nltk_is_nltks_model(moses):
+    """The tagger reads NLTK's JSON files itself (importing NLTK costs about 2 s): the same weights, tag
+    dictionary, classes, boundary symbols and word normalisation as NLTK's PerceptronTagger."""
+    from nltk.tag.perceptron import PerceptronTagger
+
+    from preprocess.taggers import NltkTagger, _load_perceptron
+    nltk_tagger = PerceptronTagger()
+    weights, tagdict, classes = _load_perceptron(NltkTagger.__new__(NltkTagger))
+    assert weights == nltk_tagger.model.weights and tagdict == nltk_tagger.tagdict
+    assert set(classes) == nltk_tagger.classes
+    assert (NltkTagger.START, NltkTagger.END) == (nltk_tagger.START, nltk_tagger.END)
+    words = ["", "-", "-x", "x-", "pre-fix", "2014", "20145", "123", "1st", "٣٤", "1234x", "²", "Abc", "ÄÖ", "İ",
+             "ß", "MAN", "a b", "3-4"]
+    assert [NltkTagger._normalize(w) for w in words] == [nltk_tagger.normalize(w) for w in words]
+
+
+def test_bite_encoding_does_not_import_nltk(tmp_path, shared_path):
+    code = ("import sys\nfrom preprocess.bite import BiteTokenizer\n"
+            "print(' '.join(BiteTokenizer('moses', 'nltk').tokenize('The dogs were running.')))\n"
+            "print('nltk' in sys.modules)\n")
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["The dog [NNS] be [VBD] run [VBG] .", "False"]
+
 # ---- preprocess.encode ----------------------------------------------------------------------------------------
 def test_encode_cli_order_and_workers(tmp_path, shared_path, run_cli, moses):
     src = tmp_path / "in.en"
