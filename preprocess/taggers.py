@@ -311,8 +311,9 @@ class NltkTagger:
                 key = (w, prev, prev2, ctx[j], ctx[j + 1], ctx[j + 3], ctx[j + 4])
                 t = memo.get(key)
                 if t is None:
-                    if static is None:
-                        static = self._static_scores(rows, ctx)
+                    if static is None:   # for the positions from here on that the tag dictionary leaves open
+                        todo = [i for i in range(j, len(rows)) if rows[i][2] < 0]
+                        static = dict(zip(todo, self._static_scores(rows, ctx, todo)))
                     # the 14 rows summed in another order (the 10 that do not depend on the tags, for the whole
                     # sentence at once, then the pair table and the tag+word row): fl(sum) in any order is within
                     # gamma_13 * sum|w| of the exact sum, so two orders differ by at most margin / 2; a best class
@@ -332,12 +333,12 @@ class NltkTagger:
         tagvocab = self._tagvocab
         return [tagvocab[t] for t in tags]
 
-    def _static_scores(self, rows: List[tuple], ctx: List[int]):
-        """For every position of a sentence, the sum of the 10 feature rows that do not depend on the predicted
-        tags (bias, suffix, first letter, the words and suffixes around it)."""
+    def _static_scores(self, rows: List[tuple], ctx: List[int], positions: List[int]):
+        """For the given positions of a sentence, the sum of the 10 feature rows that do not depend on the
+        predicted tags (bias, suffix, first letter, the words and suffixes around it)."""
         NWl, bias = self._NWl, self._bias
-        idx = [(bias, r[0], r[1], NWl[ctx[j + 2]][0], NWl[ctx[j + 1]][1], NWl[ctx[j + 1]][2], NWl[ctx[j]][3],
-                NWl[ctx[j + 3]][4], NWl[ctx[j + 3]][5], NWl[ctx[j + 4]][6]) for j, r in enumerate(rows)]
+        idx = [(bias, rows[j][0], rows[j][1], NWl[ctx[j + 2]][0], NWl[ctx[j + 1]][1], NWl[ctx[j + 1]][2],
+                NWl[ctx[j]][3], NWl[ctx[j + 3]][4], NWl[ctx[j + 3]][5], NWl[ctx[j + 4]][6]) for j in positions]
         return self._W[np.array(idx, dtype=np.int64)].sum(axis=1)
 
     def _predict(self, raw_row, prev: int, prev2: int, m2: int, m1: int, cur: int, p1: int, p2: int) -> int:
