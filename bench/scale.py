@@ -15,7 +15,8 @@ Every figure is a ratio measured in one run on the same input:
   which is what a corpus of billions of words sees.
 * the per-sentence APIs that fairseq calls one sentence at a time (``BiteTokenizer.tokenize``,
   ``FlotaTokenizer.tokenize`` with and without its word cache) against the references, sentence by sentence,
-  over a stream of ``--sentences`` sentences, every cache emptied before each round.
+  over a stream of ``--sentences`` sentences, every cache emptied before each pass; the two sides alternate
+  every 100 sentences and the ratio is the median over ``--rounds`` passes (see ``interleaved``).
 * a large input (``--large-mb``, Multi30k repeated) through ``--workers N``: words/s, and the peak RSS of the
   parent and of every worker (``VmHWM``), which stays flat whatever the input size.
 
@@ -64,6 +65,30 @@ def timed(fn) -> float:
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
+
+
+def interleaved(ref, ours, cold, items: list, rounds: int, chunk: int = 100) -> tuple:
+    """Time two per-item functions over ``items`` in alternating chunks, ``rounds`` passes, ``cold()`` before
+    each pass of ours.  On a shared virtual machine whose speed drifts by 20-30 % within seconds, the two
+    sides of a chunk pair see the same drift, so the per-pass ratio is steadier than a ratio of separate runs.
+    Returns the best pass time of each side and the median of the per-pass ratios ref / ours."""
+    passes = []
+    for _ in range(rounds):
+        cold()
+        t_ref = t_ours = 0.0
+        for i in range(0, len(items), chunk):
+            part = items[i:i + chunk]
+            t0 = time.perf_counter()
+            for x in part:
+                ref(x)
+            t1 = time.perf_counter()
+            for x in part:
+                ours(x)
+            t_ours += time.perf_counter() - t1
+            t_ref += t1 - t0
+        passes.append((t_ref, t_ours))
+    ratios = sorted(r / o for r, o in passes)
+    return min(r for r, _ in passes), min(o for _, o in passes), ratios[len(ratios) // 2]
 
 
 def peak_rss(args: list) -> tuple[float, dict]:
@@ -214,9 +239,8 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
     for name, ours, ref, cold in per_sentence_apis(vocab, schemes) if "sentences" in sections else ():
         for s in sample[:50]:   # load lazily loaded tables (lemminflect) before any timing
             ours(s), ref(s)
-        t_ref = best(lambda: timed(lambda: [ref(s) for s in sample]), args.rounds)
-        t_ours = best(lambda: (cold(), timed(lambda: [ours(s) for s in sample]))[1], args.rounds)
-        print(f"| {name} | {len(sample) / t_ref:,.0f} | {len(sample) / t_ours:,.0f} | {t_ref / t_ours:.2f}x |")
+        t_ref, t_ours, ratio = interleaved(ref, ours, cold, sample, args.rounds)
+        print(f"| {name} | {len(sample) / t_ref:,.0f} | {len(sample) / t_ours:,.0f} | {ratio:.2f}x |")
 
     if "large" in sections:
         large = os.path.join(tmp, "large.en")
