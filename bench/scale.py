@@ -44,6 +44,17 @@ def load() -> str:
     return "load %.1f/%.1f/%.1f on %d cores" % (*os.getloadavg(), os.cpu_count())
 
 
+def cpu_steal() -> float:
+    """CPU seconds the hypervisor gave to other guests so far (all cores; Linux ``/proc/stat``), 0 elsewhere.
+    On a shared VM this time is missing from every process: a run that met a lot of it is slow for no reason
+    of its own."""
+    try:
+        with open("/proc/stat") as fh:
+            return int(fh.readline().split()[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def env() -> dict:
     e = dict(os.environ)
     e["PYTHONPATH"] = f"{REPO}{os.pathsep}{e.get('PYTHONPATH', '')}"
@@ -55,6 +66,25 @@ def run_encode(scheme_args: list, src: str, dst: str, workers: int) -> float:
     subprocess.run([sys.executable, "-m", "preprocess.encode", *scheme_args, "--inputs", src, "--outputs", dst,
                     "--workers", str(workers), "--quiet"], check=True, env=env(), cwd=REPO)
     return time.perf_counter() - t0
+
+
+#: the machine's own ceiling: a pure-Python loop of dict look-ups (as the schemes do), timed inside the process
+_CALIBRATION = ("import time\nd = {str(i): i for i in range(200000)}\nks = [str(i * 7 % 300000) for i in range(200000)]\n"
+                "t = time.perf_counter()\nfor _ in range(8):\n    s = sum(v for v in map(d.get, ks) if v is not None)\n"
+                "    s += sum(len(k) for k in ks if k in d)\nprint(time.perf_counter() - t)")
+
+
+def calibrate(n: int, rounds: int) -> float:
+    """How much faster n copies of the same pure-Python work finish together than one after the other, on this
+    machine now (n on an idle machine with n free cores; less where cores share caches, clocks or a hypervisor)."""
+    def run(k: int) -> float:
+        procs = [subprocess.Popen([sys.executable, "-c", _CALIBRATION], stdout=subprocess.PIPE, text=True)
+                 for _ in range(k)]
+        return max(float(p.communicate()[0]) for p in procs)
+    one = many = float("inf")
+    for _ in range(rounds):
+        one, many = min(one, run(1)), min(many, run(n))
+    return n * one / many
 
 
 def best(fn, rounds: int) -> float:
@@ -213,8 +243,10 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
           f"FLOTA, {args.mb_bite:g} MB for BITE, {args.mb_slow:g} MB German for Wordmap), best of {args.rounds}; "
           f"start-up = the command on a one-line input; {load()}")
     print(f"| scheme | words | --workers 1 words/s | --workers {w} words/s | w{w} / w1 | start-up | "
-          f"w{w} / w1 once started | load |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"w{w} / w1 once started | load | CPU steal |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"| (this machine: {w} copies of a pure-Python loop at once vs one) | | | | {calibrate(w, args.rounds):.2f}x "
+          f"| | | {os.getloadavg()[0]:.1f} | |")
     one_line = os.path.join(tmp, "one-line")
     with open(one_line, "w", encoding="utf-8") as fh:
         fh.write("A man is walking.\n")
@@ -223,6 +255,7 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
         sargs, lang = scheme_args[scheme]
         n = words[lang]
         t0 = t1 = tn = float("inf")
+        steal0, since = cpu_steal(), time.perf_counter()
         for _ in range(args.rounds):   # interleaved, so that a slow spell of a shared machine hits both alike
             t0 = min(t0, run_encode(sargs, one_line, out1, 1))
             t1 = min(t1, run_encode(sargs, src[lang], out1, 1))
@@ -230,7 +263,8 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
         assert Path(out1).read_bytes() == Path(outn).read_bytes(), f"{scheme}: worker counts differ"
         per_core[scheme] = n / max(t1 - t0, 1e-9)
         print(f"| {scheme} | {n:,} | {n / t1:,.0f} | {n / tn:,.0f} | {t1 / tn:.2f}x | {t0:.1f} s | "
-              f"{(t1 - t0) / max(tn - t0, 1e-9):.2f}x | {os.getloadavg()[0]:.1f} |")
+              f"{(t1 - t0) / max(tn - t0, 1e-9):.2f}x | {os.getloadavg()[0]:.1f} | "
+              f"{100 * (cpu_steal() - steal0) / ((time.perf_counter() - since) * os.cpu_count()):.0f} % |")
 
     sample = lines["en"][:args.sentences]
     print(f"\n# per-sentence APIs (one sentence per call, as fairseq's encode): the first {len(sample):,} sentences "
