@@ -60,6 +60,9 @@ def c5_to_ptb(tag: str) -> str:
     return _C5_TO_PTB.get(tag, "FW")
 
 
+_max = np.maximum.reduce   # (ndarray.max without its Python-level wrapper)
+
+
 class TaggerUnavailable(RuntimeError):
     """The tagger's model/data cannot be loaded (e.g. NLTK data missing)."""
 
@@ -211,28 +214,34 @@ class NltkTagger:
         self._RW = np.zeros((1024, 4), dtype=np.int64)   # suffix row, pref1 row, tag-dictionary tag (or -1), norm id
         self._NW = np.zeros((1024, 8), dtype=np.int64)   # i word, i-1 word, i-1 suffix, i-2 word, i+1 word,
         #                                                  i+1 suffix, i+2 word rows; row of the tag+word table
-        self._RWl: List[tuple] = []   # the same rows as Python tuples, for tagging one sentence at a time
-        self._NWl: List[tuple] = []
+        self._RWl: List[tuple] = []   # the rows as Python tuples (one sentence at a time reads these; the arrays
+        self._NWl: List[tuple] = []   # above are filled from them when a batch needs them: see _sync)
+        self._synced = (0, 0)
         self._memo: Dict[tuple, int] = {}   # one sentence at a time: (word, context) -> predicted tag id
         self._ctx_ids = [self._norm(w) for w in self._start + self._end]
 
-    def _grow(self, arr, n):
-        if n < len(arr):
-            return arr
-        new = np.zeros((max(2 * len(arr), n + 1), arr.shape[1]), dtype=arr.dtype)
-        new[:len(arr)] = arr
-        return new
+    def _sync(self) -> None:
+        """Bring the numpy row arrays (the batch path's) up to date with the row lists."""
+        done_raw, done_norm = self._synced
+        for name, rows, done in (("_RW", self._RWl, done_raw), ("_NW", self._NWl, done_norm)):
+            arr = getattr(self, name)
+            if len(rows) > len(arr):   # at least double the capacity
+                grown = np.zeros((max(2 * len(arr), len(rows)), arr.shape[1]), dtype=arr.dtype)
+                grown[:done] = arr[:done]
+                arr = grown
+                setattr(self, name, arr)
+            if len(rows) > done:
+                arr[done:len(rows)] = rows[done:]
+        self._synced = (len(self._RWl), len(self._NWl))
 
     def _norm(self, n: str) -> int:
         i = self._norm_id.get(n)
         if i is None:
             T, Z = self._tables, self._zero
             i = len(self._norm_id)
-            self._NW = self._grow(self._NW, i)
             row = (T["i word"].get(n, Z), T["i-1 word"].get(n, Z), T["i-1 suffix"].get(n[-3:], Z),
                    T["i-2 word"].get(n, Z), T["i+1 word"].get(n, Z), T["i+1 suffix"].get(n[-3:], Z),
                    T["i+2 word"].get(n, Z), self._tw_index.get(n, 0))
-            self._NW[i] = row
             self._NWl.append(row)
             self._norm_id[n] = i
         return i
@@ -242,11 +251,9 @@ class NltkTagger:
         if i is None:
             T, Z = self._tables, self._zero
             i = len(self._raw_id)
-            self._RW = self._grow(self._RW, i)
             t = self._tagdict.get(w)
             row = (T["i suffix"].get(w[-3:], Z), T["i pref1"].get(w[:1], Z),
                    self._tagid[t] if t else -1, self._norm(self._normalize(w)))
-            self._RW[i] = row
             self._RWl.append(row)
             self._raw_id[w] = i
         return i
@@ -294,7 +301,7 @@ class NltkTagger:
         each word, and each prediction remembered under everything its features depend on (the word, the two
         previous tags and the normalised words at i-2, i-1, i+1, i+2), so a context seen before costs one
         dict look-up."""
-        if any(" " in w for w in words):   # feature strings would be ambiguous: let NLTK do it
+        if " " in "".join(words):   # feature strings would be ambiguous: let NLTK do it
             return self.reference_tag(words)
         raw_id, raw, RWl = self._raw_id, self._raw, self._RWl
         rows = [RWl[raw_id[w] if w in raw_id else raw(w)] for w in words]
@@ -302,7 +309,7 @@ class NltkTagger:
         ctx = [s0, s1] + [r[3] for r in rows] + [e0, e1]
         tagid = self._tagid
         prev, prev2 = tagid[self._start[0]], tagid[self._start[1]]
-        memo = self._memo
+        memo, D, W, TW, NWl, margin = self._memo, self._D, self._W, self._TW, self._NWl, self._margin
         static = None
         tags = []
         for j, w in enumerate(words):
@@ -318,12 +325,12 @@ class NltkTagger:
                     # sentence at once, then the pair table and the tag+word row): fl(sum) in any order is within
                     # gamma_13 * sum|w| of the exact sum, so two orders differ by at most margin / 2; a best class
                     # ahead of the runner-up by more than that is NLTK's best class too.  Otherwise NLTK's order.
-                    scores = static[j] + self._D[prev, prev2]
-                    scores += self._W[self._TW.item(self._NWl[ctx[j + 2]][7], prev)]
+                    scores = static[j] + D[prev, prev2]
+                    scores += W[TW.item(NWl[ctx[j + 2]][7], prev)]
                     t = int(scores.argmax())
                     top = scores[t]
                     scores[t] = -np.inf
-                    if not top - scores.max() > self._margin:
+                    if not top - _max(scores) > margin:
                         t = self._predict(rows[j], prev, prev2, ctx[j], ctx[j + 1], ctx[j + 2], ctx[j + 3],
                                           ctx[j + 4])
                     if len(memo) < self.MEMO_SIZE:
@@ -353,7 +360,7 @@ class NltkTagger:
 
     def _tag_batch(self, batch: List[List[str]]) -> List[List[str]]:
         """Tag sentences sorted by decreasing length."""
-        if any(" " in w for s in batch for w in s):   # feature strings would be ambiguous: let NLTK do it
+        if any(" " in "".join(s) for s in batch):   # feature strings would be ambiguous: let NLTK do it
             return [self.reference_tag(s) for s in batch]
         raw_id, raw = self._raw_id, self._raw
         B, L = len(batch), len(batch[0])
@@ -361,6 +368,7 @@ class NltkTagger:
         rid = np.zeros((B, L), dtype=np.int64)
         for si, s in enumerate(batch):
             rid[si, :len(s)] = [raw_id.get(w) if w in raw_id else raw(w) for w in s]
+        self._sync()
         RW, NW, W, TW, Z = self._RW, self._NW, self._W, self._TW, self._zero
         s0, s1, e0, e1 = self._ctx_ids
         mask = np.arange(L)[None, :] < lengths[:, None]
