@@ -10,9 +10,11 @@ Every figure is a ratio measured in one run on the same input:
   (start-up, reading, writing); the references run in this process on lines already in memory, which favours
   them.
 * ``--workers N`` against ``--workers 1`` (wall clock; the output is asserted byte-identical), for the whole
-  command and once started: the start-up (imports, loading the model or tagger; measured on a one-line input
-  in the same run) is paid once per run whatever the worker count, so it is subtracted for the second ratio,
-  which is what a corpus of billions of words sees.
+  command and once started, the median ratio over rounds that run the commands back to back, with its range;
+  beside it the same ratio for a pure-Python loop (this machine's own ceiling) and the CPU time the hypervisor
+  stole meanwhile.  The start-up (imports, loading the model or tagger; measured on a one-line input in the
+  same round) is paid once per run whatever the worker count, so it is subtracted for the second ratio, which
+  is what a corpus of billions of words sees.
 * the per-sentence APIs that fairseq calls one sentence at a time (``BiteTokenizer.tokenize``,
   ``FlotaTokenizer.tokenize`` with and without its word cache) against the references, sentence by sentence,
   over a stream of ``--sentences`` sentences, every cache emptied before each pass; the two sides alternate
@@ -74,17 +76,21 @@ _CALIBRATION = ("import time\nd = {str(i): i for i in range(200000)}\nks = [str(
                 "    s += sum(len(k) for k in ks if k in d)\nprint(time.perf_counter() - t)")
 
 
-def calibrate(n: int, rounds: int) -> float:
+def calibrate(n: int, rounds: int) -> str:
     """How much faster n copies of the same pure-Python work finish together than one after the other, on this
-    machine now (n on an idle machine with n free cores; less where cores share caches, clocks or a hypervisor)."""
+    machine now (n on an idle machine with n free cores; less where cores share caches, clocks or a hypervisor);
+    median and range over rounds."""
     def run(k: int) -> float:
         procs = [subprocess.Popen([sys.executable, "-c", _CALIBRATION], stdout=subprocess.PIPE, text=True)
                  for _ in range(k)]
         return max(float(p.communicate()[0]) for p in procs)
-    one = many = float("inf")
-    for _ in range(rounds):
-        one, many = min(one, run(1)), min(many, run(n))
-    return n * one / many
+    return spread([n * run(1) / run(n) for _ in range(rounds)])
+
+
+def spread(ratios: list) -> str:
+    """The median of per-round ratios, with their range: ``1.85x (1.62-1.93)``."""
+    ratios = sorted(ratios)
+    return f"{ratios[len(ratios) // 2]:.2f}x ({ratios[0]:.2f}-{ratios[-1]:.2f})"
 
 
 def best(fn, rounds: int) -> float:
@@ -240,12 +246,13 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
         print(f"| {scheme} | {ref_cols} | {os.getloadavg()[0]:.1f} |")
 
     print(f"\n# scaling: `--workers {w}` against `--workers 1` on Multi30k repeated ({args.mb:g} MB for spaces and "
-          f"FLOTA, {args.mb_bite:g} MB for BITE, {args.mb_slow:g} MB German for Wordmap), best of {args.rounds}; "
-          f"start-up = the command on a one-line input; {load()}")
+          f"FLOTA, {args.mb_bite:g} MB for BITE, {args.mb_slow:g} MB German for Wordmap), {args.rounds} rounds "
+          f"of (one-line input, --workers 1, --workers {w}) back to back: words/s and start-up of the best round, "
+          f"ratios the median of the rounds' (range); {load()}")
     print(f"| scheme | words | --workers 1 words/s | --workers {w} words/s | w{w} / w1 | start-up | "
           f"w{w} / w1 once started | load | CPU steal |")
     print("|---|---|---|---|---|---|---|---|---|")
-    print(f"| (this machine: {w} copies of a pure-Python loop at once vs one) | | | | {calibrate(w, args.rounds):.2f}x "
+    print(f"| (this machine: {w} copies of a pure-Python loop at once vs one) | | | | {calibrate(w, args.rounds)} "
           f"| | | {os.getloadavg()[0]:.1f} | |")
     one_line = os.path.join(tmp, "one-line")
     with open(one_line, "w", encoding="utf-8") as fh:
@@ -254,16 +261,18 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
     for scheme in [s for s in schemes if "scaling" in sections]:
         sargs, lang = scheme_args[scheme]
         n = words[lang]
-        t0 = t1 = tn = float("inf")
+        rounds = []
         steal0, since = cpu_steal(), time.perf_counter()
-        for _ in range(args.rounds):   # interleaved, so that a slow spell of a shared machine hits both alike
-            t0 = min(t0, run_encode(sargs, one_line, out1, 1))
-            t1 = min(t1, run_encode(sargs, src[lang], out1, 1))
-            tn = min(tn, run_encode(sargs, src[lang], outn, w))
+        for _ in range(args.rounds):   # a round runs the three back to back: a slow spell hits them alike
+            rounds.append(tuple(run_encode(sargs, path, out, k) for path, out, k in
+                                ((one_line, out1, 1), (src[lang], out1, 1), (src[lang], outn, w))))
         assert Path(out1).read_bytes() == Path(outn).read_bytes(), f"{scheme}: worker counts differ"
+        t0, t1, tn = (min(r[i] for r in rounds) for i in range(3))
         per_core[scheme] = n / max(t1 - t0, 1e-9)
-        print(f"| {scheme} | {n:,} | {n / t1:,.0f} | {n / tn:,.0f} | {t1 / tn:.2f}x | {t0:.1f} s | "
-              f"{(t1 - t0) / max(tn - t0, 1e-9):.2f}x | {os.getloadavg()[0]:.1f} | "
+        whole = spread([r1 / rn for _, r1, rn in rounds])
+        started = spread([(r1 - r0) / max(rn - r0, 1e-9) for r0, r1, rn in rounds])
+        print(f"| {scheme} | {n:,} | {n / t1:,.0f} | {n / tn:,.0f} | {whole} | {t0:.1f} s | {started} | "
+              f"{os.getloadavg()[0]:.1f} | "
               f"{100 * (cpu_steal() - steal0) / ((time.perf_counter() - since) * os.cpu_count()):.0f} % |")
 
     sample = lines["en"][:args.sentences]
