@@ -403,12 +403,10 @@ class FlotaTokenizer:
         vocabulary string with a ``-`` inside and are looked for separately (``hyphen_bare``)."""
         n = len(word)
         cap = min(n, self.max_len, self._max_piece)
-        if cap < 1 or k < 1:
+        if cap < 1:
             return []
         if "-" in word:   # a hyphen of the word's own counts as covered, as in the released code's residue
             gaps = [(m.start(), m.end()) for m in _UNCOVERED.finditer(word)]
-            if not gaps:
-                return []
         else:
             gaps = [(0, n)]
         hyphen_bare = self._relevant_hyphen_bare(word, cap) \
@@ -416,22 +414,17 @@ class FlotaTokenizer:
         lengths, get0, get1 = self._lengths, self._map0.get, self._map1.get
         found = []
         l, i = cap, 0
-        while True:
-            if len(gaps) == 1:
-                a, b = gaps[0]
-                if l > b - a:
-                    l, i = b - a, 0
-            else:
-                widest = max(b - a for a, b in gaps)
-                if l > widest:
-                    l, i = widest, 0
+        while gaps and len(found) < k:
+            widest = max(b - a for a, b in gaps) if len(gaps) > 1 else gaps[0][1] - gaps[0][0]
+            if l > widest:
+                l, i = widest, 0
             best = None
-            if len(gaps) == 1:   # most searches: one uncovered run, one tight loop per length
-                for l in range(l, 0, -1):
-                    if l in lengths:
+            while l >= 1:
+                if l in lengths:
+                    for a, b in gaps:
                         p = a if a > i else i
                         if p == 0:
-                            tok = get0(word[:l])
+                            tok = get0(word[:l]) if b >= l else None
                             if tok is not None:
                                 best = (l, 0, tok)
                                 break
@@ -439,37 +432,15 @@ class FlotaTokenizer:
                         for p in range(p, b - l + 1):
                             tok = get1(word[p:p + l])
                             if tok is not None:
-                                break
-                        else:
-                            i = 0
-                            continue
-                        best = (l, p, tok)
-                        break
-                    i = 0
-            else:
-                while l >= 1:
-                    if l in lengths:
-                        for a, b in gaps:
-                            p = a if a > i else i
-                            if p == 0:
-                                tok = get0(word[:l]) if b >= l else None
-                                if tok is not None:
-                                    best = (l, 0, tok)
-                                    break
-                                p = 1
-                            for p in range(p, b - l + 1):
-                                tok = get1(word[p:p + l])
-                                if tok is not None:
-                                    best = (l, p, tok)
-                                    break
-                            if best is not None:
+                                best = (l, p, tok)
                                 break
                         if best is not None:
                             break
-                    l -= 1
-                    i = 0
-            if best is not None:
-                i = best[1]
+                    if best is not None:
+                        i = best[1]
+                        break
+                l -= 1
+                i = 0
             across = False
             if hyphen_bare and (len(gaps) > 1 or gaps[0] != (0, n)):
                 alt = self._best_hyphen_candidate(word, gaps, hyphen_bare)
@@ -494,8 +465,6 @@ class FlotaTokenizer:
                         else:
                             del gaps[gi]
                         break
-            if not gaps:
-                break
         found.sort()
         return found
 
