@@ -192,7 +192,6 @@ class NltkTagger:
                             dtype=np.int64)
         self._bias = tables["bias"].get("", zero)
         self._build_tagword()
-        self._A1l, self._A2l, self._A3l = self._A1.tolist(), self._A2.tolist(), self._A3.tolist()
         # one sentence at a time: the three previous-tag rows summed per (previous tag, tag before), and the bound
         # on how far a sum of the 14 rows in any order can be from NLTK's sum (see _tag_one)
         self._D = W[self._A1][:, None, :] + W[self._A2][None, :, :] + W[self._A3]
@@ -340,22 +339,36 @@ class NltkTagger:
         tagvocab = self._tagvocab
         return [tagvocab[t] for t in tags]
 
+    def _static_rows(self, raw, m2, m1, cur, p1, p2) -> tuple:
+        """The weight-matrix rows of the 10 features that do not depend on the predicted tags, in NLTK's order
+        (bias, i suffix, i pref1, i word, i-1 word, i-1 suffix, i-2 word, i+1 word, i+1 suffix, i+2 word): which
+        table and which word each comes from.  ``raw``: the word's row of the raw-word table; ``m2`` .. ``p2``: the
+        rows of the normalised words at i-2, i-1, i, i+1, i+2 (columns: see ``_norm``).  For one position (tuples)
+        or for many (columns of numpy arrays, ``table[ids].T``)."""
+        return self._bias, raw[0], raw[1], cur[0], m1[1], m1[2], m2[3], p1[4], p1[5], p2[6]
+
+    def _feature_rows(self, raw, prev, prev2, m2, m1, cur, p1, p2) -> tuple:
+        """All 14 rows in NLTK's order: the static ones with the previous-tag rows (i-1 tag, i-2 tag,
+        i tag+i-2 tag, i-1 tag+i word) in their places.  Arguments as for ``_static_rows``, plus the two previous
+        tags."""
+        bias, suffix, pref1, word, *rest = self._static_rows(raw, m2, m1, cur, p1, p2)
+        return (bias, suffix, pref1, self._A1[prev], self._A2[prev2], self._A3[prev, prev2], word,
+                self._TW[cur[7], prev], *rest)
+
     def _static_scores(self, rows: List[tuple], ctx: List[int], positions: List[int]):
         """For the given positions of a sentence, the sum of the 10 feature rows that do not depend on the
-        predicted tags (bias, suffix, first letter, the words and suffixes around it)."""
-        NWl, bias = self._NWl, self._bias
-        idx = [(bias, rows[j][0], rows[j][1], NWl[ctx[j + 2]][0], NWl[ctx[j + 1]][1], NWl[ctx[j + 1]][2],
-                NWl[ctx[j]][3], NWl[ctx[j + 3]][4], NWl[ctx[j + 3]][5], NWl[ctx[j + 4]][6]) for j in positions]
+        predicted tags."""
+        NWl, static_rows = self._NWl, self._static_rows
+        idx = [static_rows(rows[j], NWl[ctx[j]], NWl[ctx[j + 1]], NWl[ctx[j + 2]], NWl[ctx[j + 3]], NWl[ctx[j + 4]])
+               for j in positions]
         return self._W[np.array(idx, dtype=np.int64)].sum(axis=1)
 
     def _predict(self, raw_row, prev: int, prev2: int, m2: int, m1: int, cur: int, p1: int, p2: int) -> int:
         """One prediction; the 14 feature rows in NLTK's order, added one after the other (``np.add.reduce``
         over axis 0 adds the rows in sequence, so the floats are NLTK's)."""
         NWl = self._NWl
-        c, a, b, d = NWl[cur], NWl[m1], NWl[p1], NWl[m2]
-        rows = [self._bias, raw_row[0], raw_row[1], self._A1l[prev], self._A2l[prev2], self._A3l[prev][prev2],
-                c[0], self._TW.item(c[7], prev), a[1], a[2], d[3], b[4], b[5], NWl[p2][6]]
-        scores = np.add.reduce(self._W[rows], axis=0)
+        rows = self._feature_rows(raw_row, prev, prev2, NWl[m2], NWl[m1], NWl[cur], NWl[p1], NWl[p2])
+        scores = np.add.reduce(self._W[list(rows)], axis=0)
         return len(scores) - 1 - int(scores[::-1].argmax())   # last maximum = largest label among ties
 
     def _tag_batch(self, batch: List[List[str]]) -> List[List[str]]:
@@ -369,7 +382,7 @@ class NltkTagger:
         for si, s in enumerate(batch):
             rid[si, :len(s)] = [raw_id.get(w) if w in raw_id else raw(w) for w in s]
         self._sync()
-        RW, NW, W, TW, Z = self._RW, self._NW, self._W, self._TW, self._zero
+        RW, NW, W = self._RW, self._NW, self._W
         s0, s1, e0, e1 = self._ctx_ids
         mask = np.arange(L)[None, :] < lengths[:, None]
         ctx = np.full((B, L + 4), e0, dtype=np.int64)
@@ -381,7 +394,6 @@ class NltkTagger:
         prev = np.full(B, tagid[self._start[0]], dtype=np.int64)
         prev2 = np.full(B, tagid[self._start[1]], dtype=np.int64)
         result = np.zeros((B, L), dtype=np.int64)
-        bias_row = W[self._bias]
         C = W.shape[1]
         n_active = B
         len_list = lengths.tolist()
@@ -391,26 +403,11 @@ class NltkTagger:
             new = fixed_all[:n_active, j].copy()
             sel = np.nonzero(new < 0)[0]
             if len(sel):
-                pv, pv2 = prev[sel], prev2[sel]
-                r = rid[sel, j]
-                cur = NW[ctx[sel, j + 2]]
-                m1 = NW[ctx[sel, j + 1]]
-                p1 = NW[ctx[sel, j + 3]]
-                # NLTK's order: bias, i suffix, i pref1, i-1 tag, i-2 tag, i tag+i-2 tag, i word, i-1 tag+i word,
-                # i-1 word, i-1 suffix, i-2 word, i+1 word, i+1 suffix, i+2 word
-                sc = bias_row + W[RW[r, 0]]
-                sc += W[RW[r, 1]]
-                sc += W[self._A1[pv]]
-                sc += W[self._A2[pv2]]
-                sc += W[self._A3[pv, pv2]]
-                sc += W[cur[:, 0]]
-                sc += W[TW[cur[:, 7], pv]]
-                sc += W[m1[:, 1]]
-                sc += W[m1[:, 2]]
-                sc += W[NW[ctx[sel, j], 3]]
-                sc += W[p1[:, 4]]
-                sc += W[p1[:, 5]]
-                sc += W[NW[ctx[sel, j + 4], 6]]
+                around = (NW[ctx[sel, j + d]].T for d in range(5))   # the normalised words at i-2 .. i+2
+                feature = self._feature_rows(RW[rid[sel, j]].T, prev[sel], prev2[sel], *around)
+                sc = W[feature[0]] + W[feature[1]]   # NLTK's order, one row after the other
+                for row in feature[2:]:
+                    sc += W[row]
                 best = C - 1 - np.argmax(sc[:, ::-1], axis=1)   # last maximum = largest label among ties
                 new[sel] = best
             result[:n_active, j] = new
