@@ -15,6 +15,7 @@ written out here so that the ``hanta`` path needs no NLTK data; a test checks it
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -88,7 +89,20 @@ def _nltk_data_dirs() -> List[str]:
     return dirs
 
 
-def _load_perceptron(tagger: "NltkTagger") -> tuple:
+@functools.lru_cache(maxsize=None)
+def _nltk_perceptron():
+    """NLTK's own ``PerceptronTagger`` (importing NLTK): for reference tagging, and to load the model where
+    ``_load_perceptron`` does not find its files."""
+    try:
+        from nltk.tag.perceptron import PerceptronTagger
+        return PerceptronTagger()
+    except LookupError as e:  # NLTK data not found
+        raise TaggerUnavailable(
+            "NLTK tagger data (taggers/averaged_perceptron_tagger_eng) not found; set NLTK_DATA "
+            "(e.g. NLTK_DATA=../shared/data/nltk_data) or use tagger 'hanta'") from e
+
+
+def _load_perceptron() -> tuple:
     """(weights, tag dictionary, classes) of NLTK's English perceptron: the JSON files that
     ``PerceptronTagger()`` reads, from the first data folder that holds them unpacked; in any other case (a
     zipped package, Windows folders, no data) NLTK's own loader decides, as ``PerceptronTagger()`` would."""
@@ -103,7 +117,7 @@ def _load_perceptron(tagger: "NltkTagger") -> tuple:
                 return tuple(loaded)
             if os.path.exists(os.path.join(d, "taggers", "averaged_perceptron_tagger_eng.zip")):
                 break
-    nltk_tagger = tagger._tagger
+    nltk_tagger = _nltk_perceptron()
     return nltk_tagger.model.weights, nltk_tagger.tagdict, nltk_tagger.classes
 
 
@@ -122,22 +136,8 @@ class NltkTagger:
 
     def __init__(self, batch_size: int = 2048):
         self.batch_size = batch_size
-        self._nltk_tagger = None
-        weights, self._tagdict, classes = _load_perceptron(self)
+        weights, self._tagdict, classes = _load_perceptron()
         self._build(weights, classes)
-
-    @property
-    def _tagger(self):
-        """NLTK's own PerceptronTagger (loaded on first use: reference tagging, words with spaces)."""
-        if self._nltk_tagger is None:
-            try:
-                from nltk.tag.perceptron import PerceptronTagger
-                self._nltk_tagger = PerceptronTagger()
-            except LookupError as e:  # NLTK data not found
-                raise TaggerUnavailable(
-                    "NLTK tagger data (taggers/averaged_perceptron_tagger_eng) not found; set NLTK_DATA "
-                    "(e.g. NLTK_DATA=../shared/data/nltk_data) or use tagger 'hanta'") from e
-        return self._nltk_tagger
 
     #: NLTK's sentence boundary context (PerceptronTagger.START / END)
     START, END = ["-START-", "-START2-"], ["-END-", "-END2-"]
@@ -201,7 +201,7 @@ class NltkTagger:
 
     def reference_tag(self, tokens: Sequence[str]) -> List[str]:
         """Plain NLTK tagging, for benchmarks and tests."""
-        return [t for _, t in self._tagger.tag(list(tokens))]
+        return [t for _, t in _nltk_perceptron().tag(list(tokens))]
 
     def tag(self, tokens: Sequence[str]) -> List[str]:
         return self.tag_sents([tokens])[0]
@@ -320,8 +320,8 @@ class NltkTagger:
                     if static is None:   # for the positions from here on that the tag dictionary leaves open
                         todo = [i for i in range(j, len(rows)) if rows[i][2] < 0]
                         static = dict(zip(todo, self._static_scores(rows, ctx, todo)))
-                    # the 14 rows summed in another order (the 10 that do not depend on the tags, for the whole
-                    # sentence at once, then the pair table and the tag+word row): fl(sum) in any order is within
+                    # the 14 rows summed in another order (the 10 that do not depend on the tags, for the open
+                    # positions of the sentence at once, then the pair table and the tag+word row): fl(sum) in any order is within
                     # gamma_13 * sum|w| of the exact sum, so two orders differ by at most margin / 2; a best class
                     # ahead of the runner-up by more than that is NLTK's best class too.  Otherwise NLTK's order.
                     scores = static[j] + D[prev, prev2]

@@ -289,7 +289,7 @@ def test_nltk_model_read_without_nltk_is_nltks_model(moses):
 
     from preprocess.taggers import NltkTagger, _load_perceptron
     nltk_tagger = PerceptronTagger()
-    weights, tagdict, classes = _load_perceptron(NltkTagger.__new__(NltkTagger))
+    weights, tagdict, classes = _load_perceptron()
     assert weights == nltk_tagger.model.weights and tagdict == nltk_tagger.tagdict
     assert set(classes) == nltk_tagger.classes
     assert (NltkTagger.START, NltkTagger.END) == (nltk_tagger.START, nltk_tagger.END)
