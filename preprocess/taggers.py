@@ -61,9 +61,6 @@ def c5_to_ptb(tag: str) -> str:
     return _C5_TO_PTB.get(tag, "FW")
 
 
-_max = np.maximum.reduce   # (ndarray.max without its Python-level wrapper)
-
-
 class TaggerUnavailable(RuntimeError):
     """The tagger's model/data cannot be loaded (e.g. NLTK data missing)."""
 
@@ -325,11 +322,13 @@ class NltkTagger:
                     # gamma_13 * sum|w| of the exact sum, so two orders differ by at most margin / 2; a best class
                     # ahead of the runner-up by more than that is NLTK's best class too.  Otherwise NLTK's order.
                     scores = static[j] + D[prev, prev2]
-                    scores += W[TW.item(NWl[ctx[j + 2]][7], prev)]
+                    tw = NWl[ctx[j + 2]][7]
+                    if tw:   # (row 0: the word has no 'i-1 tag+i word' feature, its row is zeros)
+                        scores += W[TW.item(tw, prev)]
                     t = int(scores.argmax())
-                    top = scores[t]
+                    top = scores.item(t)
                     scores[t] = -np.inf
-                    if not top - _max(scores) > margin:
+                    if not top - scores.item(scores.argmax()) > margin:   # (argmax + item: 2x np.max's speed)
                         t = self._predict(rows[j], prev, prev2, ctx[j], ctx[j + 1], ctx[j + 2], ctx[j + 3],
                                           ctx[j + 4])
                     if len(memo) < self.MEMO_SIZE:
