@@ -16,7 +16,7 @@ from fairseq.data.encoders import register_bpe
 from fairseq.dataclass import FairseqDataclass
 
 from fairseq_plugins._errors import required_path, user_errors
-from preprocess.flota import STYLES, FlotaTokenizer, gpt2_id_tokenizer, is_gpt2_id_dict
+from preprocess.flota import STYLES, tokenizer_from_options
 
 
 @dataclass
@@ -47,15 +47,8 @@ class FlotaBPEConfig(FairseqDataclass):
 class FlotaBPE:
     def __init__(self, cfg):
         with user_errors("--bpe flota"):
-            vocab = required_path(cfg, "flota_vocab")
-            if cfg.flota_gpt2_encoder or is_gpt2_id_dict(vocab):
-                self.tokenizer = gpt2_id_tokenizer(cfg)
-            else:
-                self.tokenizer = FlotaTokenizer(
-                    vocab, cfg.flota_style, k=cfg.flota_k, mode=cfg.flota_mode, strict=bool(cfg.flota_strict),
-                    max_len=cfg.flota_max_len, unk_token=cfg.flota_unk or None,
-                    byte_level=bool(cfg.flota_byte_level), lowercase={"keep": False, "lower": True}.get(
-                        getattr(cfg, "flota_case", "auto")))
+            required_path(cfg, "flota_vocab")
+            self.tokenizer = tokenizer_from_options(cfg)
         self.style = self.tokenizer.style
         self.marker, self.marker_on_start, _ = STYLES[self.style]
 

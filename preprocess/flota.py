@@ -39,6 +39,7 @@ import random
 import re
 import sys
 from collections import Counter
+from itertools import compress
 from typing import Iterable, Optional, Sequence, Union
 
 from preprocess.common import UserError, flatten_line
@@ -325,7 +326,7 @@ class FlotaTokenizer:
         m = self.marker
         self.token_set = frozenset(tokens)
         plain = self.token_set
-        marked = frozenset(t[len(m):] for t in tokens if t.startswith(m))
+        marked = frozenset({t[len(m):] for t in tokens if t.startswith(m)})
         # a "form" is (set of bare strings, prefix to put back); start form first at position 0
         plain_form, marked_form = (plain, ""), (marked, m)
         start_form, cont_form = (marked_form, plain_form) if marker_on_start else (plain_form, marked_form)
@@ -338,16 +339,17 @@ class FlotaTokenizer:
         else:
             self._forms0, self._forms1 = (start_form, cont_form), (cont_form, start_form)
             self._whole_forms = (start_form, cont_form)
-        # bare string -> token, for position 0, later positions and the whole-word check (earlier forms win)
-        self._map0, self._map1, self._whole = (self._form_map(f) for f in (self._forms0, self._forms1,
-                                                                            self._whole_forms))
-        lengths0 = {len(s) for form in self._forms0 for s in form[0]}
-        lengths1 = {len(s) for form in self._forms1 for s in form[0]}
-        self._lengths = frozenset(lengths0 | lengths1)
+        # bare string -> token, for position 0, later positions and the whole-word check (earlier forms win;
+        # equal form lists share one table)
+        maps: dict = {}
+        self._map0, self._map1, self._whole = (maps.get(f) or maps.setdefault(f, self._form_map(f))
+                                               for f in (self._forms0, self._forms1, self._whole_forms))
+        sets = {id(strings): strings for strings, _ in self._forms0 + self._forms1}.values()
+        self._lengths = frozenset().union(*(map(len, strings) for strings in sets))
         self._max_piece = max(self._lengths) if self._lengths else 0
         # bare strings with a '-' after their first character: they can match across an already covered span
-        self._hyphen_bare = sorted({s for form in self._forms0 + self._forms1 for s in form[0]
-                                    if "-" in s[1:] and not s.startswith("-")})
+        self._hyphen_bare = sorted({s for strings in sets for s in strings
+                                    if "-" in s and "-" in s[1:] and not s.startswith("-")})
         self._hyphen_first = frozenset(s[0] for s in self._hyphen_bare)
 
         self._segmenter = None
@@ -381,8 +383,7 @@ class FlotaTokenizer:
     def _form_map(forms) -> dict:
         table = {}
         for strings, prefix in reversed(forms):
-            for bare in strings:
-                table[bare] = prefix + bare
+            table.update({bare: prefix + bare for bare in strings} if prefix else zip(strings, strings))
         return table
 
     def _lookup(self, bare: str, forms) -> Optional[str]:
@@ -555,7 +556,9 @@ class FlotaTokenizer:
 
 def is_uncased(tokens: Iterable[str]) -> bool:
     """True when no token other than a bracketed special (``[CLS]``, ``<s>``) changes under lower-casing."""
-    return not any(t != t.lower() and not (t[:1] + t[-1:] in ("[]", "<>")) for t in tokens)
+    tokens = list(tokens)
+    changed = compress(tokens, map(str.__ne__, tokens, map(str.lower, tokens)))
+    return not any(t[:1] + t[-1:] not in ("[]", "<>") for t in changed)
 
 
 def detokenize(pieces: Sequence[str], style: str, byte_level: bool = False) -> str:
@@ -683,6 +686,20 @@ def gpt2_id_tokenizer(options) -> Gpt2IdFlota:
                        byte_level=bool(getattr(options, "flota_byte_level", False)))
 
 
+def tokenizer_from_options(options) -> Union[FlotaTokenizer, Gpt2IdFlota]:
+    """The tokenizer that ``--flota-*`` options describe (an argparse namespace or the fairseq adapter's config):
+    :class:`Gpt2IdFlota` for an official checkpoint's dict.txt of GPT-2 ids, else :class:`FlotaTokenizer`.  The
+    vocabulary file is read once for both the check and the tokenizer."""
+    vocab = load_vocab(options.flota_vocab)
+    if getattr(options, "flota_gpt2_encoder", None) or is_gpt2_id_dict(vocab):
+        return gpt2_id_tokenizer(options)
+    return FlotaTokenizer(vocab, options.flota_style, k=options.flota_k, mode=options.flota_mode,
+                          strict=bool(options.flota_strict), max_len=options.flota_max_len,
+                          unk_token=getattr(options, "flota_unk", None) or None,
+                          byte_level=bool(getattr(options, "flota_byte_level", False)),
+                          lowercase={"keep": False, "lower": True}.get(getattr(options, "flota_case", "auto")))
+
+
 # --- preprocess.encode hooks ----------------------------------------------------------------------------------
 
 class FlotaEncoder:
@@ -740,14 +757,7 @@ def make_encoder(args: argparse.Namespace) -> FlotaEncoder:
     noise_p = float(getattr(args, "noise_p", 0.0) or 0.0)
     if not 0.0 <= noise_p <= 1.0:
         raise UserError(f"--noise-p must be between 0 and 1, not {noise_p}")
-    if getattr(args, "flota_gpt2_encoder", None) or is_gpt2_id_dict(args.flota_vocab):
-        return FlotaEncoder(gpt2_id_tokenizer(args), noise_p, int(getattr(args, "noise_seed", 0) or 0))
-    tok = FlotaTokenizer(args.flota_vocab, args.flota_style, k=args.flota_k, mode=args.flota_mode,
-                         strict=bool(args.flota_strict), max_len=args.flota_max_len,
-                         unk_token=getattr(args, "flota_unk", None) or None,
-                         byte_level=bool(getattr(args, "flota_byte_level", False)),
-                         lowercase={"keep": False, "lower": True}.get(getattr(args, "flota_case", "auto")))
-    return FlotaEncoder(tok, noise_p, int(getattr(args, "noise_seed", 0) or 0))
+    return FlotaEncoder(tokenizer_from_options(args), noise_p, int(getattr(args, "noise_seed", 0) or 0))
 
 
 # --- command line: the fairseq dictionary of an inventory --------------------------------------------------------
