@@ -32,8 +32,6 @@ import sys
 import traceback
 from typing import Iterable, Iterator
 
-from tqdm import tqdm
-
 from preprocess.common import (UserError, atomic_output, check_output_path, make_temp_file, open_binary_input,
                                read_lines, require_file, run_main, split_lines_file)
 
@@ -201,6 +199,27 @@ def _unlink(path: str) -> None:
         os.unlink(path)
 
 
+class _NoProgress:
+    """The part of a tqdm bar that encoding uses, for --quiet (tqdm is then not even imported)."""
+    total, n = None, 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _progress_bar(args, src: str):
+    if args.quiet:
+        return _NoProgress()
+    from tqdm import tqdm
+    return tqdm(total=None, unit=" lines", desc=f"{args.scheme} {src}", file=sys.stderr, mininterval=0.5)
+
+
 class FileEncoder:
     """Encode whole files with one scheme; reusable from Python::
 
@@ -234,10 +253,9 @@ class FileEncoder:
         check_output_path(dst)
         args = self.args
         workers = max(1, args.workers)
-        with tqdm(total=None, unit=" lines", desc=f"{args.scheme} {src}", disable=args.quiet, file=sys.stderr,
-                  mininterval=0.5) as bar:
+        with _progress_bar(args, src) as bar:
             if workers == 1 or (src != "-" and os.path.getsize(src) == 0):
-                if src != "-" and not src.endswith(".gz"):
+                if not args.quiet and src != "-" and not src.endswith(".gz"):
                     bar.total = split_lines_file(src, 0)[0]
                 before = encoder_counters(self.encoder)
                 with atomic_output(dst) as out:
