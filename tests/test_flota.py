@@ -192,6 +192,23 @@ def test_equivalence_with_published_method_on_all_arxiv_titles(shared_path, name
             assert tok.tokenize(title) == [p for w in re.findall(r"[\w]+|[^\s\w]", title) for p in expected[w]]
 
 
+@pytest.mark.parametrize("name,style", INVENTORIES)
+def test_benchmark_baseline_is_the_published_method(shared_path, name, style):
+    """bench/flota.py times the library against its own straightforward version: both must give the same tokens
+    (the benchmark asserts this only for the bert inventory it runs on)."""
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location(
+        "bench_flota", Path(__file__).resolve().parent.parent / "bench" / "flota.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    vocab_path = shared_path(f"flota_vocabs/{name}.txt")
+    baseline = bench.StraightforwardFlota(read_inventory(vocab_path), style, 3)
+    tok = FlotaTokenizer(vocab_path, style, k=3, cache_size=0)
+    titles = arxiv_titles(shared_path("flota_arxiv"))[::50]
+    assert [tok.tokenize(t) for t in titles] == [baseline.tokenize(t) for t in titles]
+
+
 def test_published_strictness_on_arxiv_sample(shared_path):
     vocab_path = shared_path("flota_vocabs/bert-base-uncased.txt")
     vocab = read_inventory(vocab_path)
