@@ -155,24 +155,26 @@ class NltkTagger:
         cidx = {c: i for i, c in enumerate(classes)}
         tables: Dict[str, dict] = {t: {} for t in _TEMPLATES}
         by_head = {" ".join(t.split(" ")[:2]): t for t in _TEMPLATES}   # the first two words name the template
-        rows, cols, vals = [], [], []
-        col, unknown = cidx.get, itertools.repeat(-1)
-        for r, (feat, labels) in enumerate(weights.items()):
-            t = by_head.get(" ".join(feat.split(" ", 2)[:2]))
+        for r, feat in enumerate(weights):   # (head: the text before the second space, or all of it)
+            t = by_head.get(feat[:feat.find(" ", feat.find(" ") + 1)] if feat.count(" ") > 1 else feat)
             if t is not None and (feat == t or feat.startswith(t + " ")):
                 arg = feat[len(t) + 1:]
                 if t in _TWO_ARGS:
                     a, _, b = arg.partition(" ")
                     arg = (a, b)
                 tables[t][arg] = r
-            rows.extend([r] * len(labels))
-            cols.extend(map(col, labels, unknown))
-            vals.extend(labels.values())
-        rows, cols, vals = (np.array(x) for x in (rows, cols, vals))
+        # the matrix: feature r's weights in row r (label dictionaries flattened in C)
+        labels = list(weights.values())
+        counts = list(map(len, labels))
+        rows = np.repeat(np.arange(len(labels)), counts)
+        cols = np.fromiter(map(cidx.get, itertools.chain.from_iterable(labels), itertools.repeat(-1)),
+                           dtype=np.int64, count=len(rows))
+        vals = np.fromiter(itertools.chain.from_iterable(map(dict.values, labels)), dtype=np.float64,
+                           count=len(rows))
         known = cols >= 0   # (a label outside the classes: none in NLTK's model)
         zero = len(weights)
         W = np.zeros((zero + 1, len(classes)), dtype=np.float64)
-        W[rows[known], cols[known]] = vals[known].astype(np.float64)
+        W[rows[known], cols[known]] = vals[known]
         self._W = W
         self._zero = zero
         self._classes = classes
