@@ -384,6 +384,7 @@ class NltkTagger:
             rid[si, :len(s)] = [raw_id.get(w) if w in raw_id else raw(w) for w in s]
         self._sync()
         RW, NW, W = self._RW, self._NW, self._W
+        take = W.take   # (gathers rows 1.8x faster than W[rows] at batch sizes)
         s0, s1, e0, e1 = self._ctx_ids
         mask = np.arange(L)[None, :] < lengths[:, None]
         ctx = np.full((B, L + 4), e0, dtype=np.int64)
@@ -406,7 +407,6 @@ class NltkTagger:
             if len(sel):
                 around = (NW[ctx[sel, j + d]].T for d in range(5))   # the normalised words at i-2 .. i+2
                 feature = self._feature_rows(RW[rid[sel, j]].T, prev[sel], prev2[sel], *around)
-                take = W.take   # (gathers rows 1.8x faster than W[row] at batch sizes)
                 sc = take(feature[0], axis=0) + take(feature[1], axis=0)   # NLTK's order, one row after the other
                 for row in feature[2:]:
                     sc += take(row, axis=0)
