@@ -342,14 +342,16 @@ class FlotaTokenizer:
         # bare string -> token, for position 0, later positions and the whole-word check (earlier forms win;
         # equal form lists share one table)
         maps: dict = {}
-        self._map0, self._map1, self._whole = (maps.get(f) or maps.setdefault(f, self._form_map(f))
-                                               for f in (self._forms0, self._forms1, self._whole_forms))
+        for forms in (self._forms0, self._forms1, self._whole_forms):
+            if forms not in maps:
+                maps[forms] = self._form_map(forms)
+        self._map0, self._map1, self._whole = maps[self._forms0], maps[self._forms1], maps[self._whole_forms]
         sets = {id(strings): strings for strings, _ in self._forms0 + self._forms1}.values()
         self._lengths = frozenset().union(*(map(len, strings) for strings in sets))
         self._max_piece = max(self._lengths) if self._lengths else 0
-        # bare strings with a '-' after their first character: they can match across an already covered span
-        self._hyphen_bare = sorted({s for strings in sets for s in strings
-                                    if "-" in s and "-" in s[1:] and not s.startswith("-")})
+        # bare strings with a '-' after their first character (and none as their first): they can match across
+        # an already covered span
+        self._hyphen_bare = sorted({s for strings in sets for s in strings if s.find("-") > 0})
         self._hyphen_first = frozenset(s[0] for s in self._hyphen_bare)
 
         self._segmenter = None

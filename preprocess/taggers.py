@@ -320,9 +320,10 @@ class NltkTagger:
                         todo = [i for i in range(j, len(rows)) if rows[i][2] < 0]
                         static = dict(zip(todo, self._static_scores(rows, ctx, todo)))
                     # the 14 rows summed in another order (the 10 that do not depend on the tags, for the open
-                    # positions of the sentence at once, then the pair table and the tag+word row): fl(sum) in any order is within
-                    # gamma_13 * sum|w| of the exact sum, so two orders differ by at most margin / 2; a best class
-                    # ahead of the runner-up by more than that is NLTK's best class too.  Otherwise NLTK's order.
+                    # positions of the sentence at once, then the pair table and the tag+word row): fl(sum) in any
+                    # order is within gamma_13 * sum|w| of the exact sum, so two orders differ by at most margin / 2;
+                    # a best class ahead of the runner-up by more than that is NLTK's best class too.  Otherwise
+                    # NLTK's order.
                     scores = static[j] + D[prev, prev2]
                     tw = NWl[ctx[j + 2]][7]
                     if tw:   # (row 0: the word has no 'i-1 tag+i word' feature, its row is zeros)
