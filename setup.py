@@ -1,4 +1,7 @@
-from setuptools import setup
+import hashlib
+import os
+
+from setuptools import Extension, setup
 
 #: the command-line tools people type; each is also `python -m MODULE`
 CONSOLE_SCRIPTS = {
@@ -30,6 +33,27 @@ CONSOLE_SCRIPTS = {
     "morphtok-report": "train_scripts.report",
 }
 
+
+
+def compiled_extensions() -> list:
+    """preprocess._flota_search: preprocess/flota_search.py compiled with Cython (as fairseq compiles its data
+    utilities), from a copy that records the source's SHA-256 so that a stale build is never used.  Optional: without
+    Cython or a C compiler the package installs and runs the same code as plain Python."""
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        return []
+    source = os.path.join("preprocess", "flota_search.py")
+    with open(source, "rb") as fh:
+        text = fh.read()
+    copy = os.path.join("build", "cython", "preprocess", "_flota_search.py")
+    os.makedirs(os.path.dirname(copy), exist_ok=True)
+    with open(copy, "wb") as fh:
+        fh.write(text + b"\nSOURCE_SHA256 = %r\n" % hashlib.sha256(text).hexdigest())
+    extension = Extension("preprocess._flota_search", [copy], optional=True)
+    return cythonize([extension], compiler_directives={"language_level": 3}, quiet=True)
+
+
 setup(
     name="morphtok-fairseq",
     version="0.1.0",
@@ -40,6 +64,7 @@ setup(
         "sentencepiece", "sacrebleu", "sacremoses", "lemminflect", "nltk", "HanTa", "tqdm", "matplotlib",
         "submitit", "scipy", "tensorboardX",
     ],
+    ext_modules=compiled_extensions(),
     extras_require={"fairseq": ["fairseq-fixed==0.12.3.1"], "test": ["pytest"]},
     entry_points={"console_scripts": [f"{name} = {module}:cli" for name, module in CONSOLE_SCRIPTS.items()]},
 )

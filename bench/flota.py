@@ -6,9 +6,10 @@ Both run in this process on one core over all ArXiv-L titles (cs, maths, physics
 straightforward version follows the paper's pseudocode literally: for every recursive call it scans all
 substrings from the longest, builds the residue string for the match, and it remembers nothing between words.
 The outputs are asserted identical title by title.  Times are CPU seconds of this process, the best of
-``--repeat`` passes; the three implementations alternate every 500 titles within a pass, and the speed-up is
-the median over passes of the per-pass ratio.  The library is timed twice: as shipped (with its word
-cache) and with the cache disabled (``cache_size=0``), which measures the search alone.
+``--repeat`` passes; the implementations alternate every 500 titles within a pass, and the speed-up is the
+median over passes of the per-pass ratio.  The library is timed three times: as shipped (with its word cache),
+with the cache disabled (``cache_size=0``), which measures the search alone, and with the cache disabled and the
+search run as plain Python (``preprocess/flota_search.py`` not compiled: a machine without a C compiler).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from preprocess.flota import STYLES, FlotaTokenizer  # noqa: E402
+from preprocess.flota import STYLES, FlotaTokenizer, PythonSearchFlotaTokenizer  # noqa: E402
 
 SPLIT = re.compile(r"[\w]+|[^\s\w]")
 
@@ -117,35 +118,38 @@ def main(argv=None) -> int:
 
     naive = StraightforwardFlota(vocab, args.style, args.k)
     nocache = FlotaTokenizer(vocab_path, args.style, k=args.k, cache_size=0)
-    names = ("naive", "nocache", "lib")
+    python = PythonSearchFlotaTokenizer(vocab_path, args.style, k=args.k, cache_size=0)
+    names = ("naive", "python", "nocache", "lib")
     passes = []
     for _ in range(args.repeat):
         lib = FlotaTokenizer(vocab_path, args.style, k=args.k)  # fresh: the word cache starts empty every pass
-        fns = {"naive": naive.tokenize, "nocache": nocache.tokenize, "lib": lib.tokenize}
+        fns = {"naive": naive.tokenize, "python": python.tokenize, "nocache": nocache.tokenize, "lib": lib.tokenize}
         seconds = dict.fromkeys(names, 0.0)
         outs = {name: [] for name in names}
-        # the three alternate every 500 titles: on a shared machine whose speed drifts within seconds, each
-        # group of three chunks sees the same drift
+        # they alternate every 500 titles: on a shared machine whose speed drifts within seconds, each group of
+        # chunks sees the same drift
         for i in range(0, len(titles), 500):
             for name in names:
                 t, out = timed(fns[name], titles[i:i + 500])
                 seconds[name] += t
                 outs[name].extend(out)
-        assert outs["lib"] == outs["naive"], "library output differs from the straightforward implementation"
-        assert outs["nocache"] == outs["naive"], \
-            "library output (no cache) differs from the straightforward implementation"
+        for name in names[1:]:
+            assert outs[name] == outs["naive"], f"library output ({name}) differs from the straightforward version"
         passes.append(seconds)
-    t_naive, t_nocache, t_lib = (min(p[name] for p in passes) for name in names)
 
     def speedup(name: str) -> float:   # the median pass's
         return sorted(p["naive"] / p[name] for p in passes)[len(passes) // 2]
 
-    print(f"{len(titles)} ArXiv-L titles, {n_words} words, {args.inventory}, k={args.k}, one core")
+    compiled = PythonSearchFlotaTokenizer is not FlotaTokenizer
+    search = "compiled (preprocess._flota_search)" if compiled else "plain Python (not compiled here)"
+    print(f"{len(titles)} ArXiv-L titles, {n_words} words, {args.inventory}, k={args.k}, one core; search: {search}")
     print("| implementation | CPU seconds | words/s | speed-up |")
     print("|---|---|---|---|")
-    for name, key, t in (("straightforward recursion", "naive", t_naive),
-                         ("preprocess.flota, cache off", "nocache", t_nocache),
-                         ("preprocess.flota (default, word cache)", "lib", t_lib)):
+    for name, key in (("straightforward recursion", "naive"),
+                      ("preprocess.flota, cache off, search as plain Python", "python"),
+                      ("preprocess.flota, cache off", "nocache"),
+                      ("preprocess.flota (default, word cache)", "lib")):
+        t = min(p[key] for p in passes)
         print(f"| {name} | {t:.2f} | {n_words / t:,.0f} | {speedup(key):.1f}x |")
     print("outputs identical: yes")
     return 0

@@ -43,12 +43,11 @@ from itertools import compress
 from typing import Iterable, Optional, Sequence, Union
 
 from preprocess.common import UserError, flatten_line
+from preprocess.flota_search import FlotaSearch, search_class
 from preprocess.spm import SPACE_SYMBOL, load_model
 
 #: pretokenisation of the released code: runs of word characters, or any single other non-space character
 PRETOKENIZE = re.compile(r"[\w]+|[^\s\w]")
-#: runs of characters a FLOTA search may start in (the word's own hyphens count as covered)
-_UNCOVERED = re.compile(r"[^-]+")
 
 #: style -> (marker, marker marks word starts?, default max_len of the released code)
 STYLES = {
@@ -273,7 +272,7 @@ def wordpiece_segment(word: str, vocab: set, unk: Optional[str] = "[UNK]", prefi
 
 # --- FLOTA ----------------------------------------------------------------------------------------------------
 
-class FlotaTokenizer:
+class FlotaTokenizer(search_class()):
     """FLOTA over a vocabulary; see the module docstring.
 
     ``vocab``: anything :func:`load_vocab` reads.  ``style``: ``wordpiece``, ``gpt2``, ``sentencepiece`` or
@@ -380,121 +379,13 @@ class FlotaTokenizer:
             self._segmenter = self._standard_segmenter()
         return list(self._segmenter(word)) if word else []
 
-    # -- FLOTA search -------------------------------------------------------------------------------------------
+    # -- FLOTA search tables (the search itself: preprocess/flota_search.py) ------------------------------------
     @staticmethod
     def _form_map(forms) -> dict:
         table = {}
         for strings, prefix in reversed(forms):
             table.update({bare: prefix + bare for bare in strings} if prefix else zip(strings, strings))
         return table
-
-    def _lookup(self, bare: str, forms) -> Optional[str]:
-        for strings, prefix in forms:
-            if bare in strings:
-                return prefix + bare
-        return None
-
-    def flota_pieces(self, word: str, k: int) -> list:
-        """(position, token) pairs that FLOTA finds in ``word`` (already in the vocabulary's alphabet), at most
-        ``k`` of them, sorted by position.  The whole-word check is not applied here.
-
-        One scan pointer (length, position) moves forward in the paper's order (longest first, then leftmost)
-        across all k steps: everything before it is either not in the vocabulary or overlaps a covered span, and
-        covered spans only grow, so it never looks back.  The uncovered characters are kept as gaps (intervals),
-        so the scan tries only substrings inside one gap and starts at the widest gap's length; substrings that
-        run across covered characters (which the released code's residue writes as ``-``) can only match a
-        vocabulary string with a ``-`` inside and are looked for separately (``hyphen_bare``)."""
-        n = len(word)
-        cap = min(n, self.max_len, self._max_piece)
-        if cap < 1:
-            return []
-        if "-" in word:   # a hyphen of the word's own counts as covered, as in the released code's residue
-            gaps = [(m.start(), m.end()) for m in _UNCOVERED.finditer(word)]
-        else:
-            gaps = [(0, n)]
-        hyphen_bare = self._relevant_hyphen_bare(word, cap) \
-            if self._hyphen_bare and not self._hyphen_first.isdisjoint(word) else ()
-        lengths, get0, get1 = self._lengths, self._map0.get, self._map1.get
-        found = []
-        l, i = cap, 0
-        while gaps and len(found) < k:
-            widest = max(b - a for a, b in gaps) if len(gaps) > 1 else gaps[0][1] - gaps[0][0]
-            if l > widest:
-                l, i = widest, 0
-            best = None
-            while l >= 1:
-                if l in lengths:
-                    for a, b in gaps:
-                        p = a if a > i else i
-                        if p == 0:
-                            tok = get0(word[:l]) if b >= l else None
-                            if tok is not None:
-                                best = (l, 0, tok)
-                                break
-                            p = 1
-                        for p in range(p, b - l + 1):
-                            tok = get1(word[p:p + l])
-                            if tok is not None:
-                                best = (l, p, tok)
-                                break
-                        if best is not None:
-                            break
-                    if best is not None:
-                        i = best[1]
-                        break
-                l -= 1
-                i = 0
-            across = False
-            if hyphen_bare and (len(gaps) > 1 or gaps[0] != (0, n)):
-                alt = self._best_hyphen_candidate(word, gaps, hyphen_bare)
-                if alt is not None and (best is None or (-alt[0], alt[1]) < (-best[0], best[1])):
-                    best, across = alt, True
-            if best is None:
-                break
-            bl, bi, tok = best
-            found.append((bi, tok))
-            if len(found) == k:
-                break
-            be = bi + bl
-            if across:   # a match across covered characters may cut several gaps
-                gaps = [g for a, b in gaps for g in ((a, min(b, bi)), (max(a, be), b)) if g[0] < g[1]]
-            else:        # a match inside one gap cuts that gap only
-                for gi, (a, b) in enumerate(gaps):
-                    if a <= bi < b:
-                        if bi > a:
-                            gaps[gi:gi + 1] = [(a, bi), (be, b)] if be < b else [(a, bi)]
-                        elif be < b:
-                            gaps[gi] = (be, b)
-                        else:
-                            del gaps[gi]
-                        break
-        found.sort()
-        return found
-
-    def _relevant_hyphen_bare(self, word: str, cap: int) -> tuple:
-        chars = set(word) | {"-"}
-        return tuple(s for s in self._hyphen_bare if len(s) <= cap and set(s) <= chars)
-
-    def _best_hyphen_candidate(self, word: str, gaps: list, hyphen_bare):
-        """The best (longest, leftmost) match of a vocabulary string with a ``-`` inside on the released code's
-        residue (covered characters written as ``-``), starting at an uncovered character."""
-        residue = ["-"] * len(word)
-        for a, b in gaps:
-            residue[a:b] = word[a:b]
-        residue = "".join(residue)
-        free = {p for a, b in gaps for p in range(a, b)}
-        best = None
-        for bare in hyphen_bare:
-            start = residue.find(bare)
-            while start >= 0:
-                if start in free:
-                    tok = (self._map1 if start else self._map0).get(bare)
-                    if tok is not None:
-                        key = (-len(bare), start)
-                        if best is None or key < (-best[0], best[1]):
-                            best = (len(bare), start, tok)
-                start = residue.find(bare, start + 1)
-        return best
 
     # -- public API ---------------------------------------------------------------------------------------------
     def tokenize_word(self, word: str) -> list:
@@ -504,7 +395,7 @@ class FlotaTokenizer:
         cached = self._cache.get(word)
         if cached is not None:
             return list(cached)
-        w = to_byte_level(word) if self.byte_level else word
+        w = to_byte_level(word) if self.byte_level else str(word)   # numpy.str_ as str (for the compiled search)
         pieces = None
         whole = self._whole.get(w)
         if whole is not None:
@@ -554,6 +445,12 @@ class FlotaTokenizer:
     def decode(self, text: Union[str, Sequence[str]]) -> str:
         pieces = text.split() if isinstance(text, str) else list(text)
         return detokenize(pieces, self.style, self.byte_level)
+
+
+#: FlotaTokenizer with its search run as plain Python also where preprocess._flota_search is compiled, for the
+#: tests and the benchmark that compare the two (FlotaTokenizer itself where nothing is compiled)
+PythonSearchFlotaTokenizer = FlotaTokenizer if FlotaTokenizer.__bases__ == (FlotaSearch,) else \
+    type("PythonSearchFlotaTokenizer", (FlotaSearch, FlotaTokenizer), {})
 
 
 def is_uncased(tokens: Iterable[str]) -> bool:

@@ -2,7 +2,7 @@
 # Idempotent set-up of the project virtualenv (.venv by default).
 # - torch==2.13.0 (CPU wheel) unless a torch is already importable in the venv's python
 # - fairseq-fixed==0.12.3.1 built once, --no-deps --no-build-isolation, without torchaudio
-# - the field's packages, and this project in editable mode
+# - the field's packages, and this project in editable mode (FLOTA's search compiled with Cython when cc exists)
 # - NLTK tagger data: downloader first, ../shared/data/nltk_data as fallback (reported)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,6 +43,18 @@ if [ ! -f "$stamp" ]; then
 else
   echo "[install] $VENV is set up (remove $stamp to reinstall)"
 fi
+
+# FLOTA's search compiled with Cython (preprocess/_flota_search): rebuilt when preprocess/flota_search.py changed
+# since the last build; without a C compiler it stays plain Python (same output, slower)
+search_state() {
+  (cd "$here" && "$vpy" -W ignore -c 'from preprocess import flota_search as f
+print("compiled" if f.search_class() is not f.FlotaSearch else "python")')
+}
+if [ "$(search_state)" = python ] && command -v cc >/dev/null; then
+  echo "[install] compiling FLOTA's search (preprocess/flota_search.py, Cython)"
+  pipi --no-deps --no-build-isolation -e "$here"
+fi
+echo "[install] FLOTA search: $(search_state)"
 
 # NLTK data (averaged perceptron tagger + universal tagset)
 nltk_dir=$VENV/nltk_data

@@ -5,15 +5,23 @@ import csv
 import json
 import random
 import re
+import shutil
+import subprocess
 import sys
+import warnings
 
 import pytest
 
+from preprocess import flota_search
 from preprocess.common import UserError
-from preprocess.flota import (FlotaEncoder, FlotaTokenizer, detokenize, inject_whitespace_noise, line_rng,
-                              load_vocab, to_byte_level, from_byte_level, wordpiece_segment, write_fairseq_dict)
+from preprocess.flota import (FlotaEncoder, FlotaTokenizer, PythonSearchFlotaTokenizer, detokenize,
+                              inject_whitespace_noise, line_rng, load_vocab, to_byte_level, from_byte_level,
+                              wordpiece_segment, write_fairseq_dict)
 
 INVENTORIES = [("bert-base-uncased", "wordpiece"), ("gpt2", "gpt2"), ("xlnet-base-cased", "sentencepiece")]
+
+#: the tokenizer as imported (compiled search where built) and with the plain Python search
+SEARCHES = [pytest.param(FlotaTokenizer, id="as-imported"), pytest.param(PythonSearchFlotaTokenizer, id="python")]
 
 
 # --- an independent, straightforward re-implementation of the paper's pseudocode (Figure 1) and of the -------
@@ -220,7 +228,8 @@ def test_published_strictness_on_arxiv_sample(shared_path):
         assert [tok.tokenize_word(w) for w in words] == [ref(w) for w in words]
 
 
-def test_equivalence_on_random_words_with_hyphen_tokens():
+@pytest.mark.parametrize("tokenizer_class", SEARCHES)
+def test_equivalence_on_random_words_with_hyphen_tokens(tokenizer_class):
     """The optimised scan against the reference on random toy vocabularies, including tokens with inner
     hyphens (which can match across an already covered span, as in the published code) and words with '-'."""
     rng = random.Random(7)
@@ -243,13 +252,71 @@ def test_equivalence_on_random_words_with_hyphen_tokens():
         strict = rng.choice([False, False, True, "published"])
         max_len = rng.choice([None, 2, 3])
         ref = reference_flota(vocab, style, k, strict=strict, max_len=max_len)
-        tok = FlotaTokenizer(sorted(vocab), style, k=k, strict=strict, max_len=max_len)
+        tok = tokenizer_class(sorted(vocab), style, k=k, strict=strict, max_len=max_len)
         for _ in range(30):
             w = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
             expected = ref(w)
             assert tok.tokenize_word(w) == expected, (style, sorted(vocab), k, strict, max_len, w)
             across += sum("-" in p.lstrip("#\u0120\u2581")[1:] for p in expected[1:])
     assert across > 50
+
+
+# --- the compiled search ---------------------------------------------------------------------------------------
+
+def test_search_is_compiled_where_cython_and_a_compiler_exist():
+    """`make install` compiles preprocess/flota_search.py with Cython; only a machine without either runs it as
+    plain Python (then this skips, and says why)."""
+    pytest.importorskip("Cython", reason="Cython not installed: FLOTA's search runs as plain Python")
+    if not (shutil.which("cc") or shutil.which("gcc")):
+        pytest.skip("no C compiler: FLOTA's search runs as plain Python")
+    assert flota_search.search_class() is not flota_search.FlotaSearch, \
+        "preprocess._flota_search is missing or stale: run `make install`"
+    assert PythonSearchFlotaTokenizer is not FlotaTokenizer
+    assert FlotaTokenizer.flota_pieces is not PythonSearchFlotaTokenizer.flota_pieces
+
+
+@pytest.mark.parametrize("name,style", INVENTORIES)
+def test_compiled_search_equals_python_search(shared_path, name, style):
+    """Every distinct ArXiv word, k = 3, in all three strict modes: the compiled search and the plain Python one
+    find the same pieces (the as-imported tokenizer is checked against the published method above)."""
+    if PythonSearchFlotaTokenizer is FlotaTokenizer:
+        pytest.skip("the search is not compiled here (see test_search_is_compiled_where_cython_and_a_compiler_exist)")
+    vocab_path = shared_path(f"flota_vocabs/{name}.txt")
+    words = sorted({w for t in arxiv_titles(shared_path("flota_arxiv")) for w in re.findall(r"[\w]+|[^\s\w]", t)})
+    words += ["a-b", "-x-", "x_--y", "-", "--"]   # the word's own hyphens count as covered
+    for strict in (False, True, "published"):
+        compiled = FlotaTokenizer(vocab_path, style, k=3, strict=strict, cache_size=0)
+        python = PythonSearchFlotaTokenizer(vocab_path, style, k=3, strict=strict, cache_size=0)
+        differ = [w for w in words if compiled.flota_pieces(w, 3) != python.flota_pieces(w, 3)]
+        assert not differ, f"strict={strict}: {len(differ)} words differ, e.g. {differ[:5]}"
+    # the compiled search takes exactly str; tokenize_word passes a str subclass (numpy.str_) on as str
+    subclass = type("StrSubclass", (str,), {})
+    assert compiled.tokenize_word(subclass("unhappinessx")) == python.tokenize_word("unhappinessx")
+
+
+def test_stale_compiled_search_is_not_used(monkeypatch):
+    """A compiled module built from an older flota_search.py is reported and not used; preprocess.flota then
+    runs the search as plain Python (as on a machine without a compiler)."""
+    pytest.importorskip("preprocess._flota_search", reason="the search is not compiled here")
+    monkeypatch.setattr(flota_search, "_source_digest", lambda: "0" * 64)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert flota_search.search_class() is flota_search.FlotaSearch
+    assert any("older preprocess/flota_search.py" in str(w.message) for w in caught)
+    script = """if True:
+        import warnings
+        from preprocess import flota_search
+        flota_search._source_digest = lambda: "0" * 64
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            from preprocess import flota
+        assert flota.PythonSearchFlotaTokenizer is flota.FlotaTokenizer
+        assert flota.FlotaTokenizer.__bases__ == (flota_search.FlotaSearch,)
+        print(flota.FlotaTokenizer(["un", "##happi", "##ness", "##x"], "wordpiece").tokenize("unhappinessx"))
+    """
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['un',", "'##happi',", "'##ness']"]
 
 
 def test_gpt2_hyphen_tokens_across_residue(shared_path):
