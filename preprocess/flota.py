@@ -14,7 +14,8 @@ the same start/continuation preference and fallback, the same hyphen residue (a 
 own, which the pretokenisation never produces, is treated exactly as the released code treats it).  The search
 itself is reorganised (one monotone scan over (length, position) for all steps instead of a fresh scan of a
 rebuilt residue string per step, plus a word cache), which the test suite checks against a plain
-re-implementation of the pseudocode.
+re-implementation of the pseudocode; it lives in :mod:`preprocess.flota_search`, which the install compiles with
+Cython where a C compiler exists.
 
 Two documented departures from the released code, both outside what it was used for:
 
