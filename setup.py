@@ -34,7 +34,6 @@ CONSOLE_SCRIPTS = {
 }
 
 
-
 def compiled_extensions() -> list:
     """preprocess._flota_search: preprocess/flota_search.py compiled with Cython (as fairseq compiles its data
     utilities), from a copy that records the source's SHA-256 so that a stale build is never used.  Optional: without
@@ -50,8 +49,10 @@ def compiled_extensions() -> list:
     os.makedirs(os.path.dirname(copy), exist_ok=True)
     with open(copy, "wb") as fh:
         fh.write(text + b"\nSOURCE_SHA256 = %r\n" % hashlib.sha256(text).hexdigest())
-    extension = Extension("preprocess._flota_search", [copy], optional=True)
-    return cythonize([extension], compiler_directives={"language_level": 3}, quiet=True)
+    extension, = cythonize([Extension("preprocess._flota_search", [copy])], compiler_directives={"language_level": 3},
+                           quiet=True)
+    extension.optional = True   # a failed C compile is a warning (cythonize does not carry this flag over)
+    return [extension]
 
 
 setup(

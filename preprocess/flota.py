@@ -273,6 +273,7 @@ def wordpiece_segment(word: str, vocab: set, unk: Optional[str] = "[UNK]", prefi
 
 # --- FLOTA ----------------------------------------------------------------------------------------------------
 
+# the search methods come from preprocess._flota_search (compiled) where it is built, else preprocess.flota_search
 class FlotaTokenizer(search_class()):
     """FLOTA over a vocabulary; see the module docstring.
 

@@ -1,11 +1,11 @@
 """FLOTA's search over one word: the part of :class:`preprocess.flota.FlotaTokenizer` that runs per word.
 
 It lives in a module of its own so that ``setup.py`` can compile it with Cython, as fairseq compiles its data
-utilities, into ``preprocess._flota_search`` (3.1-3.3x the released code's search instead of 2.0x, see the
-README).  The compiled module is this file's text plus its SHA-256, and gives the same pieces
-(``tests/test_flota.py`` compares the two).  The ``cython.*`` annotations type its integers in C; they are not
-evaluated when this file runs as plain Python, which it does without a C compiler.  :mod:`preprocess.flota` uses
-the compiled module only when it was built from this file's current text (see :func:`search_class`).
+utilities, into ``preprocess._flota_search`` (about 1.6x faster: the README's FLOTA speed section).  The
+compiled module is this file's text plus its SHA-256, and gives the same pieces (``tests/test_flota.py`` compares
+the two).  The ``cython.*`` annotations type its integers in C; they are not evaluated when this file runs as
+plain Python, which it does without a C compiler.  :mod:`preprocess.flota` uses the compiled module only when it
+was built from this file's current text (see :func:`search_class`).
 """
 from __future__ import annotations
 
