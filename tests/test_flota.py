@@ -319,6 +319,24 @@ def test_stale_compiled_search_is_not_used(monkeypatch):
     assert done.stdout.split() == ["['un',", "'##happi',", "'##ness']"]
 
 
+def test_search_runs_without_cython_or_a_build():
+    """A machine with neither Cython nor the compiled module: flota_search.py runs as plain Python (its cython.*
+    annotations are never evaluated) and gives the published pieces."""
+    script = """if True:
+        import sys
+        sys.modules["cython"] = None                      # import cython -> ImportError
+        sys.modules["preprocess._flota_search"] = None    # no compiled module
+        from preprocess import flota, flota_search
+        assert flota_search.cython is None and flota.FlotaTokenizer.__bases__ == (flota_search.FlotaSearch,)
+        tok = flota.FlotaTokenizer(["un", "##happi", "##ness", "##x", "a", "##b"], "wordpiece", k=3)
+        print(tok.tokenize("unhappinessx a-b"))
+    """
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    # k = 3: happi, ness, un (x left over); '-' is no token and dropped; b only as ##b (the fallback form)
+    assert done.stdout.strip() == "['un', '##happi', '##ness', 'a', '##b']"
+
+
 def test_gpt2_hyphen_tokens_across_residue(shared_path):
     """gpt2 has tokens such as '_-': after 'ab' is removed from 'x_ab', the residue 'x_--' contains '_-'."""
     vocab_path = shared_path("flota_vocabs/gpt2.txt")
