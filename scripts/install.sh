@@ -50,11 +50,13 @@ search_state() {
   (cd "$here" && "$vpy" -W ignore -c 'from preprocess import flota_search as f
 print("compiled" if f.search_class() is not f.FlotaSearch else "python")')
 }
-if [ "$(search_state)" = python ] && command -v cc >/dev/null; then
+state=$(search_state)
+if [ "$state" = python ] && command -v cc >/dev/null; then
   echo "[install] compiling FLOTA's search (preprocess/flota_search.py, Cython)"
   pipi --no-deps --no-build-isolation -e "$here"
+  state=$(search_state)
 fi
-echo "[install] FLOTA search: $(search_state)"
+echo "[install] FLOTA search: $state"
 
 # NLTK data (averaged perceptron tagger + universal tagset)
 nltk_dir=$VENV/nltk_data
