@@ -70,6 +70,53 @@ def check_output_path(path: str, what: str = "output file") -> str:
     return path
 
 
+def _file_identity(path: str):
+    """(device, inode) of the file ``path`` names after following links, or None when it does not exist yet."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def check_distinct(outputs, inputs=()) -> None:
+    """The output policy's first rule, checked before any work: no output is the same file as an input (a text,
+    model or vocabulary the run reads), and no two outputs are one file.  Files are compared by device and inode,
+    so ``./x``, an absolute path, a hard link and a symlink to ``x`` are all caught.  ``-`` and character devices
+    (``/dev/null``, ``/dev/stdout``) are streams, not files, and are never compared.
+
+    ``outputs`` and ``inputs`` are paths, or ``(path, what)`` pairs naming their role for the message."""
+    def named(items, default):
+        for item in items:
+            path, what = (item, default) if isinstance(item, (str, os.PathLike)) else item
+            if path and path != "-":
+                yield os.fspath(path), what
+
+    seen: dict = {}
+    for path, what in named(inputs, "input"):
+        ident = _file_identity(path)
+        if ident is not None and not _is_stream(path):
+            seen.setdefault(ident, (path, what))
+    for path, what in named(outputs, "output"):
+        ident = _file_identity(path)
+        if ident is None or _is_stream(path):
+            continue
+        if ident in seen:
+            other, other_what = seen[ident]
+            raise UserError(f"{what} {path} is the same file as {other_what} {other}: refusing to overwrite it")
+        seen[ident] = (path, what)
+
+
+def _is_stream(path: str) -> bool:
+    """Character devices, FIFOs and sockets: written in place, never replaced."""
+    import stat
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 def open_binary_input(path: str) -> IO[bytes]:
     if path == "-":
         return sys.stdin.buffer
