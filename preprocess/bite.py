@@ -682,7 +682,7 @@ def main(argv=None) -> int:
     ``python -m preprocess.bite decode`` (BITE tokens back to text, e.g. to read a model's output)."""
     import sys
 
-    from preprocess.common import atomic_output, read_lines
+    from preprocess.common import atomic_output, check_distinct, check_output_path, read_lines, require_input
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
@@ -703,6 +703,9 @@ def main(argv=None) -> int:
         from preprocess.encode import main as encode_main
         return encode_main(["--scheme", "bite", *argv[1:]])
     args = parser.parse_args(argv)
+    require_input(args.input, "input file")
+    check_output_path(args.output)
+    check_distinct([(args.output, "--output")], [(args.input, "--input")])
     # decoding needs no tagger; HanTa's model ships with HanTa (no NLTK data needed)
     bite = BiteTokenizer(pretokenizer=args.pretokenizer, tagger="hanta")
     with atomic_output(args.output) as out:

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import os
 import re
 import signal
 import sys
 import tempfile
+import threading
 from typing import IO, Iterator
 
 #: Characters that would split a line in fairseq (which reads text files with universal newlines) or that
@@ -54,13 +56,19 @@ def require_file(path: str, what: str) -> str:
 
 
 def check_output_path(path: str, what: str = "output file") -> str:
-    """Fail early (before any work) on an output path that cannot be written: a directory, or a path whose
-    parent is a file."""
-    if path == "-":
+    """Fail early (before any work) on an output path that cannot be written: a directory, a name ending in a
+    slash, or a path whose parent is a file or an unwritable folder.  Streams (``-``, character devices, FIFOs)
+    are always accepted: they are written in place."""
+    if is_stream_output(path):
         return path
+    if not path:
+        raise UserError(f"no {what} given")
+    if path.endswith(("/", os.sep)):
+        raise UserError(f"{what} {path} ends with a slash: give a file name, not a folder")
     if os.path.isdir(path):
         raise UserError(f"{what} is a directory: {path}; give a file name")
-    parent = os.path.dirname(os.path.abspath(path))
+    target = output_target(path)
+    parent = os.path.dirname(target)
     while parent and not os.path.exists(parent):
         parent = os.path.dirname(parent)
     if parent and not os.path.isdir(parent):
@@ -68,6 +76,18 @@ def check_output_path(path: str, what: str = "output file") -> str:
     if parent and not os.access(parent, os.W_OK | os.X_OK):
         raise UserError(f"cannot write {what} {path}: directory {parent} is not writable")
     return path
+
+
+def output_target(path: str) -> str:
+    """The regular file an output path names: a symlink (also a dangling one, or a chain) is followed to its
+    target, so the file is replaced there and the link stays a link."""
+    return os.path.realpath(path)
+
+
+def is_stream_output(path: str) -> bool:
+    """``-``, ``/dev/stdout``/``/dev/stderr`` and existing character devices, FIFOs and sockets: written in
+    place, streaming, never replaced by a regular file."""
+    return path in ("-", "/dev/stdout", "/dev/stderr") or _is_stream(path)
 
 
 def _file_identity(path: str):
@@ -117,41 +137,98 @@ def _is_stream(path: str) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+def is_stream_input(path: str) -> bool:
+    """``-``, ``/dev/stdin``, a FIFO or ``<(...)`` (``/dev/fd/N``), a character device: read once, in order."""
+    return path in ("-", "/dev/stdin") or _is_stream(path)
+
+
+def require_input(path: str, what: str = "input file") -> str:
+    """Like :func:`require_file`, but a FIFO, ``/dev/stdin`` or process substitution is a valid input too."""
+    if path == "-" or (path and _is_stream(path)):
+        return path
+    return require_file(path, what)
+
+
+class _PositionalReader:
+    """Reads a file descriptor shared with other processes at its own position (``os.pread``): forked workers
+    read what the parent opened, never the path again, and no process moves another's file offset."""
+
+    def __init__(self, fd: int):
+        self.fd, self.pos = fd, 0
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        self.pos = pos if whence == 0 else self.pos + pos if whence == 1 else os.fstat(self.fd).st_size + pos
+        return self.pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def read(self, n: int) -> bytes:
+        data = os.pread(self.fd, n, self.pos)
+        self.pos += len(data)
+        return data
+
+    def close(self) -> None:   # the fd belongs to the opener
+        pass
+
+
 def open_binary_input(path: str) -> IO[bytes]:
-    if path == "-":
+    if path in ("-", "/dev/stdin"):
         return sys.stdin.buffer
-    require_file(path, "input file")
+    require_input(path, "input file")
     if path.endswith(".gz"):
         return gzip.open(path, "rb")
     return open(path, "rb")
 
 
+def corrupt_gzip(name: str, fh, exc: Exception) -> UserError:
+    """One line for a truncated or corrupt ``.gz`` input: the file, the compressed byte offset where reading
+    stopped and the decompressed bytes read until then."""
+    raw = getattr(fh, "fileobj", None)
+    where = []
+    with contextlib.suppress(Exception):
+        where.append(f"compressed byte {raw.tell()}")
+    with contextlib.suppress(Exception):
+        where.append(f"after {fh.tell()} decompressed bytes")
+    reason = str(exc) or type(exc).__name__
+    return UserError(f"{name}: corrupt or truncated gzip data ({reason}) at {', '.join(where) or 'unknown position'}")
+
+
+def read_blocks(fh, name: str, block_size: int = 1 << 20, remaining: int | None = None) -> Iterator[bytes]:
+    """Blocks of the open binary input ``fh`` (at most ``remaining`` bytes); a corrupt ``.gz`` is one line."""
+    import zlib
+    while remaining is None or remaining > 0:
+        try:
+            block = fh.read(block_size if remaining is None else min(block_size, remaining))
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise corrupt_gzip(name, fh, exc) from None
+        if not block:
+            return
+        if remaining is not None:
+            remaining -= len(block)
+        yield block
+
+
 def read_lines(path: str, errors: str = "strict", block_size: int = 1 << 22, start: int = 0,
-               end: int | None = None, first_line: int = 0) -> Iterator[str]:
+               end: int | None = None, first_line: int = 0, fd: int | None = None) -> Iterator[str]:
     """Yield the lines of ``path`` (``-`` = stdin) without their ``\\n`` / ``\\r\\n`` terminator.
 
     Only ``\\n`` ends a line, so a stray ``\\r`` or U+2028 inside a line never changes the line count.
-    Undecodable UTF-8 raises :class:`UserError` naming file and line unless ``errors="replace"``.
+    Undecodable UTF-8 raises :class:`UserError` naming file and line unless ``errors="replace"``; a corrupt or
+    truncated ``.gz`` raises one naming file and position.
     The file is read and decoded in blocks of whole lines, which is several times faster than line by line.
     ``start``/``end`` read only that byte range of a plain file (it must start at a line start);
-    ``first_line`` is the number of lines before ``start``, for error messages.
+    ``first_line`` is the number of lines before ``start``, for error messages.  ``fd``: read this already open
+    descriptor of ``path`` (positional reads; the name is used for messages only).
     """
     name = "<stdin>" if path == "-" else path
-    fh = open_binary_input(path)
+    fh = _PositionalReader(fd) if fd is not None else open_binary_input(path)
     lineno = first_line
-    remaining = None if end is None else end - start
     try:
         if start:
             fh.seek(start)
         rest = b""
-        while True:
-            if remaining is None:
-                block = fh.read(block_size)
-            else:
-                block = fh.read(min(block_size, remaining)) if remaining > 0 else b""
-                remaining -= len(block)
-            if not block:
-                break
+        for block in read_blocks(fh, name, block_size, None if end is None else end - start):
             block = rest + block
             cut = block.rfind(b"\n") + 1
             if cut == 0:  # no complete line yet (a very long line): keep reading
@@ -188,21 +265,22 @@ def _decode_lines(raw_lines: list[bytes], name: str, lineno: int, errors: str) -
 
 def count_lines(path: str) -> int | None:
     """Number of lines of a plain file (fast byte count), or None when unknown (stdin, gzip)."""
-    if path == "-" or path.endswith(".gz"):
+    if is_stream_input(path) or path.endswith(".gz"):
         return None
     return split_lines_file(require_file(path, "input file"), 0)[0]
 
 
-def split_lines_file(path: str, segment_bytes: int) -> tuple[int, list[tuple[int, int, int]]]:
+def split_lines_file(path: str, segment_bytes: int, fd: int | None = None) -> tuple[int, list[tuple[int, int, int]]]:
     """Count the lines of a plain file and cut it into byte ranges of about ``segment_bytes`` that start at line
     starts (``segment_bytes <= 0``: one range).  Returns ``(lines, [(start, end, lines_before_start), ...])``.
-    One sequential pass at disk speed; the ranges let worker processes read their own part of the file."""
+    One sequential pass at disk speed; the ranges let worker processes read their own part of the file.
+    ``fd``: count this open descriptor of ``path`` instead of opening the name again."""
     n = 0
     pos = 0
     last = b"\n"
     segments: list[tuple[int, int, int]] = []
     seg_start, seg_line = 0, 0
-    with open(path, "rb") as fh:
+    with (contextlib.nullcontext(_PositionalReader(fd)) if fd is not None else open(path, "rb")) as fh:
         while True:
             block = fh.read(1 << 20)
             if not block:
@@ -230,46 +308,206 @@ def _umask() -> int:
     return mask
 
 
+#: errors that mean "this output cannot be written" (disk full, quota, file size limit, read-only, permission)
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+
+
+def write_error(path: str, exc: OSError) -> UserError:
+    """The one line a failed write of ``path`` gives: the path and the system's reason."""
+    reason = exc.strerror or str(exc)
+    hint = {errno.ENOSPC: " (disk full)", errno.EDQUOT: " (disk quota exceeded)",
+            errno.EFBIG: " (file size limit, see ulimit -f)"}.get(exc.errno, "")
+    return UserError(f"cannot write {path}: {reason}{hint}; nothing was written")
+
+
+def _temp_prefix(target: str) -> str:
+    # the pid in the name lets a later run recognise (and remove) what a killed run left behind
+    return f".{os.path.basename(target)}.{os.getpid()}."
+
+
+_TEMP_RE = re.compile(r"\.(?P<pid>\d+)\.[^/]*\.tmp$")
+
+
+def remove_stale_temporaries(path: str) -> list[str]:
+    """Remove the temporary and part files that a killed run (SIGKILL, power loss) left next to the output
+    ``path``: hidden files ``.<name>.<pid>.*.tmp`` whose process no longer exists.  Returns what was removed."""
+    target = output_target(path)
+    directory, base = os.path.dirname(target), os.path.basename(target)
+    removed = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(f".{base}."):
+            continue
+        m = _TEMP_RE.search(name[len(base) + 1:])
+        if m is None or not _pid_gone(int(m.group("pid"))):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(directory, name))
+            removed.append(name)
+    return removed
+
+
+def _pid_gone(pid: int) -> bool:
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:   # someone else's live process
+        return False
+    return False
+
+
+def prepare_output(path: str) -> str:
+    """Make the folder of the (link-resolved) output ``path``, as every command and worker count does, and remove
+    stale temporaries of earlier killed runs; returns the regular file that will be replaced."""
+    check_output_path(path)
+    target = output_target(path)
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+    except OSError as exc:
+        raise write_error(path, exc) from None
+    remove_stale_temporaries(target)
+    return target
+
+
 def make_temp_file(path: str, tag: str = "") -> tuple[int, str]:
-    """A hidden temporary file next to ``path`` whose mode follows the umask (mkstemp alone gives 0600, which a
-    rename would carry over to the output: unreadable to the group on a shared cluster)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + "." + tag, suffix=".tmp", dir=directory)
-    os.fchmod(fd, 0o666 & ~_umask())
+    """A hidden temporary file next to ``path`` (next to its target, for a symlink) whose mode follows the umask
+    (mkstemp alone gives 0600, which a rename would carry over to the output: unreadable to the group on a shared
+    cluster).  Its name carries this process id, so :func:`remove_stale_temporaries` can clean up after a killed
+    run."""
+    target = output_target(path)
+    directory = os.path.dirname(target)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target) + tag, suffix=".tmp", dir=directory)
+        os.fchmod(fd, 0o666 & ~_umask())
+    except OSError as exc:
+        raise write_error(path, exc) from None
     return fd, tmp
+
+
+class _Output:
+    """One output of :func:`atomic_outputs`: a temporary file beside the target, or a stream written in place."""
+
+    def __init__(self, path: str, mode: str, encoding: str | None):
+        self.path, self.mode, self.encoding = path, mode, encoding
+        self.tmp = self.target = None
+        self.fh = None
+        self.stream = is_stream_output(path)
+
+    def open(self):
+        kwargs = {} if "b" in self.mode else {"encoding": self.encoding, "newline": "\n"}
+        if self.path in ("-", "/dev/stdout"):   # the process's own stdout, whatever it is (pipe, file, tty)
+            self.path = "-"
+            self.fh = sys.stdout.buffer if "b" in self.mode else sys.stdout
+            return self.fh
+        if self.stream:   # a device, FIFO or socket: written in place, streaming; never replaced
+            try:
+                self.fh = open(self.path, self.mode, **kwargs)
+            except OSError as exc:
+                raise write_error(self.path, exc) from None
+            return self.fh
+        self.target = prepare_output(self.path)
+        fd, self.tmp = make_temp_file(self.target)
+        self.fh = os.fdopen(fd, self.mode, **kwargs)
+        return self.fh
+
+    def finish(self) -> None:
+        """Flush and fsync (regular files), so that a later rename cannot publish data that is not on disk."""
+        if self.fh is None:
+            return
+        if self.path == "-":
+            self.fh.flush()
+            return
+        try:
+            self.fh.flush()
+            if self.tmp is not None:
+                os.fsync(self.fh.fileno())
+            self.fh.close()
+        except OSError as exc:
+            raise write_error(self.path, exc) from None
+
+    def commit(self) -> None:
+        if self.tmp is not None:
+            os.replace(self.tmp, self.target)
+            self.tmp = None
+
+    def abort(self) -> None:
+        if self.fh is not None and self.path != "-":
+            with contextlib.suppress(OSError):
+                self.fh.close()
+        if self.tmp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.tmp)
+            self.tmp = None
+
+
+def _fsync_dir(path: str) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _is_write_error(exc: OSError, outputs: list[_Output]) -> bool:
+    if exc.errno not in WRITE_ERRNOS:
+        return False
+    if exc.filename is None:
+        return exc.errno not in (errno.EACCES, errno.EPERM, errno.EIO)  # EACCES on a read names its file
+    return any(exc.filename in (o.tmp, o.path, o.target) for o in outputs)
+
+
+@contextlib.contextmanager
+def atomic_outputs(paths, mode: str = "w", encoding: str | None = "utf-8"):
+    """Open several outputs that are published together or not at all (a model, its vocabulary and its
+    dictionary): yields a list of file objects; each regular file is written to a temporary file beside its
+    target (a symlink's target: the link stays a link), and only when every one of them is written and fsynced
+    are they renamed into place.  On any error (disk full, permission, Ctrl-C, SIGTERM under :func:`run_main`)
+    every temporary file is removed and the existing files are left as they were; a write error becomes one
+    :class:`UserError` line naming the path.
+
+    ``-``, ``/dev/stdout`` and existing character devices, FIFOs and sockets are written in place, streaming
+    (they cannot be replaced atomically).  Outputs follow the umask; missing folders are created."""
+    outputs = [_Output(os.fspath(p), mode, encoding) for p in paths]
+    try:
+        handles = [o.open() for o in outputs]
+        try:
+            yield handles
+        except OSError as exc:
+            if _is_write_error(exc, outputs):
+                named = [o.path for o in outputs if exc.filename in (o.tmp, o.target, o.path)] or \
+                    [o.path for o in outputs]
+                raise write_error(", ".join(named), exc) from None
+            raise
+        for o in outputs:
+            o.finish()
+        for o in outputs:
+            o.commit()
+        for directory in {os.path.dirname(o.target) for o in outputs if o.target}:
+            _fsync_dir(directory)
+    except BaseException:
+        for o in outputs:
+            o.abort()
+        raise
 
 
 @contextlib.contextmanager
 def atomic_output(path: str, mode: str = "w", encoding: str | None = "utf-8"):
-    """Open ``path`` for writing through a temporary file that replaces ``path`` only on success.
+    """Open ``path`` for writing through a temporary file that replaces ``path`` only on success
+    (see :func:`atomic_outputs`, the same policy for one file).
 
     ``-`` writes to stdout.  On any exception (also Ctrl-C, and SIGTERM under :func:`run_main`) the temporary
     file is removed, so no partial output is left.  The file's mode follows the umask, like any file opened
     with ``open``.
     """
-    if path == "-":
-        if "b" in mode:
-            yield sys.stdout.buffer
-        else:
-            yield sys.stdout
-        sys.stdout.flush()
-        return
-    check_output_path(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = make_temp_file(path)
-    except OSError as exc:
-        raise UserError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        kwargs = {} if "b" in mode else {"encoding": encoding, "newline": "\n"}
-        with os.fdopen(fd, mode, **kwargs) as fh:
-            yield fh
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    with atomic_outputs([path], mode, encoding) as (fh,):
+        yield fh
 
 
 def handle_sigterm() -> None:
@@ -277,12 +515,39 @@ def handle_sigterm() -> None:
     signal.signal(signal.SIGTERM, _raise_terminated)
 
 
+def _ignore_signal(signum, frame):
+    pass
+
+
+def _first_signal_only(signum, frame):
+    """SIGINT/SIGTERM handler of :func:`run_main`: the first signal stops the command; later ones (``timeout``
+    and shells often deliver two in quick succession, or the user presses Ctrl-C again) are ignored, so that the
+    cleanup they would interrupt (temporary and part files, worker processes) always completes."""
+    for s in (signal.SIGINT, signal.SIGTERM):   # a Python no-op, not SIG_IGN: a signal already pending would
+        signal.signal(s, _ignore_signal)        # otherwise raise "ignored due to race condition"
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt()
+    raise Terminated()
+
+
+def handle_signals() -> None:
+    """In the main process: SIGINT and SIGTERM handled as one (see :func:`_first_signal_only`); SIGXFSZ (file
+    size limit, ``ulimit -f``) ignored, so exceeding it is a write error (EFBIG) with one line, not a crash."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    signal.signal(signal.SIGINT, _first_signal_only)
+    signal.signal(signal.SIGTERM, _first_signal_only)
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
 def run_main(main, argv=None) -> int:
     """Run a CLI ``main(argv)`` turning :class:`UserError` into a one-line message and exit status 2.
 
     Ctrl-C exits with 130 and SIGTERM with 143, after the same cleanup (temporary files removed), with one line
-    instead of a traceback."""
-    handle_sigterm()
+    instead of a traceback.  Signals after the first are ignored until the cleanup is done."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    handle_signals()
     try:
         return main(argv) or 0
     except UserError as exc:
@@ -298,3 +563,13 @@ def run_main(main, argv=None) -> int:
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
+            raise
+        print(f"error: {write_error(exc.filename or 'output', exc)}", file=sys.stderr)
+        return 2
+    finally:
+        if signal.getsignal(signal.SIGINT) is _first_signal_only:   # no signal came: as before (in-process use)
+            for s, handler in saved.items():
+                if handler is not None and threading.current_thread() is threading.main_thread():
+                    signal.signal(s, handler)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import errno
 import functools
 import importlib
 import itertools
@@ -32,8 +33,9 @@ import sys
 import traceback
 from typing import Iterable, Iterator
 
-from preprocess.common import (UserError, atomic_output, check_output_path, make_temp_file, open_binary_input,
-                               read_lines, require_file, run_main, split_lines_file)
+from preprocess.common import (UserError, _PositionalReader, atomic_output, check_distinct, check_output_path,
+                               is_stream_input, is_stream_output, make_temp_file, prepare_output, read_blocks,
+                               read_lines, require_input, run_main, split_lines_file, write_error)
 
 #: scheme name -> module implementing ``add_encoder_args`` and ``make_encoder`` (see docs/CONTRACTS.md)
 SCHEMES = {
@@ -95,14 +97,30 @@ def parse_args(argv=None) -> argparse.Namespace:
     outs = [o for o in args.outputs if o != "-"]
     if len(set(outs)) != len(outs):
         raise UserError("the same output file is given twice")
-    if args.outputs.count("-") > 1 or args.inputs.count("-") > 1:
+    if sum(o in ("-", "/dev/stdout") for o in args.outputs) > 1 or \
+            sum(i in ("-", "/dev/stdin") for i in args.inputs) > 1:
         raise UserError("stdin/stdout (-) can be used for one file only")
     for src in args.inputs:   # every path is checked before any work starts
-        if src != "-":
-            require_file(src, "input file")
+        require_input(src, "input file")
     for dst in args.outputs:
         check_output_path(dst)
+    check_distinct([(o, "output") for o in args.outputs],
+                   [(i, "input") for i in args.inputs] + model_files(args))
     return args
+
+
+#: options of the generic parser (everything else a scheme adds may name a model or vocabulary file)
+_GENERIC = {"scheme", "inputs", "outputs", "workers", "chunk_size", "segment_bytes", "errors", "quiet"}
+
+
+def model_files(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """``(path, "--option")`` for every scheme option that names an existing file (a model, a vocabulary, an
+    encoder.json...): the files the run reads besides its inputs, which no output may overwrite."""
+    files = []
+    for key, value in vars(args).items():
+        if key not in _GENERIC and isinstance(value, str) and value and os.path.exists(value):
+            files.append((value, "--" + key.replace("_", "-")))
+    return files
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -152,9 +170,11 @@ def _counter_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, i
 
 
 def _encode_range(encoder, path: str, out, errors: str, chunk_size: int, start: int = 0, end: int | None = None,
-                  first_line: int = 0, progress=None) -> int:
+                  first_line: int = 0, progress=None, fd: int | None = None, lines=None) -> int:
     n = 0
-    for chunk in _chunks(read_lines(path, errors=errors, start=start, end=end, first_line=first_line), chunk_size):
+    if lines is None:
+        lines = read_lines(path, errors=errors, start=start, end=end, first_line=first_line, fd=fd)
+    for chunk in _chunks(lines, chunk_size):
         out.write("\n".join(_checked(encoder, chunk)))
         out.write("\n")
         n += len(chunk)
@@ -162,17 +182,128 @@ def _encode_range(encoder, path: str, out, errors: str, chunk_size: int, start: 
     return n
 
 
+class _Input:
+    """An input opened once, by the parent: a regular file is read through this descriptor only (forked workers
+    inherit it and read their byte ranges with ``pread``), and :meth:`check_unchanged` tells whether the file was
+    replaced, truncated or grown meanwhile.  ``-``, ``/dev/stdin``, FIFOs and process substitution are streams,
+    read once in order."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.stream = is_stream_input(path)
+        self.gz = path.endswith(".gz")
+        self.fd = self.stat = None
+        if not self.stream:
+            require_input(path, "input file")
+            try:
+                self.fd = os.open(path, os.O_RDONLY)
+            except OSError as exc:
+                raise UserError(f"cannot read input file {path}: {exc.strerror}") from None
+            self.stat = os.fstat(self.fd)
+
+    @property
+    def seekable(self) -> bool:
+        return self.fd is not None and not self.gz
+
+    @property
+    def size(self) -> int | None:
+        return self.stat.st_size if self.stat is not None else None
+
+    def binary(self):
+        """The whole input as a binary file object, read once (decompressed for ``.gz``)."""
+        if self.fd is None:
+            return sys.stdin.buffer if self.path in ("-", "/dev/stdin") else open(self.path, "rb")
+        raw = _PositionalReader(self.fd)
+        if self.gz:
+            import gzip
+            return gzip.GzipFile(filename=self.path, fileobj=raw, mode="rb")
+        return raw
+
+    def lines(self, errors: str):
+        if self.seekable:
+            return read_lines(self.path, errors=errors, fd=self.fd)
+        if self.fd is None and self.path in ("-", "/dev/stdin"):
+            return read_lines("-", errors=errors)
+        return self._lines_of(self.binary(), errors)
+
+    def _lines_of(self, fh, errors: str):
+        from preprocess.common import _decode_lines
+        name = self.path
+        lineno, rest = 0, b""
+        try:
+            for block in read_blocks(fh, name, 1 << 22):
+                block = rest + block
+                cut = block.rfind(b"\n") + 1
+                if cut == 0:
+                    rest = block
+                    continue
+                rest = block[cut:]
+                raw = block[:cut - 1].split(b"\n")
+                yield from _decode_lines(raw, name, lineno, errors)
+                lineno += len(raw)
+            if rest:
+                yield from _decode_lines([rest], name, lineno, errors)
+        finally:
+            if fh is not sys.stdin.buffer:
+                fh.close()
+
+    def check_unchanged(self) -> None:
+        """Raise :class:`UserError` when the input changed while it was read: the output would mix two files."""
+        if self.fd is None:
+            return
+        now = os.fstat(self.fd)
+        what = None
+        if now.st_size != self.stat.st_size:
+            what = "truncated" if now.st_size < self.stat.st_size else "grown"
+            what += f" from {self.stat.st_size} to {now.st_size} bytes"
+        elif now.st_mtime_ns != self.stat.st_mtime_ns:
+            what = "modified"
+        else:
+            try:
+                named = os.stat(self.path)
+                if (named.st_dev, named.st_ino) != (self.stat.st_dev, self.stat.st_ino):
+                    what = "replaced by another file"
+            except OSError:
+                what = "removed"
+        if what:
+            raise UserError(f"input file {self.path} was {what} while it was being encoded: no output written; "
+                            "encode a copy that nothing else writes to")
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to SIGKILL this worker when its parent dies (even by SIGKILL); elsewhere the workers notice a
+    new parent between chunks."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            PR_SET_PDEATHSIG = 1
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:   # the parent died before prctl took effect
+        os._exit(1)
+
+
 # --- worker side -----------------------------------------------------------------------------------------
-def _worker(encoder, factory, args, path, segments, parts, next_segment, done_lines, results) -> None:
+def _worker(encoder, factory, args, path, segments, parts, next_segment, done_lines, results, fd=None,
+            parent=None) -> None:
     """Take the next byte range, encode it into its part file, report; until no range is left."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # Ctrl-C reaches the whole process group: the parent cleans up
     signal.signal(signal.SIGTERM, signal.SIG_DFL)   # die quietly; the parent sees it and cleans up
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+    if parent is not None:
+        _die_with_parent(parent)
     try:
         if encoder is None:   # spawn start method: build our own copy
             encoder = factory()
 
         def progress(k: int) -> None:
+            if parent is not None and os.getppid() != parent:
+                os._exit(1)
             with done_lines.get_lock():
                 done_lines.value += k
 
@@ -186,10 +317,15 @@ def _worker(encoder, factory, args, path, segments, parts, next_segment, done_li
             before = encoder_counters(encoder)
             with open(parts[i], "w", encoding="utf-8", newline="\n") as out:
                 n = _encode_range(encoder, path, out, args.errors, args.chunk_size, start, end, first_line,
-                                  progress)
+                                  progress, fd=fd)
             results.put(("done", i, n, _counter_delta(before, encoder_counters(encoder))))
     except UserError as exc:
         results.put(("error", str(exc)))
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
+            results.put(("error", str(write_error(exc.filename or "a part file", exc))))
+        else:
+            results.put(("crash", traceback.format_exc()))
     except Exception:
         results.put(("crash", traceback.format_exc()))
 
@@ -247,54 +383,80 @@ class FileEncoder:
         return False
 
     def encode_file(self, src: str, dst: str) -> int:
-        """Encode ``src`` into ``dst`` (``-``: stdin/stdout); returns the number of lines."""
-        if src != "-":
-            require_file(src, "input file")
+        """Encode ``src`` into ``dst`` (``-``: stdin/stdout); returns the number of lines.
+
+        The input is opened once; the output is written by the output policy of :func:`atomic_output`."""
+        require_input(src, "input file")
         check_output_path(dst)
+        check_distinct([(dst, "output")], [(src, "input")])
+        if not is_stream_output(dst):
+            prepare_output(dst)   # the folder, made the same way for any worker count; stale part files removed
         args = self.args
         workers = max(1, args.workers)
-        with _progress_bar(args, src) as bar:
-            if workers == 1 or (src != "-" and os.path.getsize(src) == 0):
-                if not args.quiet and src != "-" and not src.endswith(".gz"):
-                    bar.total = split_lines_file(src, 0)[0]
-                before = encoder_counters(self.encoder)
-                with atomic_output(dst) as out:
-                    n = _encode_range(self.encoder, src, out, args.errors, args.chunk_size, progress=bar.update)
-                self.counters.update(_counter_delta(before, encoder_counters(self.encoder)))
-                return n
-            return self._encode_parallel(src, dst, workers, bar)
+        source = _Input(src)
+        try:
+            with _progress_bar(args, src) as bar:
+                if workers == 1 or source.size == 0:
+                    if not args.quiet and source.seekable:
+                        bar.total = split_lines_file(src, 0, fd=source.fd)[0]
+                    before = encoder_counters(self.encoder)
+                    with atomic_output(dst) as out:
+                        n = _encode_range(self.encoder, src, out, args.errors, args.chunk_size,
+                                          progress=bar.update, lines=source.lines(args.errors))
+                        source.check_unchanged()   # still inside: a changed input publishes nothing
+                    self.counters.update(_counter_delta(before, encoder_counters(self.encoder)))
+                    return n
+                return self._encode_parallel(source, dst, workers, bar)
+        finally:
+            source.close()
 
-    def _encode_parallel(self, src: str, dst: str, workers: int, bar) -> int:
+    def _encode_parallel(self, source: _Input, dst: str, workers: int, bar) -> int:
         args = self.args
         ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        fork = ctx.get_start_method() == "fork"
         temporary: list[str] = []
         procs: list = []
+        scratch = None
         try:
-            path = src
-            if src == "-" or src.endswith(".gz"):   # not seekable: spool to a plain file next to the output
-                fd, path = make_temp_file(dst, "input.")
+            if is_stream_output(dst):   # parts of a stream output: a private folder, never /dev or the FIFO's
+                import tempfile
+                scratch = tempfile.mkdtemp(prefix="morphtok-encode-")
+                near = os.path.join(scratch, "output")
+            else:
+                near = dst
+            path, fd = source.path, source.fd
+            if not source.seekable:   # stdin, FIFO, .gz: read once into a plain file next to the output
+                spool_fd, path = make_temp_file(near, "input.")
                 temporary.append(path)
-                with os.fdopen(fd, "wb") as spool:
-                    shutil.copyfileobj(open_binary_input(src), spool, 1 << 20)
-            size = os.path.getsize(path)
+                with os.fdopen(spool_fd, "wb") as spool:
+                    try:
+                        for block in read_blocks(source.binary(), source.path):
+                            spool.write(block)
+                    except OSError as exc:
+                        raise write_error(dst, exc) from None
+                source.check_unchanged()
+                fd = os.open(path, os.O_RDONLY)
+                temporary.append(fd)
+            size = os.fstat(fd).st_size
             seg_bytes = getattr(args, "segment_bytes", None) or max(
                 MIN_SEGMENT_BYTES, size // (workers * SEGMENTS_PER_WORKER) + 1)
-            total, segments = split_lines_file(path, seg_bytes)
+            total, segments = split_lines_file(path, seg_bytes, fd=fd)
             bar.total = total
             parts = []
             for i in range(len(segments)):
-                fd, part = make_temp_file(dst, f"part{i}.")
-                os.close(fd)
+                part_fd, part = make_temp_file(near, f"part{i}.")
+                os.close(part_fd)
                 temporary.append(part)
                 parts.append(part)
             next_segment, done_lines = ctx.Value("q", 0), ctx.Value("q", 0)
             results = ctx.Queue()
-            inherited = self.encoder if ctx.get_start_method() == "fork" else None
+            inherited = self.encoder if fork else None
             old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)   # until the workers set their handlers
             try:
                 for _ in range(min(workers, len(segments))):
                     p = ctx.Process(target=_worker, daemon=True, args=(
-                        inherited, self.factory, args, path, segments, parts, next_segment, done_lines, results))
+                        inherited, self.factory, args, path, segments, parts, next_segment, done_lines, results,
+                        fd if fork else None, os.getpid()))
                     p.start()
                     procs.append(p)
             finally:
@@ -320,6 +482,7 @@ class FileEncoder:
                         _unlink(parts[stitched])
                         n += finished.pop(stitched)
                         stitched += 1
+                source.check_unchanged()   # before the output is published
             for p in procs:
                 p.join()
             return n
@@ -329,8 +492,14 @@ class FileEncoder:
                     p.terminate()
             for p in procs:
                 p.join()
-            for path in temporary:
-                _unlink(path)
+            for item in temporary:
+                if isinstance(item, int):
+                    with contextlib.suppress(OSError):
+                        os.close(item)
+                else:
+                    _unlink(item)
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
 
     @staticmethod
     def _next_result(results, procs):

@@ -222,11 +222,13 @@ def write_fairseq_dict(vocab, path: str) -> dict:
     would make fairseq refuse the file); tokens that contain whitespace cannot be written and are skipped (FLOTA
     never emits one: its words contain no whitespace).  Returns ``{"written": n, "skipped": [...]}``.
     """
+    from preprocess.common import atomic_output, check_distinct, check_output_path
+    check_output_path(path)
+    if isinstance(vocab, (str, os.PathLike)):
+        check_distinct([(path, "output")], [(vocab, "vocabulary")])
     v = load_vocab(vocab)
     written, skipped, seen = 0, [], set()
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
+    with atomic_output(path) as fh:   # temporary file, renamed on success: never a truncated dict.txt
         for tok in v.tokens:
             if tok in FAIRSEQ_RESERVED or tok in seen:
                 continue
@@ -673,6 +675,9 @@ def main(argv=None) -> int:
     d.add_argument("--vocab", required=True, help="any vocabulary format that --flota-vocab accepts")
     d.add_argument("--output", required=True, help="dict.txt to write")
     args = parser.parse_args(argv)
+    from preprocess.common import check_distinct, check_output_path
+    check_output_path(args.output)
+    check_distinct([(args.output, "--output")], [(args.vocab, "--vocab")])
     info = write_fairseq_dict(args.vocab, args.output)
     msg = f"{args.output}: {info['written']} tokens"
     if info["skipped"]:

@@ -21,7 +21,8 @@ import tempfile
 
 from typing import Iterable
 
-from preprocess.common import UserError, atomic_output, flatten_line, require_file, run_main
+from preprocess.common import (UserError, atomic_output, atomic_outputs, check_distinct, check_output_path,
+                               flatten_line, prepare_output, require_file, run_main)
 
 #: U+2581 LOWER ONE EIGHTH BLOCK: SentencePiece's meta symbol for whitespace (a word-start marker).
 SPACE_SYMBOL = "\u2581"
@@ -99,7 +100,11 @@ def train(inputs: list[str], model_prefix: str, model_type: str = "unigram", var
     if seed is not None:
         spm.set_random_generator_seed(seed)
 
-    os.makedirs(os.path.dirname(os.path.abspath(model_prefix)), exist_ok=True)
+    outputs = [model_prefix + ext for ext in (".model", ".vocab", ".dict.txt")]
+    for path in outputs:
+        check_output_path(path)
+    check_distinct([(p, "output") for p in outputs], [(p, "training input") for p in inputs])
+    prepare_output(outputs[0])
     workdir = tempfile.mkdtemp(prefix="spm-train-")
     try:
         plain = []
@@ -118,9 +123,11 @@ def train(inputs: list[str], model_prefix: str, model_type: str = "unigram", var
         except RuntimeError as exc:
             raise UserError(f"SentencePiece training failed: {str(exc).splitlines()[0]}") from None
         write_fairseq_dict(tmp_prefix + ".model", tmp_prefix + ".dict.txt")
-        for ext in (".model", ".vocab", ".dict.txt"):  # move into place only when everything succeeded
-            with open(tmp_prefix + ext, "rb") as src, atomic_output(model_prefix + ext, "wb") as dst:
-                shutil.copyfileobj(src, dst)
+        # the three files are published together or not at all (disk full: no model without its dictionary)
+        with atomic_outputs(outputs, "wb") as dsts:
+            for ext, dst in zip((".model", ".vocab", ".dict.txt"), dsts):
+                with open(tmp_prefix + ext, "rb") as src:
+                    shutil.copyfileobj(src, dst)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return model_prefix + ".model"
@@ -201,6 +208,8 @@ def main(argv=None, parser: argparse.ArgumentParser | None = None) -> int:
                      named_user_symbols(args.user_symbols), _parse_kv(args.spm_option))
         print(f"wrote {path}, {args.model_prefix}.vocab, {args.model_prefix}.dict.txt", file=sys.stderr)
     else:
+        check_output_path(args.output)
+        check_distinct([(args.output, "--output")], [(args.model, "--model")])
         n = write_fairseq_dict(args.model, args.output)
         print(f"wrote {args.output} ({n} entries)", file=sys.stderr)
     return 0

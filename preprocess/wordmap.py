@@ -77,7 +77,8 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from preprocess.common import UserError, atomic_output, flatten_line, read_lines, require_file, run_main
+from preprocess.common import (UserError, atomic_output, check_distinct, check_output_path, flatten_line, read_lines,
+                               require_file, run_main)
 from preprocess.spm import SPACE_SYMBOL
 from preprocess.spm import load_model as load_spm
 
@@ -809,6 +810,13 @@ def main(argv=None) -> int:
                 return
             yield line
 
+    outputs = [(args.output, "--output")] + ([(args.verbs_out, "--verbs-out")] if args.verbs_out else []) + \
+        ([(args.spm_prefix + ext, "--spm-prefix") for ext in (".model", ".vocab", ".dict.txt")]
+         if args.spm_prefix else [])
+    for path, _ in outputs:
+        check_output_path(path)
+    check_distinct(outputs, [(p, opt) for p, opt in ((args.input, "--input"), (args.verbs, "--verbs"),
+                                                      (args.extra_words, "--extra-words")) if p])
     t0 = time.time()
     if not args.verbs and not args.input:
         raise UserError("give --input (German text, e.g. Multi30k's train.de.gz) or --verbs")

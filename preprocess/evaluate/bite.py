@@ -404,7 +404,9 @@ def main(argv=None) -> int:
                     if k.startswith("similarity_"):
                         print(f"| {k[len('similarity_'):]} | {100 * v:.2f}% |")
         elif args.cmd == "perturb":
-            from preprocess.common import atomic_output, flatten_line
+            from preprocess.common import atomic_output, check_distinct, check_output_path, flatten_line
+            check_output_path(args.output)
+            check_distinct([(args.output, "--output")], [(args.input, "--input")])
             noise = InflectionNoise(seed=args.seed, rate=args.rate, tagger=args.tagger)
             n = changed = 0
             with atomic_output(args.output) as out:

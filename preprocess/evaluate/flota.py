@@ -194,6 +194,11 @@ def main(argv=None) -> int:
     arxiv = args.arxiv or os.path.join(args.data, "flota_arxiv")
     if not os.path.isfile(gold_path):
         raise UserError(f"gold segmentations not found: {gold_path}")
+    if args.json:   # checked before any work: no output over the gold file or an inventory
+        from preprocess.common import check_distinct, check_output_path
+        check_output_path(args.json)
+        check_distinct([(args.json, "--json")], [(gold_path, "--gold")] + [
+            (os.path.join(vocab_dir, f"{name}.txt"), "inventory") for _, name, _ in INVENTORIES])
     gold = read_two_morph_gold(gold_path)
     morph = {}
     for label, name, style in INVENTORIES:
@@ -216,7 +221,8 @@ def main(argv=None) -> int:
         out["lengths"] = rows
         out["n_titles"] = len(titles)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
+        from preprocess.common import atomic_output
+        with atomic_output(args.json) as fh:
             json.dump(out, fh, indent=1)
     return 0
 

@@ -39,7 +39,7 @@ import math
 import sys
 from typing import List, Optional, Sequence, Tuple
 
-from preprocess.common import UserError, atomic_output, read_lines, run_main
+from preprocess.common import UserError, atomic_output, check_distinct, check_output_path, read_lines, run_main
 
 KINDS = ("infl", "ws")
 KIND_NAMES = {"infl": "inflection noise", "ws": "whitespace noise"}
@@ -191,6 +191,8 @@ def write_noisy(input_path: str, output_path: str, kind: str, fraction: float, s
     through a temporary file, so no partial output); returns :func:`perturb_lines`' counts plus the paths."""
     check_kind(kind)
     check_fraction(fraction)
+    check_output_path(output_path)
+    check_distinct([(output_path, "output")], [(input_path, "input")])
     lines = list(read_lines(input_path))
     noisy, stats = perturb_lines(lines, kind, fraction, seed, tagger)
     with atomic_output(output_path) as fh:
