@@ -323,7 +323,7 @@ def _worker(encoder, factory, args, path, segments, parts, next_segment, done_li
         results.put(("error", str(exc)))
     except OSError as exc:
         if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
-            results.put(("error", str(write_error(exc.filename or "a part file", exc))))
+            results.put(("write_error", exc.errno, exc.strerror))
         else:
             results.put(("crash", traceback.format_exc()))
     except Exception:
@@ -470,6 +470,8 @@ class FileEncoder:
                     if msg is not None:
                         if msg[0] == "error":
                             raise UserError(msg[1])
+                        if msg[0] == "write_error":   # a part file next to the output: the output's disk
+                            raise write_error(dst, OSError(msg[1], msg[2]))
                         if msg[0] == "crash":
                             raise RuntimeError("an encoder worker failed:\n" + msg[1])
                         _, i, lines, counts = msg
