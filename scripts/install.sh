@@ -43,6 +43,8 @@ if [ ! -f "$stamp" ]; then
 else
   echo "[install] $VENV is set up (remove $stamp to reinstall)"
 fi
+# property-based tests (tests/test_fuzz.py); also into venvs set up before it was needed
+"$vpy" -c "import hypothesis" 2>/dev/null || { echo "[install] hypothesis (tests)"; pipi hypothesis; }
 
 # FLOTA's search compiled with Cython (preprocess/_flota_search): rebuilt when preprocess/flota_search.py changed
 # since the last build; without a C compiler it stays plain Python (same output, slower)
