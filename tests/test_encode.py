@@ -9,6 +9,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -400,3 +401,178 @@ def test_encode_cli_stdin_stdout(run_cli, shared_path):
 def read(path):
     with open(path, encoding="utf-8") as fh:
         return fh.read().split("\n")[:-1]
+
+
+# --- inputs read once (issue 25) -----------------------------------------------------------------------------------
+
+class _ChangesItsInput:
+    """A LineEncoder (upper-cases) that, on its first chunk in any process, changes the input file under the run:
+    ``replace`` (another file renamed over it), ``truncate`` or ``grow`` (appended in place)."""
+
+    def __init__(self, src: str, action: str, marker: str):
+        self.src, self.action, self.marker = src, action, marker
+
+    def encode_lines(self, lines):
+        try:
+            os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL))   # once, whichever process comes first
+        except FileExistsError:
+            pass
+        else:
+            if self.action == "replace":
+                with open(self.src + ".new", "w", encoding="utf-8") as fh:
+                    fh.write("other text\n" * 20_000)
+                os.replace(self.src + ".new", self.src)
+            elif self.action == "truncate":
+                os.truncate(self.src, os.path.getsize(self.src) // 3)
+            else:
+                with open(self.src, "a", encoding="utf-8") as fh:
+                    fh.write("more text\n" * 1000)
+        return [line.upper() for line in lines]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("action", ["replace", "truncate", "grow"])
+def test_input_changed_during_the_run_is_an_error_not_a_mixed_output(action, workers, tmp_path):
+    from preprocess.encode import FileEncoder, file_options
+    src = tmp_path / "in.txt"
+    src.write_text("a dog sleeps\n" * 20_000, encoding="utf-8")
+    args = file_options(workers=workers, chunk_size=500)
+    args.segment_bytes = 16_384
+    factory = lambda: _ChangesItsInput(str(src), action, str(tmp_path / "marker"))   # noqa: E731
+    with FileEncoder(args, factory) as enc:
+        with pytest.raises(UserError, match=f"input file {src} was .* while it was being encoded"):
+            enc.encode_file(str(src), str(tmp_path / "out.txt"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "marker"]
+
+
+def test_workers_read_the_parents_descriptor_not_the_name(tmp_path, monkeypatch):
+    """Workers never open the input by name (the parent's open file is shared): renaming it away mid-run still
+    gives the whole input, and then the run says it was replaced."""
+    from preprocess import common
+    from preprocess.encode import FileEncoder, file_options
+    src = tmp_path / "in.txt"
+    src.write_text("a dog sleeps\n" * 20_000, encoding="utf-8")
+    opened = []
+    real_open = common.open_binary_input
+    monkeypatch.setattr(common, "open_binary_input", lambda path: (opened.append(path), real_open(path))[1])
+    args = file_options(workers=2, chunk_size=500)
+    args.segment_bytes = 16_384
+    with FileEncoder(args, lambda: _ChangesItsInput(str(src), "grow", str(tmp_path / "m"))) as enc:
+        with pytest.raises(UserError):
+            enc.encode_file(str(src), str(tmp_path / "out.txt"))
+    assert opened == []   # neither the parent nor a (forked) worker reopened the path
+
+
+def _stream_into(path: Path, data: bytes) -> threading.Thread:
+    def write():
+        with open(path, "wb") as fh:
+            fh.write(data)
+    t = threading.Thread(target=write, daemon=True)
+    t.start()
+    return t
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_non_seekable_inputs_go_through_the_same_workers(workers, shared_path, tmp_path):
+    """A FIFO, /dev/stdin from a pipe and bash's <(...) give the same output as the file itself."""
+    model = shared_path("space_models/unigram_prime.model")
+    src = tmp_path / "in.txt"
+    src.write_text("A man sleeps.\n\nTwo dogs are barking.\n" * 3000, encoding="utf-8")
+    base = ["--scheme", "spaces", "--model", model, "--quiet", "--workers", workers, "--segment-bytes", 20_000]
+    encode(base + ["--inputs", src, "--outputs", tmp_path / "ref"])
+    expected = (tmp_path / "ref").read_bytes()
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    writer = _stream_into(fifo, src.read_bytes())
+    encode(base + ["--inputs", fifo, "--outputs", tmp_path / "from_fifo"], timeout=120)
+    writer.join(30)
+    assert (tmp_path / "from_fifo").read_bytes() == expected
+    proc = encode(base + ["--inputs", "/dev/stdin", "--outputs", "/dev/stdout"], input=src.read_text())
+    assert proc.stdout.encode() == expected
+    cmd = " ".join([sys.executable, "-m", "preprocess.encode", *map(str, base), "--inputs", f"<(cat {src})",
+                    "--outputs", str(tmp_path / "from_subst")])
+    proc = subprocess.run(["bash", "-c", cmd], env=cli_env(), cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "from_subst").read_bytes() == expected
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["from_fifo", "from_subst", "in.fifo", "in.txt", "ref"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_corrupt_gzip_input_is_one_line_with_file_and_position(workers, shared_path, tmp_path):
+    model = shared_path("space_models/unigram_prime.model")
+    whole = gzip.compress(("A man sleeps.\n" * 20_000).encode())
+    (tmp_path / "cut.gz").write_bytes(whole[:len(whole) // 2])
+    (tmp_path / "plain.gz").write_text("A man sleeps.\n" * 100)
+    for name in ("cut.gz", "plain.gz"):
+        proc = encode(["--scheme", "spaces", "--model", model, "--inputs", tmp_path / name, "--outputs",
+                       tmp_path / "o", "--workers", workers, "--quiet"], check=False)
+        one_line_error(proc, f"{tmp_path / name}: corrupt or truncated gzip data", "compressed byte")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.gz", "plain.gz"]
+
+
+# --- workers die with their parent; signals (issue 25) --------------------------------------------------------------
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"   # a zombie has stopped working
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_workers_die_with_a_killed_parent_and_the_next_run_cleans_up(shared_path, tmp_path, long_inputs):
+    args, out_dir = flota_on_a_long_input(shared_path, tmp_path, long_inputs)
+    proc = subprocess.Popen([sys.executable, "-m", "preprocess.encode", *map(str, args)], env=cli_env(), cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while proc.poll() is None and not any(".part" in p.name for p in out_dir.iterdir()):
+            time.sleep(0.01)
+        time.sleep(0.3)
+        children = [int(p) for p in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True,
+                                                   text=True).stdout.split()]
+        assert children, "no worker process found"
+        proc.kill()
+        proc.wait()
+        for _ in range(100):   # up to 10 s (they go within a second; before, they encoded on for minutes)
+            if not any(_alive(pid) for pid in children):
+                break
+            time.sleep(0.1)
+        assert not any(_alive(pid) for pid in children)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert any(p.name.endswith(".tmp") for p in out_dir.iterdir())   # a SIGKILL leaves its part files ...
+    small = tmp_path / "small.txt"
+    small.write_text("A man sleeps.\n", encoding="utf-8")
+    i = args.index("--inputs")
+    args[i + 1] = small
+    encode(args)
+    assert [p.name for p in out_dir.iterdir()] == ["o"]   # ... and the next run into the folder removes them
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_signals_in_quick_succession_are_handled_as_one(workers, shared_path, tmp_path, long_inputs):
+    """As `timeout` and shells deliver them: SIGTERM, SIGINT, SIGTERM to the whole group."""
+    args, out_dir = flota_on_a_long_input(shared_path, tmp_path, long_inputs)
+    args[args.index("--workers") + 1] = workers
+    proc = subprocess.Popen([sys.executable, "-m", "preprocess.encode", *map(str, args)], env=cli_env(), cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        while proc.poll() is None and not any(p.name.endswith(".tmp") for p in out_dir.iterdir()):
+            time.sleep(0.01)
+        time.sleep(0.3)
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGTERM):
+            os.killpg(proc.pid, sig)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode in (130, 143), err
+    assert "Traceback" not in err, err
+    assert [line for line in err.strip().splitlines() if " lines" not in line] == [
+        "error: interrupted" if proc.returncode == 130 else "error: terminated (SIGTERM)"], err   # (progress bar)
+    assert list(out_dir.iterdir()) == []
