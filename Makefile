@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 export NLTK_DATA := $(abspath $(VENV))/nltk_data:$(abspath $(SHARED))/nltk_data
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test fuzz bench clean
 
 install:
 	@bash scripts/install.sh
@@ -21,6 +21,11 @@ demo: install
 
 test: install
 	$(PY) -m pytest -q -rs $(PYTEST_ARGS) tests
+
+# the property tests of tests/test_fuzz.py with a long, random budget (make test: fixed seed, small budget)
+FUZZ_EXAMPLES ?= 2000
+fuzz: install
+	MORPHTOK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -rs $(PYTEST_ARGS) tests/test_fuzz.py -k hypothesis
 
 bench: install
 	$(PY) bench/scale.py

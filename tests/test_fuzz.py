@@ -357,3 +357,172 @@ def test_long_token_time_grows_linearly(path, shared_path, tmp_path):
     long = _best_time(fn, lambda i: _token(10_000, i))
     # linear: about 10x; the quadratic HanTa analysis of issue 16 gave about 100x (800 -> 3,200 characters: 19x)
     assert long / max(short, 1e-4) < 35, (short, long)
+
+
+# --- property-based fuzzing through the public encode API (issue 25) --------------------------------------------------
+# `make test`: a fixed seed (derandomize) and a small budget; `make fuzz` (MORPHTOK_FUZZ_EXAMPLES=N) a long one.
+
+try:
+    from hypothesis import HealthCheck, given, settings, strategies as st
+except ImportError:   # scripts/install.sh installs it; without it only these tests are skipped
+    st = None
+needs_hypothesis = pytest.mark.skipif(st is None, reason="hypothesis not installed (scripts/install.sh installs it)")
+
+FUZZ_EXAMPLES = int(os.environ.get("MORPHTOK_FUZZ_EXAMPLES", "0") or 0)
+
+if st is not None:
+    FUZZ = settings(max_examples=FUZZ_EXAMPLES or 30, derandomize=not FUZZ_EXAMPLES, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    #: pieces of hostile text: words, BITE symbols and their full-width look-alikes, subword marks, controls, line
+    #: breaks inside a line, combining marks, zero-width characters, emoji, compatibility characters NFKC folds
+    _PIECES = st.sampled_from(ALPHA.split() + [
+        "[NNS]", "[VBD]", "[VBZ]", "[", "]", "\uff3b", "\uff3d", "\uff3bNNS\uff3d", "[x", "NNS]", "\u2581", "##",
+        "\u0120", "\u29f5", "\u2423", "\u266e", "\u2040", "\x00", "\x1b", "\t", "\r", "\x0b", "\x85", "\u2028",
+        "\u0301", "\u200b", "\ufeff", "\U0001f415", "\ufb01", "\u2460", "\uff21", "\u00bd", "caf\u00e9",
+        "Ma\u0308nner", "<unk>", "</s>", "'s", "n't", "...", "\u00a0", "\u3000", " ", "  "])
+    _TEXT = st.lists(st.one_of(_PIECES, st.text(st.characters(exclude_categories=("Cs",)), max_size=6)),
+                     max_size=12).map("".join)
+    LINES = st.lists(_TEXT, max_size=6)
+
+
+@pytest.fixture(scope="module")
+def public_encoders(tmp_path_factory):
+    """Every scheme's LineEncoder, built as preprocess.encode builds it (``make_encoder`` of the parsed options)."""
+    from conftest import SHARED
+    from preprocess.encode import build_parser, scheme_module
+    if not (SHARED / "space_models").exists() or not (SHARED / "flota_vocabs").exists():
+        pytest.skip("shared models missing")
+    tmp = tmp_path_factory.mktemp("fuzz-models")
+    encoders = {}
+    for scheme in ("spaces", "bite", "flota", "wordmap"):
+        opts = scheme_options(scheme, lambda rel: SHARED / rel, tmp)
+        args = build_parser(scheme).parse_args(["--scheme", scheme, *map(str, opts), "--inputs", "x",
+                                                "--outputs", "y"])
+        encoders[scheme] = scheme_module(scheme).make_encoder(args)
+    return encoders
+
+
+def _encode_or_user_error(encoder, lines):
+    from preprocess.common import UserError
+    try:
+        return encoder.encode_lines(list(lines))
+    except UserError:   # the project's one-line error is the only exception allowed
+        return None
+
+
+def _bite_lossless(line: str, encoded: str) -> None:
+    from preprocess.bite import MOSES_DELETED, BiteTokenizer
+    from preprocess.common import flatten_line
+    global _BITE
+    try:
+        bite = _BITE
+    except NameError:
+        bite = _BITE = BiteTokenizer("moses", "nltk")
+    text = " ".join(flatten_line(line).translate(str.maketrans({c: " " for c in MOSES_DELETED})).split())
+    words = bite.pretokenize(text)
+    pairs = [bite._encode_word(w, t) for w, t in zip(words, bite.tagger.tag(words))] if words else []
+    if any(len(p) == 2 and (p[0].lower() == "be" or bite.detokenize(list(p)) != w) for w, p in zip(words, pairs)):
+        return   # a word that does not re-inflect to itself out of context: BITE is lossy there by design
+    assert bite.detokenize(encoded.split()) == text, (line, encoded)
+
+
+def _check_lossless(scheme: str, encoder, line: str, encoded: str) -> None:
+    from preprocess.common import flatten_line
+    if scheme == "spaces":
+        sp = encoder.sp
+        if any(sp.piece_to_id(p) == sp.unk_id() for p in encoded.split()):
+            return   # an unknown character: SentencePiece itself decodes it as ⁇
+        expected = sp.normalize(flatten_line(line)).replace("\u2581", " ")
+        assert encoder.decode(encoded) == (expected[1:] if expected.startswith(" ") else expected), line
+    elif scheme == "wordmap":
+        from preprocess.wordmap import decode_line
+        assert " ".join(decode_line(encoded).split()) == \
+            " ".join(flatten_line(line).replace("\u2581", " ").split()), line
+    elif scheme == "bite":
+        _bite_lossless(line, encoded)
+
+
+@needs_hypothesis
+@pytest.mark.parametrize("scheme", ["spaces", "bite", "flota", "wordmap"])
+def test_hypothesis_every_scheme_keeps_lines_and_round_trips(scheme, public_encoders):
+    encoder = public_encoders[scheme]
+
+    @FUZZ
+    @given(LINES)
+    def check(lines):
+        out = _encode_or_user_error(encoder, lines)
+        if out is None:
+            return
+        assert len(out) == len(lines)
+        for line, encoded in zip(lines, out):
+            assert no_line_breaks(encoded), (line, encoded)
+            if not line.strip():
+                assert encoded == "", line
+            _check_lossless(scheme, encoder, line, encoded)
+    check()
+
+
+@needs_hypothesis
+def test_hypothesis_files_keep_their_lines_for_any_worker_count(public_encoders, tmp_path_factory):
+    """Random bytes (UTF-8 text, CRLF, NUL, a missing final newline) through FileEncoder: one output line per
+    input line, the same bytes for 1 and 3 workers, or a one-line UserError (invalid UTF-8)."""
+    from preprocess.common import UserError
+    from preprocess.encode import FileEncoder, file_options
+    encoder = public_encoders["spaces"]
+    tmp = tmp_path_factory.mktemp("fuzz-files")
+    chunk = st.one_of(_TEXT.map(lambda s: s.encode("utf-8")), st.sampled_from([b"\n", b"\r\n", b"\x00", b"\xff"]))
+
+    @FUZZ
+    @given(st.lists(chunk, max_size=40).map(b"".join))
+    def check(data):
+        src = tmp / "in.txt"
+        src.write_bytes(data)
+        outputs = []
+        for workers in (1, 3):
+            args = file_options(workers=workers, chunk_size=2)
+            args.segment_bytes = 8
+            dst = tmp / f"out{workers}.txt"
+            try:
+                with FileEncoder(args, lambda: encoder) as enc:
+                    n = enc.encode_file(str(src), str(dst))
+            except UserError as exc:
+                assert "invalid UTF-8" in str(exc) and b"\xff" in data
+                assert not dst.exists()
+                outputs.append(None)
+                continue
+            lines = data.count(b"\n") + (not data.endswith(b"\n") and data != b"")
+            assert n == lines
+            assert dst.read_bytes().count(b"\n") == lines
+            outputs.append(dst.read_bytes())
+            dst.unlink()
+        assert outputs[0] == outputs[1]
+        assert sorted(p.name for p in tmp.iterdir()) == ["in.txt"]
+    check()
+
+
+# --- doubling tests: time linear in line length and in token length, every scheme -----------------------------------
+
+def _words_line(n: int, seed: int) -> str:
+    rng = random.Random(seed)
+    return " ".join(rng.choice(ALPHA.split()) + ("s" if rng.random() < 0.3 else "") + _token(rng.randrange(1, 4),
+                                                                                           seed * 7 + i)
+                    for i in range(n))
+
+
+@pytest.mark.parametrize("scheme", ["spaces", "bite", "flota", "wordmap"])
+@pytest.mark.parametrize("what", ["line", "token"])
+def test_time_grows_linearly_in_line_and_token_length(what, scheme, public_encoders):
+    """n vs 4n words on a line, and a token of n vs 4n characters: linear gives about 4x, quadratic 16x.
+    A ratio of best-of-three timings inside one test (no wall-clock limit); fresh text for every timing, so
+    caches do not hide the work."""
+    encoder = public_encoders[scheme]
+    if what == "line":
+        make = lambda n: (lambda i: [_words_line(n, 1000 * n + i)])   # noqa: E731
+        small, large = (200, 800) if scheme == "wordmap" else (1_000, 4_000)   # (HanTa: about 1 ms a new word)
+    else:
+        make = lambda n: (lambda i: [f"The dogs {_token(n, i)} were barking ."])   # noqa: E731
+        small, large = 2_000, 8_000
+    encoder.encode_lines(make(50)(99))   # warm up (lazy loading)
+    short = _best_time(encoder.encode_lines, make(small))
+    long = _best_time(encoder.encode_lines, make(large))
+    assert long / max(short, 1e-4) < 10, (short, long)
