@@ -405,6 +405,9 @@ class _Output:
             self.path = "-"
             self.fh = sys.stdout.buffer if "b" in self.mode else sys.stdout
             return self.fh
+        if self.path == "/dev/stderr":
+            self.fh = sys.stderr.buffer if "b" in self.mode else sys.stderr
+            return self.fh
         if self.stream:   # a device, FIFO or socket: written in place, streaming; never replaced
             try:
                 self.fh = open(self.path, self.mode, **kwargs)
@@ -420,7 +423,7 @@ class _Output:
         """Flush and fsync (regular files), so that a later rename cannot publish data that is not on disk."""
         if self.fh is None:
             return
-        if self.path == "-":
+        if self.path in ("-", "/dev/stderr"):
             self.fh.flush()
             return
         try:
@@ -437,7 +440,7 @@ class _Output:
             self.tmp = None
 
     def abort(self) -> None:
-        if self.fh is not None and self.path != "-":
+        if self.fh is not None and self.path not in ("-", "/dev/stderr"):
             with contextlib.suppress(OSError):
                 self.fh.close()
         if self.tmp is not None:

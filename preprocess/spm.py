@@ -100,6 +100,9 @@ def train(inputs: list[str], model_prefix: str, model_type: str = "unigram", var
     if seed is not None:
         spm.set_random_generator_seed(seed)
 
+    if not model_prefix or model_prefix.endswith(("/", os.sep)) or os.path.isdir(model_prefix):
+        raise UserError(f"model prefix {model_prefix!r} is a folder: give a file name prefix, e.g. "
+                        f"{os.path.join(model_prefix or '.', 'spm')}")
     outputs = [model_prefix + ext for ext in (".model", ".vocab", ".dict.txt")]
     for path in outputs:
         check_output_path(path)

@@ -813,6 +813,9 @@ def main(argv=None) -> int:
     outputs = [(args.output, "--output")] + ([(args.verbs_out, "--verbs-out")] if args.verbs_out else []) + \
         ([(args.spm_prefix + ext, "--spm-prefix") for ext in (".model", ".vocab", ".dict.txt")]
          if args.spm_prefix else [])
+    if args.spm_prefix is not None and (not args.spm_prefix or args.spm_prefix.endswith(("/", os.sep))
+                                        or os.path.isdir(args.spm_prefix)):
+        raise UserError(f"--spm-prefix {args.spm_prefix!r} is a folder: give a file name prefix")
     for path, _ in outputs:
         check_output_path(path)
     check_distinct(outputs, [(p, opt) for p, opt in ((args.input, "--input"), (args.verbs, "--verbs"),
