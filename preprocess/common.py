@@ -223,12 +223,19 @@ def read_lines(path: str, errors: str = "strict", block_size: int = 1 << 22, sta
     """
     name = "<stdin>" if path == "-" else path
     fh = _PositionalReader(fd) if fd is not None else open_binary_input(path)
+    if start:
+        fh.seek(start)
+    yield from lines_of(fh, name, errors, block_size, None if end is None else end - start, first_line)
+
+
+def lines_of(fh, name: str, errors: str = "strict", block_size: int = 1 << 22, remaining: int | None = None,
+             first_line: int = 0) -> Iterator[str]:
+    """The lines of the open binary input ``fh`` as :func:`read_lines` gives them (closed at the end unless it
+    is stdin); ``name`` is used in messages."""
     lineno = first_line
     try:
-        if start:
-            fh.seek(start)
         rest = b""
-        for block in read_blocks(fh, name, block_size, None if end is None else end - start):
+        for block in read_blocks(fh, name, block_size, remaining):
             block = rest + block
             cut = block.rfind(b"\n") + 1
             if cut == 0:  # no complete line yet (a very long line): keep reading

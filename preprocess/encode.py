@@ -34,8 +34,8 @@ import traceback
 from typing import Iterable, Iterator
 
 from preprocess.common import (UserError, _PositionalReader, atomic_output, check_distinct, check_output_path,
-                               is_stream_input, is_stream_output, make_temp_file, prepare_output, read_blocks,
-                               read_lines, require_input, run_main, split_lines_file, write_error)
+                               is_stream_input, is_stream_output, lines_of, make_temp_file, prepare_output,
+                               read_blocks, read_lines, require_input, run_main, split_lines_file, write_error)
 
 #: scheme name -> module implementing ``add_encoder_args`` and ``make_encoder`` (see docs/CONTRACTS.md)
 SCHEMES = {
@@ -224,28 +224,7 @@ class _Input:
             return read_lines(self.path, errors=errors, fd=self.fd)
         if self.fd is None and self.path in ("-", "/dev/stdin"):
             return read_lines("-", errors=errors)
-        return self._lines_of(self.binary(), errors)
-
-    def _lines_of(self, fh, errors: str):
-        from preprocess.common import _decode_lines
-        name = self.path
-        lineno, rest = 0, b""
-        try:
-            for block in read_blocks(fh, name, 1 << 22):
-                block = rest + block
-                cut = block.rfind(b"\n") + 1
-                if cut == 0:
-                    rest = block
-                    continue
-                rest = block[cut:]
-                raw = block[:cut - 1].split(b"\n")
-                yield from _decode_lines(raw, name, lineno, errors)
-                lineno += len(raw)
-            if rest:
-                yield from _decode_lines([rest], name, lineno, errors)
-        finally:
-            if fh is not sys.stdin.buffer:
-                fh.close()
+        return lines_of(self.binary(), self.path, errors)
 
     def check_unchanged(self) -> None:
         """Raise :class:`UserError` when the input changed while it was read: the output would mix two files."""
