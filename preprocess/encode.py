@@ -309,6 +309,29 @@ def _worker(encoder, factory, args, path, segments, parts, next_segment, done_li
         results.put(("crash", traceback.format_exc()))
 
 
+def _stream_worker(encoder, factory, tasks, results, parent) -> None:
+    """Encode the chunks the parent hands out until it sends ``None``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _SIGNALS)
+    _die_with_parent(parent)
+    try:
+        if encoder is None:
+            encoder = factory()
+        while True:
+            item = tasks.get()
+            if item is None:
+                break
+            i, chunk = item
+            before = encoder_counters(encoder)
+            data = ("\n".join(_checked(encoder, chunk)) + "\n").encode("utf-8")
+            results.put(("done", i, len(chunk), _counter_delta(before, encoder_counters(encoder)), data))
+    except UserError as exc:
+        results.put(("error", str(exc)))
+    except Exception:
+        results.put(("crash", traceback.format_exc()))
+
+
 def _unlink(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
@@ -385,6 +408,8 @@ class FileEncoder:
                         source.check_unchanged()   # still inside: a changed input publishes nothing
                     self.counters.update(_counter_delta(before, encoder_counters(self.encoder)))
                     return n
+                if not source.seekable:   # stdin, FIFO, <(...), .gz: chunks of lines stream through the workers
+                    return self._encode_stream(source, dst, workers, bar)
                 return self._encode_parallel(source, dst, workers, bar)
         finally:
             source.close()
@@ -404,18 +429,6 @@ class FileEncoder:
             else:
                 near = dst
             path, fd = source.path, source.fd
-            if not source.seekable:   # stdin, FIFO, .gz: read once into a plain file next to the output
-                spool_fd, path = make_temp_file(near, "input.")
-                temporary.append(path)
-                with os.fdopen(spool_fd, "wb") as spool:
-                    try:
-                        for block in read_blocks(source.binary(), source.path):
-                            spool.write(block)
-                    except OSError as exc:
-                        raise write_error(dst, exc) from None
-                source.check_unchanged()
-                fd = os.open(path, os.O_RDONLY)
-                temporary.append(fd)
             size = os.fstat(fd).st_size
             seg_bytes = getattr(args, "segment_bytes", None) or max(
                 MIN_SEGMENT_BYTES, size // (workers * SEGMENTS_PER_WORKER) + 1)
@@ -482,10 +495,79 @@ class FileEncoder:
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
 
-    @staticmethod
-    def _next_result(results, procs):
+    def _encode_stream(self, source: _Input, dst: str, workers: int, bar) -> int:
+        """A non-seekable input: the parent reads it once, in order, and hands ``--chunk-size`` line chunks to the
+        workers through a bounded queue (memory: about 3 x workers chunks); their results are written in order."""
+        args = self.args
+        ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        inherited = self.encoder if ctx.get_start_method() == "fork" else None
+        tasks, results = ctx.Queue(maxsize=2 * workers), ctx.Queue()
+        procs: list = []
+        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)   # until the workers set their handlers
         try:
-            return results.get(timeout=0.2)
+            for _ in range(workers):
+                p = ctx.Process(target=_stream_worker, daemon=True,
+                                args=(inherited, self.factory, tasks, results, os.getpid()))
+                p.start()
+                procs.append(p)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        try:
+            chunks = _chunks(source.lines(args.errors), args.chunk_size)
+            sent = written = n = 0
+            to_stop = None   # end-of-input markers still to hand out (None: still reading)
+            held = None
+            finished: dict[int, tuple[int, bytes]] = {}
+            with atomic_output(dst, "wb") as out:
+                while True:
+                    if held is None and to_stop is None:
+                        chunk = next(chunks, None)
+                        if chunk is None:
+                            to_stop = workers
+                        else:
+                            held, sent = (sent, chunk), sent + 1
+                    try:
+                        if held is not None:
+                            tasks.put(held, timeout=0.05)
+                            held = None
+                        elif to_stop:
+                            tasks.put(None, timeout=0.05)
+                            to_stop -= 1
+                    except queue.Full:
+                        pass
+                    while written + len(finished) < sent:   # collect what is ready, write in order
+                        feeding = held is None and to_stop != 0   # more to hand out: do not wait here
+                        msg = self._next_result(results, procs, timeout=0.0 if feeding else 0.1)
+                        if msg is None:
+                            break
+                        if msg[0] == "error":
+                            raise UserError(msg[1])
+                        if msg[0] == "crash":
+                            raise RuntimeError("an encoder worker failed:\n" + msg[1])
+                        _, i, lines, counts, data = msg
+                        self.counters.update(counts)
+                        finished[i] = (lines, data)
+                    while written in finished:
+                        lines, data = finished.pop(written)
+                        out.write(data)
+                        n += lines
+                        written += 1
+                        bar.update(lines)
+                    if to_stop is not None and held is None and written == sent:
+                        break
+                source.check_unchanged()
+            return n
+        finally:
+            for p in procs:
+                if p.is_alive():
+                    p.terminate()
+            for p in procs:
+                p.join()
+
+    @staticmethod
+    def _next_result(results, procs, timeout: float = 0.2):
+        try:
+            return results.get(timeout=timeout) if timeout else results.get_nowait()
         except queue.Empty:
             pass
         for p in procs:
