@@ -13,7 +13,9 @@ worker process reads its own ranges, encodes them ``--chunk-size`` lines at a ti
 and the parent appends finished parts to the output in order.  No line passes through the parent, so encoding
 scales with the number of cores, and memory is bounded by ``workers x chunk-size`` lines (plus each scheme's
 capped caches), not by the input size.  The output is byte-identical for every worker count.  Input that cannot
-be read at an offset (stdin, ``.gz``) is first decompressed into a temporary file next to the output.
+be read at an offset (stdin, a FIFO, ``<(...)``, ``.gz``) is read once by the parent, which hands chunks of lines
+to the same workers through a bounded queue.  Workers never open the input by name: they read the parent's open
+file, and a file replaced, truncated or grown during the run is an error (docs/robustness.md).
 """
 from __future__ import annotations
 
