@@ -22,7 +22,7 @@ import tempfile
 from typing import Iterable
 
 from preprocess.common import (UserError, atomic_output, atomic_outputs, check_distinct, check_output_path,
-                               flatten_line, prepare_output, require_file, run_main)
+                               flatten_line, prepare_output, read_blocks, require_file, run_main)
 
 #: U+2581 LOWER ONE EIGHTH BLOCK: SentencePiece's meta symbol for whitespace (a word-start marker).
 SPACE_SYMBOL = "\u2581"
@@ -115,7 +115,8 @@ def train(inputs: list[str], model_prefix: str, model_type: str = "unigram", var
             if path.endswith(".gz"):  # SentencePiece reads plain text only
                 dst = os.path.join(workdir, f"input{i}.txt")
                 with gzip.open(path, "rb") as src, open(dst, "wb") as out:
-                    shutil.copyfileobj(src, out)
+                    for block in read_blocks(src, path):   # a corrupt .gz: one line with file and position
+                        out.write(block)
                 path = dst
             plain.append(path)
         tmp_prefix = os.path.join(workdir, "model")
