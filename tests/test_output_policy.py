@@ -322,3 +322,13 @@ def test_signals_after_the_first_are_ignored_until_cleanup_is_done(tmp_path):
     assert proc.returncode == 143, proc.stderr
     assert proc.stderr.strip() == "error: terminated (SIGTERM)"
     assert listing(tmp_path) == []
+
+
+def test_corrupt_gzip_training_input_is_one_line(tmp_path):
+    import gzip
+    whole = gzip.compress(SENTENCES.encode() * 5000)
+    (tmp_path / "cut.gz").write_bytes(whole[:len(whole) // 2])
+    proc = run("preprocess.spm", "train", "--input", tmp_path / "cut.gz", "--model-prefix", tmp_path / "m",
+               "--vocab-size", 100)
+    one_line_error(proc, f"{tmp_path / 'cut.gz'}: corrupt or truncated gzip data", "compressed byte")
+    assert listing(tmp_path) == ["cut.gz"]
