@@ -37,7 +37,7 @@ from typing import Iterable, Iterator
 
 from preprocess.common import (UserError, _PositionalReader, atomic_output, check_distinct, check_output_path,
                                is_stream_input, is_stream_output, lines_of, make_temp_file, prepare_output,
-                               read_blocks, read_lines, require_input, run_main, split_lines_file, write_error)
+                               read_lines, require_input, run_main, split_lines_file, write_error)
 
 #: scheme name -> module implementing ``add_encoder_args`` and ``make_encoder`` (see docs/CONTRACTS.md)
 SCHEMES = {
