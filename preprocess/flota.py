@@ -45,6 +45,7 @@ from typing import Iterable, Optional, Sequence, Union
 
 from preprocess.common import UserError, flatten_line
 from preprocess.flota_search import FlotaSearch, search_class
+from preprocess.integrity import require_complete_text
 from preprocess.spm import SPACE_SYMBOL, load_model
 
 #: pretokenisation of the released code: runs of word characters, or any single other non-space character
@@ -119,6 +120,7 @@ def _read_text_lines(path: str) -> list:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserError(f"vocabulary {path} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    require_complete_text(path, "vocabulary", data)   # cut inside a line: a token or a count cut short
     lines = text.split("\n")
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
