@@ -1,8 +1,8 @@
 """SentencePiece in one place: loading, training, the fairseq dictionary, and the names of its symbols.
 
 Every scheme that uses a SentencePiece model (space-as-token, BITE+subword, FLOTA over a ``.model``, Wordmap's
-base model) loads it with :func:`load_model` (one error behaviour: a missing or corrupt file is a one-line
-:class:`~preprocess.common.UserError`) and trains it with :func:`train`, which also writes the fairseq ``dict.txt``
+base model) loads it with :func:`load_model` (one error behaviour: a missing, corrupt or truncated file is a
+one-line :class:`~preprocess.common.UserError`; see :func:`check_model_proto`) and trains it with :func:`train`, which also writes the fairseq ``dict.txt``
 (atomically) next to the model.
 
     python -m preprocess.spm train --input corpus.txt --model-prefix P --model-type unigram --vocab-size 16000 \\
