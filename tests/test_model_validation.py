@@ -228,3 +228,11 @@ def test_wordmap_vocabulary_cut_inside_a_line_fails(wordmap_vocab, tmp_path):
     for n in _cuts_inside_lines(data, n=len(data)):
         path.write_bytes(data[:n])
         assert_one_line_user_error(path, WordmapVocabulary.load)
+
+
+def test_evaluation_loads_models_through_the_one_loader(cut_model, tmp_path):
+    """``preprocess.evaluate.bite complexity`` loaded its models with SentencePiece directly (a cut model was
+    scored silently); it now goes through ``preprocess.spm.load_model``."""
+    words = tmp_path / "words.txt"
+    words.write_text("dogs\nwalked\n", encoding="utf-8")
+    one_line(run("preprocess.evaluate.bite", "complexity", "--models", cut_model, "--words", words), cut_model)
