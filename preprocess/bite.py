@@ -20,6 +20,9 @@ Reversibility details (documented in the README, BITE section):
   that starts with the escape character ``⧵`` (U+29F5) or a spacing mark, is emitted as ``⧵`` + token.  Decoding
   strips one ``⧵`` and never reads the rest as a symbol.  ``⧵`` is not whitespace, is NFKC-stable (survives
   SentencePiece's normaliser) and is one character, so it travels through SentencePiece and fairseq unchanged.
+  The decision is made on the raw word *and* on the word as a subword model normalises it
+  (:func:`model_normalised`: ``［NNS］`` is escaped, since NFKC makes it ``[NNS]``); a word that needs escaping
+  is never lemmatised; see :func:`literal_tokens` and ``docs/normalisation-and-model-checks.md``.
 * **Spacing (moses and bert pretokenisers).** Decoding joins words with a small deterministic English rule set
   (``default_attached``: closing punctuation and clitics glue left, opening brackets/currency glue right, straight
   double quotes alternate).  Where the original spacing differs from that rule (e.g. ``#19``), the word carries a
