@@ -20,6 +20,9 @@ Reversibility details (documented in the README, BITE section):
   that starts with the escape character ``⧵`` (U+29F5) or a spacing mark, is emitted as ``⧵`` + token.  Decoding
   strips one ``⧵`` and never reads the rest as a symbol.  ``⧵`` is not whitespace, is NFKC-stable (survives
   SentencePiece's normaliser) and is one character, so it travels through SentencePiece and fairseq unchanged.
+  The decision is made on the raw word *and* on the word as a subword model normalises it
+  (:func:`model_normalised`: ``［NNS］`` is escaped, since NFKC makes it ``[NNS]``); a word that needs escaping
+  is never lemmatised; see :func:`literal_tokens` and ``docs/normalisation-and-model-checks.md``.
 * **Spacing (moses and bert pretokenisers).** Decoding joins words with a small deterministic English rule set
   (``default_attached``: closing punctuation and clitics glue left, opening brackets/currency glue right, straight
   double quotes alternate).  Where the original spacing differs from that rule (e.g. ``#19``), the word carries a
@@ -93,7 +96,24 @@ _MOSES_DELETED_RE = re.compile("[" + re.escape(MOSES_DELETED) + "]")
 _PLAIN_SENTENCE = re.compile(r"(?:[A-Za-z]+,? )*[A-Za-z]+[.!?]?")
 
 
-def needs_escape(token: str) -> bool:
+#: What SentencePiece's ``nmt_nfkc`` normaliser does beyond Unicode NFKC (measured on every code point with
+#: sentencepiece 0.2): these control characters are deleted, these invisible characters become a space.
+#: (``nfkc`` does less; ``nmt_nfkc_cf`` and ``nfkc_cf`` add case folding, which only lower-cases and so cannot
+#: make the upper-case ``[TAG]`` symbols; user-defined pieces such as the symbols are never normalised.)
+NMT_DELETED = "".join(chr(c) for c in (*range(0x01, 0x09), 0x0B, *range(0x0E, 0x20), 0x7F, 0x8F, 0x9F))
+NMT_SPACES = "\u200b\u200c\u200e\u200f\ufeff\ufffd"
+_NMT_TABLE = {**{ord(c): None for c in NMT_DELETED}, **{ord(c): " " for c in NMT_SPACES}}
+
+
+def model_normalised(text: str) -> str:
+    """``text`` as the strongest normaliser a subword model applies would see it: NFKC, plus ``nmt_nfkc``'s
+    deletions and spaces (see :data:`NMT_DELETED`).  Printable ASCII is returned unchanged."""
+    if text.isascii() and text.isprintable():
+        return text
+    return unicodedata.normalize("NFKC", text.translate(_NMT_TABLE)).translate(_NMT_TABLE)
+
+
+def _needs_escape_as_is(token: str) -> bool:
     if token.startswith(_NEEDS_ESCAPE_START):
         return True
     if "[" in token and _SYMBOL_RE.search(token):
@@ -101,8 +121,65 @@ def needs_escape(token: str) -> bool:
     return any(c in _SYMBOL_CHARS for c in token) if not token.isascii() else False
 
 
+def needs_escape(token: str) -> bool:
+    """Whether the literal word ``token`` must be written escaped: it contains a symbol or a spacing mark or
+    starts with the escape character, as it stands *or after the normalisation of a subword model*
+    (:func:`model_normalised`: ``［NNS］`` -> ``[NNS]``, ``[NN\x01S]`` -> ``[NNS]``).  Decided on the raw text,
+    so a BITE output escapes the same whatever model segments it later."""
+    if _needs_escape_as_is(token):
+        return True
+    if token.isascii() and token.isprintable():
+        return False
+    norm = model_normalised(token)
+    return norm != token and _needs_escape_as_is(norm)
+
+
+def _structure(text: str) -> List[str]:
+    """What the decoder reads as structure in a text, in order: the symbols and spacing marks of each chunk,
+    and the escape that makes a chunk literal (whose symbols then do not count)."""
+    out: List[str] = []
+    for tok in text.split():
+        if tok[:1] in (GLUE, SPACE_BEFORE_MARK):
+            out.append(tok[0])
+            tok = tok[1:]
+        if tok[:1] == ESCAPE:
+            out.append(ESCAPE)
+        else:
+            out.extend(_CHUNK_SPLIT_RE.findall(tok))
+    return out
+
+
+def _one_chunk(text: str) -> bool:
+    """``text`` stays one whitespace-free chunk under a subword model's normalisation (a base that a symbol
+    follows must: ``a¨`` becomes ``a \u0308``, and the symbol would inflect the wrong part)."""
+    return (text.isascii() and text.isprintable()) or len(model_normalised(text).split()) == 1
+
+
 def escape(token: str) -> str:
     return ESCAPE + token if needs_escape(token) else token
+
+
+def literal_tokens(token: str) -> Tuple[str, ...]:
+    """A literal word as BITE output tokens: ``(token,)`` or ``(escape + token,)``, and, where a subword model's
+    normalisation would split the word at a space (``¨`` is NFKC ``" \u0308"``, U+200B a space under
+    ``nmt_nfkc``) and a later part would read as a symbol or an escape (``a¨[NNS]``), the word cut after each
+    such character into glued tokens, each escaped as needed (``a¨ ⁀⧵[NNS]``): the escape character then starts
+    every part that needs it, before and after normalisation, and BITE alone still decodes the word exactly."""
+    if token.isascii() and token.isprintable():
+        return (ESCAPE + token,) if _needs_escape_as_is(token) else (token,)
+    norm = model_normalised(token)
+    parts = norm.split()
+    # the escape protects the part the word starts with, unless normalisation puts a space before it (``¨``)
+    if any(_needs_escape_as_is(p) for p in parts[0 if norm[:1].isspace() else 1:]):
+        cut, start = [], 0
+        for i, ch in enumerate(token):
+            if i + 1 < len(token) and any(c.isspace() for c in model_normalised(ch)):
+                cut.append(token[start:i + 1])
+                start = i + 1
+        cut.append(token[start:])
+        if len(cut) > 1:
+            return tuple(escape(p) if k == 0 else GLUE + escape(p) for k, p in enumerate(cut) if p)
+    return (escape(token),)
 
 
 def _is_bert_punct(ch: str) -> bool:
@@ -307,10 +384,16 @@ class BiteTokenizer:
             return out
         upos = universal(ptb)
         symbol = self._symbols.get("[" + ptb + "]")
-        if upos in HAVE_INFLECTIONS and word not in PUNCTUATION and ptb not in LEMMA_TAGS and symbol:
-            out = (escape(_get_lemma(word, upos)), symbol)
-        else:
-            out = (escape(word),)
+        out = None
+        # a word that must be escaped is written literally, never as base + symbol: the escape is decided on the
+        # word itself (lemmatising "[VBP]" gave the base "[VBP", written unescaped, decoded "[VBP")
+        if upos in HAVE_INFLECTIONS and word not in PUNCTUATION and ptb not in LEMMA_TAGS and symbol \
+                and not needs_escape(word):
+            lemma = _get_lemma(word, upos)
+            if not needs_escape(lemma) and _one_chunk(lemma):
+                out = (lemma, symbol)
+        if out is None:
+            out = literal_tokens(word)
         if len(self._word_cache) < self._cache_size:
             self._word_cache[key] = out
         return out
@@ -325,6 +408,12 @@ class BiteTokenizer:
             return self.bite_words(words, tags)
         orig = _align(words, text)
         default = default_attached(words)
+        if orig is not None and not (text.isascii() and text.isprintable()):
+            # a mark also where the words as a subword model normalises them would be spaced differently by
+            # default (fullwidth "（" is NFKC "(", which glues to the next word)
+            normed = default_attached([model_normalised(w) for w in words])
+            if normed != default:
+                default = [d if d == n else not o for o, d, n in zip(orig, default, normed)]
         if orig is None or orig == default:   # (None: the pretokeniser changed characters; no marks possible)
             return self.bite_words(words, tags)
         out: List[str] = []
@@ -496,9 +585,24 @@ class BiteTokenizer:
         expected = self._join(words, target)
         for safe in (False, True):
             text, decoded = self._glue(entries, target, safe)
-            if decoded == expected:
+            if decoded == expected and self._normalisation_safe(text):
                 return text
         return " ".join(tokens)
+
+    def _normalisation_safe(self, text: str) -> bool:
+        """Whether a subword model's normaliser (:func:`model_normalised`) leaves the symbols and escapes of a
+        subword text where they are: glued words can form a symbol only together (``［``, ``NNS``, ``］``), which
+        the escape of each word cannot see.  Where it would not, the word form is used (its words are separated
+        by spaces, and each is escaped on its own)."""
+        if text.isascii() and text.isprintable():
+            return True
+        norm = model_normalised(text)
+        if norm == text:
+            return True
+        if _structure(norm) != _structure(text):
+            return False
+        decoded = self.detokenize(text.split())
+        return self.detokenize(norm.split()) == " ".join(model_normalised(decoded).split())
 
     def _glue(self, entries: Sequence[list], target: Sequence[bool], safe: bool) -> Tuple[str, Optional[str]]:
         """One candidate subword text and what :meth:`detokenize` makes of it (None: not a valid candidate).

@@ -39,12 +39,14 @@ import os
 import random
 import re
 import sys
+import unicodedata
 from collections import Counter
 from itertools import compress
 from typing import Iterable, Optional, Sequence, Union
 
 from preprocess.common import UserError, flatten_line
 from preprocess.flota_search import FlotaSearch, search_class
+from preprocess.integrity import require_complete_text
 from preprocess.spm import SPACE_SYMBOL, load_model
 
 #: pretokenisation of the released code: runs of word characters, or any single other non-space character
@@ -119,6 +121,7 @@ def _read_text_lines(path: str) -> list:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UserError(f"vocabulary {path} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    require_complete_text(path, "vocabulary", data)   # cut inside a line: a token or a count cut short
     lines = text.split("\n")
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
@@ -286,21 +289,30 @@ class FlotaTokenizer(search_class()):
     longest candidate substring (default 18 / 19 / 16 by style, as in the released code).  ``unk_token``: what
     a word with no vocabulary substring gives (default: nothing).  ``cache_size``: words remembered.
     ``byte_level``: gpt2 only, look words up in GPT-2's byte-level alphabet (see module docstring).
+    ``lowercase``: lower-case the text first (None: when the vocabulary is uncased, :func:`is_uncased`).
+    ``strip_accents``: drop accents as BERT's uncased tokenizer does (:func:`strip_accents`; None: when the
+    text is lower-cased and the vocabulary is an uncased WordPiece one, so ``café`` -> ``cafe``; a cased
+    vocabulary keeps its accents).
     """
 
     def __init__(self, vocab, style: str = "auto", k: int = 3, mode: str = "flota",
                  strict: Union[bool, str] = False, max_len: Optional[int] = None,
                  unk_token: Optional[str] = None, cache_size: int = 200_000, byte_level: bool = False,
-                 lowercase: Optional[bool] = None):
+                 lowercase: Optional[bool] = None, strip_accents: Optional[bool] = None):
         self.vocab = load_vocab(vocab)
         # an uncased vocabulary (bert-base-uncased) has no capital letters: its own tokenizer lower-cases, and
         # without that every capital would be dropped ("Boston" -> "##oston"); None = decide from the vocabulary
-        self.lowercase = is_uncased(self.vocab.tokens) if lowercase is None else bool(lowercase)
+        uncased = is_uncased(self.vocab.tokens)
+        self.lowercase = uncased if lowercase is None else bool(lowercase)
         self.dropped_words = 0   # words that gave no piece at all (no vocabulary substring, no unk_token)
         if style in (None, "", "auto"):
             style = guess_style(self.vocab.tokens)
         if style not in STYLES:
             raise UserError(f"unknown FLOTA style {style!r}; choose from {', '.join(STYLES)}")
+        # BERT's uncased tokenizer also strips accents (NFD, combining marks dropped): its vocabulary has no
+        # accented letter, so without that "café" would lose its "é" (-> "caf"); a cased vocabulary keeps them
+        self.strip_accents = (self.lowercase and uncased and style == "wordpiece") if strip_accents is None \
+            else bool(strip_accents)
         if mode not in MODES:
             raise UserError(f"unknown FLOTA mode {mode!r}; choose from {', '.join(MODES)}")
         try:
@@ -430,6 +442,8 @@ class FlotaTokenizer(search_class()):
         whole = {} if self.byte_level else self._whole   # (a byte-level word is looked up after mapping)
         if self.lowercase:
             text = text.lower()
+        if self.strip_accents and not text.isascii():
+            text = strip_accents(text)
         for word in PRETOKENIZE.findall(text):
             token = whole.get(word)
             if token is not None:   # most words: a vocabulary token of their own
@@ -455,6 +469,12 @@ class FlotaTokenizer(search_class()):
 #: tests and the benchmark that compare the two (FlotaTokenizer itself where nothing is compiled)
 PythonSearchFlotaTokenizer = FlotaTokenizer if FlotaTokenizer.__bases__ == (FlotaSearch,) else \
     type("PythonSearchFlotaTokenizer", (FlotaSearch, FlotaTokenizer), {})
+
+
+def strip_accents(text: str) -> str:
+    """What BERT's uncased tokenizer does to accents: canonical decomposition (NFD), then every nonspacing mark
+    (category Mn) dropped: ``café`` -> ``cafe``, ``Männer`` -> ``Manner``."""
+    return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
 
 
 def is_uncased(tokens: Iterable[str]) -> bool:
@@ -647,7 +667,8 @@ def add_encoder_args(parser) -> None:
                         help="gpt2 only: look words up in GPT-2's byte-level alphabet (the released code does not)")
     parser.add_argument("--flota-case", choices=("auto", "keep", "lower"), default="auto",
                         help="lower-case the text before the search: auto = when the vocabulary is uncased (has no "
-                             "capital letters, e.g. bert-base-uncased), as its own tokenizer does")
+                             "capital letters, e.g. bert-base-uncased), as its own tokenizer does; an uncased "
+                             "WordPiece vocabulary also gets its tokenizer's accent stripping (café -> cafe)")
     parser.add_argument("--flota-gpt2-encoder", default=None,
                         help="GPT-2 encoder.json, when --flota-vocab is a dict.txt of GPT-2 ids (official fairseq "
                              "RoBERTa/BART checkpoints): emit the ids that dictionary holds")

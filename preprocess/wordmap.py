@@ -80,6 +80,7 @@ import numpy as np
 from preprocess.common import (UserError, atomic_output, check_distinct, check_output_path, flatten_line, read_lines,
                                require_file, run_main)
 from preprocess.spm import SPACE_SYMBOL
+from preprocess.integrity import require_complete_text
 from preprocess.spm import load_model as load_spm
 
 VERB_TAG_PREFIXES = ("VV", "VA", "VM")
@@ -386,6 +387,7 @@ class WordmapVocabulary:
     @classmethod
     def load(cls, path: str) -> "WordmapVocabulary":
         require_file(path, "Wordmap vocabulary")
+        require_complete_text(path, "Wordmap vocabulary")   # cut inside a line (preprocess.integrity)
         functional: dict[str, int] = {}
         lexemic: dict[str, int] = {}
         meta: dict[str, str] = {}

@@ -440,3 +440,80 @@ def test_escapes_survive_sentencepiece_when_marks_are_user_symbols(tmp_path, sha
     assert back == b.detokenize(b.tokenize(raw))
     # the raw symbols come back literally (the tagger may still inflect a lone mark like any unknown word)
     assert back.startswith(f"The dogs [VBD] x[NNS] {ESCAPE}y ran ")
+
+
+# ---- escaping safe under a subword model's normalisation (issue 25, item 4) ------------------------------------
+
+#: words whose base + symbol re-inflects to themselves, so a round trip tests the escaping and the spacing only
+KNOWN_INFLECTED = {"dogs": "NNS", "cats": "NNS", "barked": "VBD", "walks": "VBZ", "played": "VBD",
+                   "bigger": "JJR", "children": "NNS"}
+
+
+class HostileTagger:
+    """The known inflected words get their tag; a word that looks like a symbol is tagged as an inflected verb
+    (as NLTK tags ``[VBP]``: the case that lost its bracket); every other word NN (kept as it is)."""
+
+    def tag(self, words):
+        return [KNOWN_INFLECTED.get(w) or ("VBP" if bite.needs_escape(w) else "NN") for w in words]
+
+    def tag_sents(self, sentences):
+        return [self.tag(s) for s in sentences]
+
+
+def hostile_bite(pretok: str, single: bool = False) -> BiteTokenizer:
+    b = BiteTokenizer(pretok, tagger=None, single_char=single)
+    b.tagger = HostileTagger()
+    return b
+
+
+#: fragments for random text: brackets and their compatibility forms, tag names, symbols, BITE's own marks,
+#: compatibility characters (NFKC changes them), characters nmt_nfkc deletes or turns into spaces, accents
+FRAGMENTS = ["[", "]", "\uff3b", "\uff3d", "\ufe47", "\ufe48", "NNS", "VBD", "VBP", "JJR", "[NNS]", "[VBD]",
+             "\uff2e\uff2e\uff33", "\uff2e", "\u24c3", "\u266e", "\u2674", ESCAPE, GLUE, SPACE_BEFORE_MARK,
+             "\ufb01", "\u2460", "\u2122", "\u00bd", "\u00a8", "\u00b4", "\u200b", "\ufeff", "\x01", "\x7f", "\u00e9",
+             "e\u0301", "\u00c5", "I", "the", "man", "here", "dogs", "barked", "walks", "bigger", "(", ")",
+             "\uff08", '"', ".", ",", "'s", " ", " ", " ", " "]
+
+
+def hostile_text():
+    from hypothesis import strategies as st
+    return st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=14).map("".join)
+
+
+@pytest.mark.parametrize("single", [False, True])
+@pytest.mark.parametrize("pretok", ["whitespace", "moses", "bert"])
+def test_property_bite_alone_round_trips_hostile_text(pretok, single):
+    """decode(encode(x)) == x (up to whitespace) for random text salted with brackets, tag names, symbols and
+    compatibility characters (moses: the control characters it deletes become spaces, as documented)."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import given, settings
+
+    b = hostile_bite(pretok, single)
+
+    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @given(hostile_text())
+    def check(x):
+        if pretok == "moses":
+            x = bite._MOSES_DELETED_RE.sub(" ", x)
+        hypothesis.assume(pretok != "moses" or bite._align(b.pretokenize(x), " ".join(x.split())) is not None)
+        assert b.detokenize(b.tokenize(x)) == " ".join(x.split())
+        assert b.detokenize(b.subword_text(b.tokenize(x)).split()) == " ".join(x.split())
+
+    check()
+
+
+@pytest.mark.parametrize("pretok", ["whitespace", "moses", "bert"])
+@pytest.mark.parametrize("line", ["I [VBP] here", "A dog\uff3bNNS\uff3d is here.", "A man\uff3bVBD\uff3d walks.",
+                                  "x\ufe47NNS\ufe48 y", "[NN\x01S] x", "a\u00a8[NNS] b"])
+def test_literal_symbols_stay_literal_with_the_real_tagger(pretok, line):
+    """The cases of the issue, with NLTK's tagger: the literal comes back, and no symbol is written for it (before:
+    ``I [VBP] here`` -> ``I [VBP here``; ``［NNS］`` unescaped, read as ``[NNS]`` after NFKC)."""
+    b = BiteTokenizer(pretok)
+    expected = " ".join((bite._MOSES_DELETED_RE.sub(" ", line) if pretok == "moses" else line).split())
+    tokens = b.tokenize(line)
+    assert b.detokenize(tokens) == expected
+    # as a subword model's normaliser sees the text: every symbol it finds is one BITE wrote for a base
+    text = b.subword_text(tokens)
+    assert bite._structure(bite.model_normalised(text)) == bite._structure(text)
+    assert not any(bite._CHUNK_SPLIT_RE.search(t) for t in bite.model_normalised(" ".join(tokens)).split()
+                   if t[:1] not in (ESCAPE, GLUE, SPACE_BEFORE_MARK) and t not in bite.TAG_OF_SYMBOL)

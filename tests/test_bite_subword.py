@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import unicodedata
 
 import pytest
 
@@ -256,3 +257,57 @@ def test_bite_input_applies_only_the_subword_step(models, moses):
     assert text.encode_lines(word_form) == BiteLineEncoder("moses", "nltk", False, None,
                                                            training_text=True).encode_lines(SENTENCES + [""])
     assert BiteLineEncoder("moses", "nltk", False, None, bite_input=True).encode_lines(word_form) == word_form
+
+
+# ---- escaping safe under the model's normalisation (issue 25, item 4) ------------------------------------------
+
+@pytest.fixture(scope="module")
+def nfkc_model(tmp_path_factory):
+    """A small BITE+D unigram model with SentencePiece's default normaliser (nmt_nfkc) and byte fallback (every
+    character comes back), trained here on generated text (no shared data needed)."""
+    import random
+
+    from preprocess.spm import train
+    rng = random.Random(3)
+    words = "the a man woman dog cat child street walk play run red big small at on in with near".split()
+    lines = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 10))) + rng.choice([".", "!", ""])
+             for _ in range(500)]
+    tmp = tmp_path_factory.mktemp("nfkc")
+    (tmp / "t.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return train([str(tmp / "t.txt")], str(tmp / "m"), vocab_size=400, seed=1, num_threads=1,
+                 extra_symbols=list(bite.USER_SYMBOLS), extra_options={"byte_fallback": True, "hard_vocab_limit": False})
+
+
+@pytest.mark.parametrize("pretok", ["whitespace", "moses", "bert"])
+def test_property_bite_plus_sentencepiece_round_trips_hostile_text(nfkc_model, pretok):
+    """decode(encode(x)) == x as the model normalises it, through BITE + an nmt_nfkc SentencePiece model: no
+    normalisation turns literal text into a symbol (before: ``A dog［NNS］ sleeps.`` -> ``A dogs sleep.``)."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import given, settings
+    from preprocess.spm import load_model
+    from test_bite import hostile_bite, hostile_text
+
+    sp = load_model(nfkc_model)
+    b = hostile_bite(pretok)
+
+    @settings(max_examples=200, deadline=None, derandomize=True, database=None)
+    @given(hostile_text())
+    def check(x):
+        if pretok == "moses":
+            x = bite._MOSES_DELETED_RE.sub(" ", x)
+        hypothesis.assume(pretok != "moses" or bite._align(b.pretokenize(x), " ".join(x.split())) is not None)
+        expected = " ".join(sp.normalize(x).replace(SPACE_SYMBOL, " ").split())
+        tokens = b.tokenize(x)
+        for text in (b.subword_text(tokens), " ".join(tokens)):   # one pass (BITE+D), and the word form
+            pieces = sp.encode(text, out_type=str)
+            got = b.detokenize(sp.decode_pieces(pieces).split())
+            if any(not c.isspace() and SPACE_SYMBOL in sp.normalize(f"x{c}x")[1:] for c in x):
+                # a space the model makes of a character (U+200B, the spacing accent "¨" = NFKC " \u0308") is
+                # not always kept: between a word and a literal symbol cut apart ("[\u200b[NNS]" -> "[[NNS]"),
+                # after an opening bracket ("[¨" -> "[\u0308"); every character, and every literal, stays
+                got, expected = got.replace(" ", ""), expected.replace(" ", "")
+            # canonically equivalent (moses splits "e\u0301" into "e" and a glued mark, which the model then
+            # normalises apart from the "e", so NFKC cannot compose them)
+            assert unicodedata.normalize("NFC", got) == unicodedata.normalize("NFC", expected), (text, pieces)
+
+    check()

@@ -597,3 +597,46 @@ def test_evaluate_cli_reproduces_table3(shared_path, run_cli, tmp_path):
     assert m["BERT/flota"]["M"] > m["BERT/first"]["M"] == m["BERT/longest"]["M"]  # M of FIRST = LONGEST (sec. 3)
     assert m["BERT/flota"]["R"] > m["BERT/first"]["R"]
     assert m["BERT/flota"]["tokens_inf"] < m["BERT/first"]["tokens_inf"]
+
+
+# --- normalisation follows the vocabulary (issue 25, item 8) -------------------------------------------------
+
+def test_uncased_wordpiece_strips_accents_like_bert():
+    """BERT's uncased tokenizer lower-cases and strips accents (NFD, nonspacing marks dropped); its vocabulary has
+    no accented letter, so FLOTA must do the same or lose the letter (before: café -> caf)."""
+    uncased = ["[PAD]", "[UNK]", "cafe", "caf", "na", "##ive", "manner", "m", "##nne", "##r", "resume", "r",
+               "##sum", "##e", "sao", "s", "##o"]
+    tok = FlotaTokenizer(uncased, "wordpiece", k=3)
+    assert tok.lowercase and tok.strip_accents
+    assert tok.tokenize("Café") == ["cafe"]
+    assert tok.tokenize("cafe\u0301") == ["cafe"]          # decomposed input too
+    assert tok.tokenize("Naïve Männer résumé São") == ["na", "##ive", "manner", "resume", "sao"]
+    assert tok.tokenize("plain words cafe") == tok.tokenize("plain words café")
+    # the user's explicit choice wins: no lower-casing, no accent stripping
+    kept = FlotaTokenizer(uncased, "wordpiece", k=3, lowercase=False)
+    assert not kept.strip_accents and kept.tokenize("café") == ["caf"]
+
+
+def test_cased_vocabularies_keep_accents():
+    cased = ["[UNK]", "Paris", "café", "caf", "cafe", "##é", "Mä", "##nner", "M", "##a"]
+    tok = FlotaTokenizer(cased, "wordpiece", k=3)
+    assert not tok.lowercase and not tok.strip_accents
+    assert tok.tokenize("café Männer") == ["café", "Mä", "##nner"]
+    for style, tokens in (("gpt2", ["Ġcafé", "Ġcafe", "é", "Ġcaf"]), ("sentencepiece", ["▁café", "▁cafe", "▁caf"])):
+        assert FlotaTokenizer(tokens, style, k=3).tokenize("café") == [tokens[0]]
+
+
+def test_bert_uncased_inventory_on_accented_words(shared_path, run_cli, tmp_path):
+    path = shared_path("flota_vocabs/bert-base-uncased.txt")
+    tok = FlotaTokenizer(path, "wordpiece", k=3)
+    assert tok.tokenize("café Männer résumé") == ["cafe", "manner", "resume"]
+    # what BERT's uncased tokenizer gives for these words (whole words of its vocabulary)
+    src = tmp_path / "in.txt"
+    src.write_text("Ein café für Männer\nthe résumé\n", encoding="utf-8")
+    out = tmp_path / "out.txt"
+    run_cli(["python", "-m", "preprocess.encode", "--scheme", "flota", "--flota-vocab", path, "--inputs", src,
+             "--outputs", out, "--quiet"])
+    assert out.read_text(encoding="utf-8") == "ein cafe fur manner\nthe resume\n"
+    # a cased inventory keeps them
+    xlnet = FlotaTokenizer(shared_path("flota_vocabs/xlnet-base-cased.txt"), "sentencepiece", k=3)
+    assert not xlnet.strip_accents and xlnet.tokenize("café") != xlnet.tokenize("cafe")

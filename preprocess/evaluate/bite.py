@@ -98,8 +98,8 @@ def symbol_complexity(encoded: Iterable[Sequence[int]], unk_id: int, lam: float 
 
 
 def model_complexity(model_path: str, words: Sequence[str], lam: float = 2.0) -> dict:
-    import sentencepiece as spm
-    sp = spm.SentencePieceProcessor(model_file=model_path)
+    from preprocess.spm import load_model
+    sp = load_model(model_path)   # the one loader: a missing, corrupt or truncated model is one line
     ids = sp.encode(list(words))
     value, n = symbol_complexity(ids, sp.unk_id(), lam)
     n_unk = sum(1 for s in ids for i in s if i == sp.unk_id())
@@ -183,12 +183,12 @@ def similarity_report(lines: Sequence[str], seed: int = 1, rate: float = 0.5, pr
     encoders = {"unencoded": lambda ls: [b.pretokenize(l) for l in ls],
                 "bite": lambda ls: b.tokenize_batch(ls)}
     if model:
-        import sentencepiece as spm
-        sp = spm.SentencePieceProcessor(model_file=model)
+        from preprocess.spm import load_model
+        sp = load_model(model)
         encoders["D"] = lambda ls: sp.encode([" ".join(b.pretokenize(l)) for l in ls], out_type=str)
     if bite_model:
-        import sentencepiece as spm
-        spb = spm.SentencePieceProcessor(model_file=bite_model)
+        from preprocess.spm import load_model
+        spb = load_model(bite_model)
         encoders["BITE+D"] = lambda ls: spb.encode([b.subword_text(t) for t in b.tokenize_batch(ls)], out_type=str)
     res = {"sentences": len(lines), "words_changed": int(sum(n_changed)), "seed": seed, "rate": rate}
     # only sentences that the noise actually changed are informative
