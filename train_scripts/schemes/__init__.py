@@ -96,11 +96,10 @@ class SubwordOptions:
 
 def _field_type(f: dataclasses.Field, hints: dict):
     t = hints[f.name]
-    origin = typing.get_origin(t)
-    if origin in (tuple, list):
-        return "list"
-    if origin is typing.Union:  # Optional[X]
+    if typing.get_origin(t) is typing.Union:  # Optional[X]
         t = next(a for a in typing.get_args(t) if a is not type(None))
+    if t in (tuple, list) or typing.get_origin(t) in (tuple, list):  # plain ``tuple`` too: never str -> chars
+        return "list"
     return t
 
 
@@ -144,7 +143,9 @@ def make_options(options_cls: type, values: dict | None = None):
 
 def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, options_cls: type) -> None:
     """One ``--name`` per dataclass field, with its help, default and choices; :func:`options_from_namespace`
-    turns the parsed values back into the dataclass."""
+    turns the parsed values back into the dataclass.  Sequences are comma-separated (``--bite-langs en,de``; the
+    default is shown as ``en``), booleans are settable both ways (``--bite-single-char`` /
+    ``--no-bite-single-char``)."""
     hints = typing.get_type_hints(options_cls)
     for f in dataclasses.fields(options_cls):
         kind = _field_type(f, hints)
@@ -152,7 +153,8 @@ def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, optio
         flag = "--" + f.name.replace("_", "-")
         helptext = f.metadata.get("help", "")
         if kind is bool:
-            parser.add_argument(flag, dest=f.name, action="store_true", help=helptext)
+            parser.add_argument(flag, dest=f.name, default=bool(default), action=argparse.BooleanOptionalAction,
+                                help=helptext)
         elif kind == "list":
             parser.add_argument(flag, dest=f.name, default=",".join(default), metavar="A,B", help=helptext)
         else:
