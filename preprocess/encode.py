@@ -373,7 +373,6 @@ def cli() -> None:
     """Console-script entry point (see setup.py)."""
     import sys
 
-    from preprocess.common import run_main
     sys.exit(run_main(main))
 
 
