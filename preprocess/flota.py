@@ -662,11 +662,14 @@ def add_encoder_args(parser) -> None:
     parser.add_argument("--noise-seed", type=int, default=0, help="seed of the whitespace noise")
 
 
-def make_encoder(args: argparse.Namespace) -> FlotaEncoder:
-    noise_p = float(getattr(args, "noise_p", 0.0) or 0.0)
+def make_encoder(args, noise_p: Optional[float] = None, noise_seed: Optional[int] = None) -> FlotaEncoder:
+    """The encoder of ``args`` (:class:`FlotaOptions`, an argparse namespace or the adapter's config; the
+    whitespace noise from ``--noise-p``/``--noise-seed`` there, or given here)."""
+    noise_p = float((getattr(args, "noise_p", 0.0) if noise_p is None else noise_p) or 0.0)
     if not 0.0 <= noise_p <= 1.0:
         raise UserError(f"--noise-p must be between 0 and 1, not {noise_p}")
-    return FlotaEncoder(tokenizer_from_options(args), noise_p, int(getattr(args, "noise_seed", 0) or 0))
+    noise_seed = int((getattr(args, "noise_seed", 0) if noise_seed is None else noise_seed) or 0)
+    return FlotaEncoder(tokenizer_from_options(args), noise_p, noise_seed)
 
 
 # --- command line: the fairseq dictionary of an inventory --------------------------------------------------------
