@@ -17,11 +17,14 @@ from dataclasses import field
 from preprocess.common import UserError
 
 
-def option(default, help: str, choices=None):
-    """A dataclass field that becomes a command-line option (``--field-name``) with ``help`` and ``choices``."""
+def option(default, help: str, choices=None, aliases: tuple[str, ...] = ()):
+    """A dataclass field that becomes a command-line option (``--field-name``) with ``help`` and ``choices``
+    (``aliases``: older spellings the command line still accepts, e.g. ``--model``)."""
     meta = {"help": help}
     if choices is not None:
         meta["choices"] = tuple(choices)
+    if aliases:
+        meta["aliases"] = tuple(aliases)
     if isinstance(default, (list, tuple)):
         return field(default_factory=lambda: tuple(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -99,8 +102,8 @@ def add_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, opt
         elif kind == "list":
             parser.add_argument(flag(f.name), dest=f.name, default=",".join(default), metavar="A,B", help=helptext)
         else:
-            parser.add_argument(flag(f.name), dest=f.name, default=default, type=kind, choices=f.metadata.get("choices"),
-                                required=f.name in required, help=helptext)
+            parser.add_argument(flag(f.name), *f.metadata.get("aliases", ()), dest=f.name, default=default, type=kind,
+                                choices=f.metadata.get("choices"), required=f.name in required, help=helptext)
 
 
 def from_namespace(options_cls: type, ns):
