@@ -97,7 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, opt
         default = default_of(f)
         helptext = f.metadata.get("help", "")
         if kind is bool:
-            parser.add_argument(flag(f.name), dest=f.name, default=bool(default),
+            parser.add_argument(flag(f.name), *f.metadata.get("aliases", ()), dest=f.name, default=bool(default),
                                 action=argparse.BooleanOptionalAction, help=helptext)
         elif kind == "list":
             parser.add_argument(flag(f.name), dest=f.name, default=",".join(default), metavar="A,B", help=helptext)
