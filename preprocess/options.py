@@ -88,11 +88,14 @@ def make_options(options_cls: type, values: dict | None = None):
 
 
 def add_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, options_cls: type,
-                  required: tuple[str, ...] = ()) -> None:
-    """One ``--name`` per dataclass field, with its help, default and choices (``required``: fields that must be
-    given); :func:`from_namespace` turns the parsed values back into the dataclass."""
+                  required: tuple[str, ...] = (), only: tuple[str, ...] | None = None) -> None:
+    """One ``--name`` per dataclass field (``only``: these fields), with its help, default and choices
+    (``required``: fields that must be given); :func:`from_namespace` turns the parsed values back into the
+    dataclass."""
     hints = typing.get_type_hints(options_cls)
     for f in dataclasses.fields(options_cls):
+        if only is not None and f.name not in only:
+            continue
         kind = field_kind(f, hints)
         default = default_of(f)
         helptext = f.metadata.get("help", "")

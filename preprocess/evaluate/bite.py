@@ -33,8 +33,10 @@ import sys
 from collections import Counter
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from preprocess.bite import BiteOptions
 from preprocess.common import UserError, read_lines, require_file, run_main
 from preprocess.evaluate.noise import InflectionNoise, sequence_similarity
+from preprocess.options import add_arguments
 
 
 def noise_options(p: argparse.ArgumentParser) -> None:
@@ -264,8 +266,7 @@ def main(argv=None) -> int:
         if corpus:
             p.add_argument("--input", required=True, help="text, one sentence per line (.gz allowed)")
             p.add_argument("--lines", type=int, default=None, help="first N lines only")
-        p.add_argument("--pretokenizer", choices=["moses", "whitespace", "bert"], default="moses")
-        p.add_argument("--tagger", choices=["nltk", "hanta"], default="nltk")
+        add_arguments(p, BiteOptions, only=("bite_tagger", "bite_pretokenizer"))
         p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("coverage", help="vocabulary coverage of the N most frequent types, BITE vs unencoded")
@@ -306,7 +307,7 @@ def main(argv=None) -> int:
     from preprocess.taggers import TaggerUnavailable
     try:
         if args.cmd == "coverage":
-            r = coverage_report(_read(args.input, args.lines), args.sizes, args.pretokenizer, args.tagger)
+            r = coverage_report(_read(args.input, args.lines), args.sizes, args.bite_pretokenizer, args.bite_tagger)
             if args.json:
                 print(json.dumps(r))
             else:
@@ -332,8 +333,8 @@ def main(argv=None) -> int:
             for m in (args.model, args.bite_model):
                 if m:
                     require_file(m, "SentencePiece model")
-            r = similarity_report(_read(args.input, args.lines), args.seed, args.fraction, args.pretokenizer,
-                                  args.tagger, args.model, args.bite_model)
+            r = similarity_report(_read(args.input, args.lines), args.seed, args.fraction, args.bite_pretokenizer,
+                                  args.bite_tagger, args.model, args.bite_model)
             if args.json:
                 print(json.dumps(r))
             else:
@@ -345,7 +346,7 @@ def main(argv=None) -> int:
                         print(f"| {k[len('similarity_'):]} | {100 * v:.2f}% |")
         elif args.cmd == "perturb":
             from preprocess.common import atomic_output, flatten_line
-            noise = InflectionNoise(args.fraction, args.seed, args.tagger)
+            noise = InflectionNoise(args.fraction, args.seed, args.bite_tagger)
             n = changed = 0
             with atomic_output(args.output) as out:
                 for i, line in enumerate(read_lines(args.input, errors="replace")):
@@ -358,7 +359,7 @@ def main(argv=None) -> int:
             msg = {"lines": n, "words_changed": changed, "output": args.output}
             print(json.dumps(msg) if args.json else f"{n} lines, {changed} words changed -> {args.output}")
         elif args.cmd == "agreement":
-            r = agreement_report(_read(args.input, args.lines), args.pretokenizer)
+            r = agreement_report(_read(args.input, args.lines), args.bite_pretokenizer)
             if args.json:
                 print(json.dumps(r))
             else:
@@ -380,14 +381,14 @@ def _lengths_cli(args) -> None:
         for m in (args.model, args.bite_model):
             require_file(m, "SentencePiece model")
         rows = [{"model_type": "given", "vocab_size": None,
-                 **sequence_lengths(_read(args.input, args.lines), args.model, args.bite_model, args.pretokenizer,
-                                    args.tagger)}]
+                 **sequence_lengths(_read(args.input, args.lines), args.model, args.bite_model, args.bite_pretokenizer,
+                                    args.bite_tagger)}]
     else:
         if any(n < 20 for n in args.sizes):
             raise UserError("--sizes must be at least 20")
         evals = _read(args.eval_input, args.eval_lines) if args.eval_input else None
-        rows = figure8(_read(args.input, args.lines), args.sizes, args.model_types, evals, args.pretokenizer,
-                       args.tagger, args.seed, character_coverage=args.character_coverage)
+        rows = figure8(_read(args.input, args.lines), args.sizes, args.model_types, evals, args.bite_pretokenizer,
+                       args.bite_tagger, args.seed, character_coverage=args.character_coverage)
     if args.json:
         print(json.dumps(rows))
         return
