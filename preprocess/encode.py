@@ -35,13 +35,29 @@ from typing import Iterable, Iterator
 from preprocess.common import (UserError, atomic_output, check_output_path, make_temp_file, open_binary_input,
                                read_lines, require_file, run_main, split_lines_file)
 
+
+def _discover_schemes() -> dict[str, str]:
+    """Every ``preprocess/<name>.py`` that defines the two encode hooks, found without importing it (importing all
+    would load every tagger and tokenizer on each run): a new scheme is a new module, not an edit here."""
+    import pkgutil
+    import re
+
+    import preprocess
+
+    found = {}
+    for info in pkgutil.iter_modules(preprocess.__path__):
+        path = os.path.join(info.module_finder.path, f"{info.name}.py")
+        if info.ispkg or not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8") as fh:
+            source = fh.read()
+        if all(re.search(rf"^def {hook}\(", source, re.M) for hook in ("add_encoder_args", "make_encoder")):
+            found[info.name] = f"preprocess.{info.name}"
+    return found
+
+
 #: scheme name -> module implementing ``add_encoder_args`` and ``make_encoder`` (see docs/CONTRACTS.md)
-SCHEMES = {
-    "spaces": "preprocess.spaces",
-    "bite": "preprocess.bite",
-    "flota": "preprocess.flota",
-    "wordmap": "preprocess.wordmap",
-}
+SCHEMES = _discover_schemes()
 
 #: smallest byte range a worker takes at a time (smaller ranges only add per-range overhead)
 MIN_SEGMENT_BYTES = 1 << 18

@@ -142,3 +142,16 @@ def test_flota_decode_args_carry_every_non_default_option(tmp_path):
     from preprocess.flota import FlotaOptions
 
     assert from_namespace(FlotaOptions, cfg) == s.tokenizer_options()
+
+
+def test_encode_schemes_are_discovered(tmp_path, monkeypatch):
+    """A new preprocess module with the two hooks is an encode scheme without an edit to preprocess/encode.py."""
+    import preprocess
+    from preprocess import encode
+
+    assert set(encode.SCHEMES) == {"spaces", "bite", "flota", "wordmap"}
+    (tmp_path / "mine.py").write_text("def add_encoder_args(parser):\n    pass\n\n\n"
+                                      "def make_encoder(args):\n    return None\n", encoding="utf-8")
+    (tmp_path / "helper.py").write_text("def make_encoder(args):\n    return None\n", encoding="utf-8")
+    monkeypatch.setattr(preprocess, "__path__", [*preprocess.__path__, str(tmp_path)])
+    assert encode._discover_schemes()["mine"] == "preprocess.mine" and "helper" not in encode._discover_schemes()
