@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 export NLTK_DATA := $(abspath $(VENV))/nltk_data:$(abspath $(SHARED))/nltk_data
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install demo test fuzz bench clean
+.PHONY: install demo test test-fast fuzz bench clean
 
 install:
 	@bash scripts/install.sh
@@ -19,8 +19,14 @@ install:
 demo: install
 	$(PY) -m train_scripts.pipeline $(if $(wildcard $(SHARED)/multi30k),--data $(SHARED)/multi30k) --output $(OUT) $(DEMO_ARGS)
 
+# everything (CI), the linter first, the 20 slowest tests listed; test-fast: what is not marked slow (pyproject.toml)
 test: install
-	$(PY) -m pytest -q -rs $(PYTEST_ARGS) tests
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q -rs --durations=20 $(PYTEST_ARGS) tests
+
+test-fast: install
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q -rs -m "not slow" --durations=10 $(PYTEST_ARGS) tests
 
 # the property tests of tests/test_fuzz.py with a long, random budget (make test: fixed seed, small budget)
 FUZZ_EXAMPLES ?= 2000

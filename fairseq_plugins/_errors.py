@@ -43,9 +43,11 @@ def required_path(cfg, name: str) -> str:
     """The path given for the option ``name`` of ``cfg``, or a one-line error naming the option (instead of
     ``not found: ???`` or omegaconf's ``MissingMandatoryValue`` traceback)."""
     option = "--" + name.replace("_", "-")
+    from omegaconf.errors import MissingMandatoryValue
+
     try:
         value = getattr(cfg, name, None)
-    except Exception:   # omegaconf.errors.MissingMandatoryValue
+    except MissingMandatoryValue:
         value = None
     if value in (None, "", MISSING):
         raise UserError(f"{option} is required (give the path of the file)")

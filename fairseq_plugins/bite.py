@@ -15,17 +15,14 @@ from fairseq.data.encoders import register_tokenizer
 from fairseq.dataclass import FairseqDataclass
 
 from fairseq_plugins._errors import MISSING, user_errors
-from preprocess.bite import BiteTokenizer, check_subword_model
+from preprocess.bite import BiteOptions, BiteTokenizer, check_subword_model
+from preprocess.options import fairseq_config
 
 
 @dataclass
-class BiteTokenizerConfig(FairseqDataclass):
-    bite_pretokenizer: str = field(default="moses", metadata={
-        "help": "word splitting before BITE: moses (sacremoses, no XML escaping), whitespace or bert"})
-    bite_tagger: str = field(default="nltk", metadata={
-        "help": "POS tagger: nltk (averaged perceptron; needs NLTK_DATA) or hanta (no NLTK data)"})
-    bite_single_char: bool = field(default=False, metadata={
-        "help": "inflection symbols as single characters U+266E..U+2678 instead of [TAG]"})
+class BiteTokenizerConfig(fairseq_config(BiteOptions, "BiteOptionsConfig", FairseqDataclass)):
+    """BITE's one declaration of its options (preprocess.bite.BiteOptions), plus the adapter's output form."""
+
     bite_word_format: bool = field(default=False, metadata={
         "help": "encode to BITE's word form (symbols and punctuation as separate words) instead of the subword "
                 "text (symbols glued to their base), for a vocabulary built on preprocess.encode --scheme bite "

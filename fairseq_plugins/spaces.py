@@ -1,20 +1,14 @@
 """``--bpe spaces``: SentencePiece with space-as-token models (BPE', Unigram') and the "no spaces" variant."""
-from dataclasses import dataclass, field
-
 from fairseq.data.encoders import register_bpe
 from fairseq.dataclass import FairseqDataclass
 
 from fairseq_plugins._errors import required_path, user_errors
-from preprocess.spaces import SpacesEncoder
+from preprocess.options import fairseq_config
+from preprocess.spaces import SpacesEncoder, SpacesOptions
 from preprocess.spm import SPACE_SYMBOL
 
-
-@dataclass
-class SpacesBPEConfig(FairseqDataclass):
-    spaces_model: str = field(default="???", metadata={"help": "path to the SentencePiece .model"})
-    spaces: str = field(default="keep", metadata={
-        "help": "keep: standalone ▁ pieces are tokens (lossless decode); drop: the paper's 'no spaces' variant, "
-                "whose decode is lossy (word boundaries are guessed)"})
+#: the adapter's options: the encoder's one declaration (preprocess.spaces.SpacesOptions), --spaces-model required
+SpacesBPEConfig = fairseq_config(SpacesOptions, "SpacesBPEConfig", FairseqDataclass, required=("spaces_model",))
 
 
 @register_bpe("spaces", dataclass=SpacesBPEConfig)

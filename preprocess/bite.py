@@ -42,8 +42,10 @@ import argparse
 import re
 import string
 import unicodedata
+from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from preprocess.options import add_arguments, option
 from preprocess.taggers import TaggerUnavailable, get_tagger, universal
 
 #: The eleven inflection symbols, in the paper's / reference implementation's order.
@@ -731,30 +733,46 @@ def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+@dataclass
+class BiteOptions:
+    """BITE's options, declared once: ``preprocess.encode --scheme bite``, the ``--tokenizer bite`` adapter
+    (``fairseq_plugins/bite.py``), the ``morphtok-binarize --scheme bite`` options and the decode arguments a recipe
+    records derive from these fields (see :mod:`preprocess.options`)."""
+
+    bite_tagger: str = option("nltk", "POS tagger: nltk (averaged perceptron, needs NLTK_DATA) or hanta (no NLTK "
+                                      "data)", TAGGERS, aliases=("--tagger",))
+    bite_pretokenizer: str = option("moses", "word splitting before BITE (moses: sacremoses without XML escaping)",
+                                    PRETOKENIZERS, aliases=("--pretokenizer",))
+    bite_single_char: bool = option(False, "emit inflection symbols as single characters U+266E..U+2678 instead "
+                                           "of [TAG]", aliases=("--single-char",))
+
+
 def add_encoder_args(parser) -> None:
-    parser.add_argument("--pretokenizer", choices=PRETOKENIZERS, default="moses",
-                        help="word splitting before BITE (moses: sacremoses without XML escaping)")
-    parser.add_argument("--tagger", choices=TAGGERS, default="nltk",
-                        help="POS tagger: nltk (averaged perceptron, needs NLTK_DATA) or hanta (no NLTK data)")
-    parser.add_argument("--single-char", action="store_true",
-                        help="emit inflection symbols as single characters U+266E..U+2678 instead of [TAG]")
-    parser.add_argument("--subword-model", default=None,
+    add_arguments(parser, BiteOptions)
+    parser.add_argument("--bite-subword-model", "--subword-model", dest="subword_model", default=None,
                         help="SentencePiece model applied after BITE (BITE+D): trained on the --training-text "
                              "output with --user-symbols bite (preprocess.bite.train_subword_model does both)")
-    parser.add_argument("--training-text", action="store_true",
+    parser.add_argument("--bite-training-text", "--training-text", dest="training_text", action="store_true",
                         help="without --subword-model: write the text a BITE+D subword model is trained on (base "
                              "forms with the sentence's own spacing, no symbols: 'The dogs barked.' -> "
                              "'The dog bark.')")
 
 
-def make_encoder(args: argparse.Namespace) -> BiteLineEncoder:
+def _option(args, name: str, default):
+    """``args.bite_<name>``, or the older unprefixed ``args.<name>`` of a hand-built namespace."""
+    return getattr(args, f"bite_{name}", getattr(args, name, default))
+
+
+def make_encoder(args) -> BiteLineEncoder:
+    """The encoder of ``args`` (:class:`BiteOptions` plus ``subword_model``/``training_text``, an argparse
+    namespace, or the adapter's config)."""
     from preprocess.common import UserError, require_file
     subword = getattr(args, "subword_model", None)
     if subword:
         require_file(subword, "SentencePiece model (--subword-model)")
     try:
-        return BiteLineEncoder(getattr(args, "pretokenizer", "moses"), getattr(args, "tagger", "nltk"),
-                               bool(getattr(args, "single_char", False)), subword,
+        return BiteLineEncoder(_option(args, "pretokenizer", "moses"), _option(args, "tagger", "nltk"),
+                               bool(_option(args, "single_char", False)), subword,
                                training_text=bool(getattr(args, "training_text", False)))
     except TaggerUnavailable as e:
         raise UserError(str(e)) from None
@@ -799,7 +817,7 @@ def main(argv=None) -> int:
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     d.add_argument("--input", default="-", help="BITE tokens, one sentence per line (.gz allowed); - for stdin")
     d.add_argument("--output", default="-", help="decoded text; - for stdout")
-    d.add_argument("--pretokenizer", choices=PRETOKENIZERS, default="moses",
+    d.add_argument("--bite-pretokenizer", "--pretokenizer", dest="pretokenizer", choices=PRETOKENIZERS, default="moses",
                    help="the pretokenizer used to encode (whitespace: words joined by single spaces)")
     d.add_argument("--errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: stop with an error naming file and line, or replace with U+FFFD")

@@ -39,13 +39,29 @@ from preprocess.common import (UserError, _PositionalReader, atomic_output, chec
                                is_stream_input, is_stream_output, lines_of, make_temp_file, prepare_output,
                                read_lines, require_input, run_main, split_lines_file, write_error)
 
+
+def _discover_schemes() -> dict[str, str]:
+    """Every ``preprocess/<name>.py`` that defines the two encode hooks, found without importing it (importing all
+    would load every tagger and tokenizer on each run): a new scheme is a new module, not an edit here."""
+    import pkgutil
+    import re
+
+    import preprocess
+
+    found = {}
+    for info in pkgutil.iter_modules(preprocess.__path__):
+        path = os.path.join(info.module_finder.path, f"{info.name}.py")
+        if info.ispkg or not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8") as fh:
+            source = fh.read()
+        if all(re.search(rf"^def {hook}\(", source, re.M) for hook in ("add_encoder_args", "make_encoder")):
+            found[info.name] = f"preprocess.{info.name}"
+    return found
+
+
 #: scheme name -> module implementing ``add_encoder_args`` and ``make_encoder`` (see docs/CONTRACTS.md)
-SCHEMES = {
-    "spaces": "preprocess.spaces",
-    "bite": "preprocess.bite",
-    "flota": "preprocess.flota",
-    "wordmap": "preprocess.wordmap",
-}
+SCHEMES = _discover_schemes()
 
 #: smallest byte range a worker takes at a time (smaller ranges only add per-range overhead)
 MIN_SEGMENT_BYTES = 1 << 18
@@ -607,7 +623,6 @@ def cli() -> None:
     """Console-script entry point (see setup.py)."""
     import sys
 
-    from preprocess.common import run_main
     sys.exit(run_main(main))
 
 

@@ -41,10 +41,12 @@ import re
 import sys
 import unicodedata
 from collections import Counter
+from dataclasses import dataclass
 from itertools import compress
 from typing import Iterable, Optional, Sequence, Union
 
 from preprocess.common import UserError, flatten_line
+from preprocess.options import add_arguments, option
 from preprocess.flota_search import FlotaSearch, search_class
 from preprocess.integrity import require_complete_text
 from preprocess.spm import SPACE_SYMBOL, load_model
@@ -648,40 +650,49 @@ class FlotaEncoder:
                 "placeholder)": getattr(self.tokenizer, "dropped_words", 0)}
 
 
+@dataclass
+class FlotaOptions:
+    """FLOTA's tokenizer options, declared once: the ``preprocess.encode --scheme flota`` options, the ``--bpe flota``
+    adapter's config (``fairseq_plugins/flota.py``), the ``morphtok-binarize --scheme flota`` options and the
+    decode arguments a recipe records are all derived from these fields (see :mod:`preprocess.options`)."""
+
+    flota_vocab: Optional[str] = option(None, "vocabulary: token list, SentencePiece .model, fairseq dict.txt, BERT "
+                                              "vocab.txt, GPT-2 encoder.json or tokenizer.json")
+    flota_style: str = option("auto", "how word starts / continuations are marked (## / Ġ / ▁)",
+                              ("auto",) + tuple(STYLES))
+    flota_k: int = option(3, "at most k pieces per word")
+    flota_mode: str = option("flota", "flota, or the baselines first/longest (need the standard segmenter)", MODES)
+    flota_strict: bool = option(False, "never fall back to the other form (start/continuation) of a piece")
+    flota_max_len: Optional[int] = option(None, "longest candidate substring (default 18 wordpiece, 19 gpt2, 16 "
+                                                "sentencepiece)")
+    flota_unk: Optional[str] = option(None, "token for a word without any vocabulary substring (default: emit "
+                                            "nothing)")
+    flota_byte_level: bool = option(False, "gpt2 only: look words up in GPT-2's byte-level alphabet (the released "
+                                           "code does not)")
+    flota_case: str = option("auto", "lower-case the text before the search: auto = when the vocabulary is uncased "
+                                     "(has no capital letters, e.g. bert-base-uncased), as its own tokenizer does; an uncased "
+                                     "WordPiece vocabulary also gets its tokenizer's accent stripping (café -> cafe)",
+                             ("auto", "keep", "lower"))
+    flota_gpt2_encoder: Optional[str] = option(None, "GPT-2 encoder.json, when --flota-vocab is a dict.txt of GPT-2 "
+                                                     "ids (official fairseq RoBERTa/BART checkpoints): emit the ids "
+                                                     "that dictionary holds")
+
+
 def add_encoder_args(parser) -> None:
-    parser.add_argument("--flota-vocab", required=True,
-                        help="vocabulary: token list, SentencePiece .model, fairseq dict.txt, BERT vocab.txt, "
-                             "GPT-2 encoder.json or tokenizer.json")
-    parser.add_argument("--flota-style", choices=("auto",) + tuple(STYLES), default="auto",
-                        help="how word starts / continuations are marked (## / Ġ / ▁)")
-    parser.add_argument("--flota-k", type=int, default=3, help="at most k pieces per word")
-    parser.add_argument("--flota-mode", choices=MODES, default="flota",
-                        help="flota, or the baselines first/longest (need the standard segmenter)")
-    parser.add_argument("--flota-strict", action="store_true",
-                        help="never fall back to the other form (start/continuation) of a piece")
-    parser.add_argument("--flota-max-len", type=int, default=None,
-                        help="longest candidate substring (default 18 wordpiece, 19 gpt2, 16 sentencepiece)")
-    parser.add_argument("--flota-unk", default=None,
-                        help="token for a word without any vocabulary substring (default: emit nothing)")
-    parser.add_argument("--flota-byte-level", action="store_true",
-                        help="gpt2 only: look words up in GPT-2's byte-level alphabet (the released code does not)")
-    parser.add_argument("--flota-case", choices=("auto", "keep", "lower"), default="auto",
-                        help="lower-case the text before the search: auto = when the vocabulary is uncased (has no "
-                             "capital letters, e.g. bert-base-uncased), as its own tokenizer does; an uncased "
-                             "WordPiece vocabulary also gets its tokenizer's accent stripping (café -> cafe)")
-    parser.add_argument("--flota-gpt2-encoder", default=None,
-                        help="GPT-2 encoder.json, when --flota-vocab is a dict.txt of GPT-2 ids (official fairseq "
-                             "RoBERTa/BART checkpoints): emit the ids that dictionary holds")
+    add_arguments(parser, FlotaOptions, required=("flota_vocab",))
     parser.add_argument("--noise-p", type=float, default=0.0,
                         help="drop the space between adjacent words with this probability before tokenising")
     parser.add_argument("--noise-seed", type=int, default=0, help="seed of the whitespace noise")
 
 
-def make_encoder(args: argparse.Namespace) -> FlotaEncoder:
-    noise_p = float(getattr(args, "noise_p", 0.0) or 0.0)
+def make_encoder(args, noise_p: Optional[float] = None, noise_seed: Optional[int] = None) -> FlotaEncoder:
+    """The encoder of ``args`` (:class:`FlotaOptions`, an argparse namespace or the adapter's config; the
+    whitespace noise from ``--noise-p``/``--noise-seed`` there, or given here)."""
+    noise_p = float((getattr(args, "noise_p", 0.0) if noise_p is None else noise_p) or 0.0)
     if not 0.0 <= noise_p <= 1.0:
         raise UserError(f"--noise-p must be between 0 and 1, not {noise_p}")
-    return FlotaEncoder(tokenizer_from_options(args), noise_p, int(getattr(args, "noise_seed", 0) or 0))
+    noise_seed = int((getattr(args, "noise_seed", 0) if noise_seed is None else noise_seed) or 0)
+    return FlotaEncoder(tokenizer_from_options(args), noise_p, noise_seed)
 
 
 # --- command line: the fairseq dictionary of an inventory --------------------------------------------------------

@@ -21,12 +21,14 @@ them (see there).
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import unicodedata
+from dataclasses import dataclass
+from typing import Optional
 
 from preprocess import spm
 from preprocess.common import UserError, flatten_line, run_main
+from preprocess.options import add_arguments, option
 from preprocess.spm import SPACE_SYMBOL, is_prime_model, load_model, train, write_fairseq_dict  # noqa: F401
 
 #: ``keep``: the standalone ``▁`` pieces are tokens (lossless); ``drop``: the paper's lossy "no spaces" variant
@@ -90,14 +92,23 @@ def _is_punct(text: str) -> bool:
     return bool(text) and all(unicodedata.category(ch).startswith("P") for ch in text) and text not in "([{\"'"
 
 
+@dataclass
+class SpacesOptions:
+    """The space-as-token encoder's options, declared once: ``preprocess.encode --scheme spaces``, the ``--bpe
+    spaces`` adapter (``fairseq_plugins/spaces.py``) and the decode arguments a recipe records derive from them."""
+
+    spaces_model: Optional[str] = option(None, "SentencePiece .model file", aliases=("--model",))
+    spaces: str = option("keep", "keep the standalone ▁ pieces, or drop them (the paper's 'no spaces' variant, whose "
+                                 "decoding guesses word boundaries: lossy)", SPACE_MODES)
+
+
 def add_encoder_args(parser) -> None:
-    parser.add_argument("--model", required=True, help="SentencePiece .model file")
-    parser.add_argument("--spaces", choices=SPACE_MODES, default="keep",
-                        help="keep the standalone ▁ pieces, or drop them (the paper's lossy 'no spaces' variant)")
+    add_arguments(parser, SpacesOptions, required=("spaces_model",))
 
 
-def make_encoder(args: argparse.Namespace) -> SpacesEncoder:
-    return SpacesEncoder(args.model, args.spaces)  # parallel across preprocess.encode's worker processes
+def make_encoder(args) -> SpacesEncoder:
+    """The encoder of ``args`` (:class:`SpacesOptions`, an argparse namespace or the adapter's config)."""
+    return SpacesEncoder(args.spaces_model, args.spaces)  # parallel across preprocess.encode's worker processes
 
 
 # --- command line --------------------------------------------------------------------------------------------

@@ -66,9 +66,7 @@ from __future__ import annotations
 
 import argparse
 import functools
-import gzip
 import math
-import os
 import re
 import sys
 import time
@@ -853,7 +851,6 @@ def cli() -> None:
     """Console-script entry point (see setup.py)."""
     import sys
 
-    from preprocess.common import run_main
     sys.exit(run_main(main))
 
 

@@ -8,7 +8,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 VENV=${VENV:-$here/.venv}
 PY=${PYTHON:-python3}
-stamp=$VENV/.installed-v3
+stamp=$VENV/.installed-v4
 
 if [ ! -x "$VENV/bin/python" ]; then
   echo "[install] creating virtualenv $VENV"
@@ -31,7 +31,7 @@ if [ ! -f "$stamp" ]; then
   fi
   echo "[install] fairseq dependencies and field packages"
   pipi cffi cython "hydra-core==1.3.2" "omegaconf==2.3.0" numpy regex sacrebleu tqdm bitarray \
-       scikit-learn scipy packaging sentencepiece sacremoses lemminflect nltk HanTa matplotlib pytest \
+       scikit-learn scipy packaging sentencepiece sacremoses lemminflect nltk HanTa matplotlib pytest ruff \
        submitit tensorboardX hypothesis \
        setuptools wheel
   if ! "$vpy" -c "import fairseq" 2>/dev/null; then

@@ -91,3 +91,65 @@ def multi30k_slice(dest: Path, n_train: int = 1500, n_valid: int = 60, n_test: i
                 lines = [next(fh) for _ in range(n)]
             (dest / f"{split}.{lang}").write_text("".join(lines), encoding="utf-8")
     return dest
+
+
+# --- the fast loop: `make test-fast` = `pytest -m "not slow"` --------------------------------------------------
+
+#: tests marked ``slow`` here rather than by a decorator in each file, so that one list says what the fast loop
+#: leaves out: real fairseq training (tiny transformer / RoBERTa), the demo pipeline, and end-to-end binarize runs
+#: (SentencePiece training + tagging + fairseq-preprocess per test).  Name a test function (all its parameters)
+#: as ``file::function``; a name that no longer exists in a collected file is an error, so the list stays true.
+#: A test may also carry ``@pytest.mark.slow`` itself.
+SLOW_TESTS = {
+    # fairseq training end to end
+    "test_spaces_fairseq.py::test_space_as_token_end_to_end",
+    "test_wordmap_fairseq.py::test_wordmap_de_en_end_to_end",
+    "test_bite_fairseq.py::test_bite_on_english_source_en_de",
+    "test_bite_fairseq.py::test_bite_on_english_target_de_en",
+    "test_flota_gpt2_ids.py::test_finetune_an_official_style_checkpoint_with_bpe_flota",
+    "test_hub.py::test_translate",
+    "test_hub.py::test_fill_mask_spaces",
+    "test_hub.py::test_classification_head",
+    "test_masked_lm_words.py::test_tiny_pretraining_with_whole_word_masking",
+    "test_masked_lm_words.py::test_two_shard_lm_data_trains_round_robin",
+    "test_multiseed.py::test_runner_runs_each_seed_once_and_reports",
+    "test_recipes_average.py::test_best_and_previous_nine_on_a_real_run",
+    "test_recipes_average.py::test_real_fairseq_checkpoints_average_and_generate",
+    "test_recipes_roberta.py::test_pretrain_tiny",
+    "test_recipes_roberta.py::test_finetune_superbizarre_tiny",
+    "test_recipes_roberta.py::test_flota_finetuning_data_noise_only_at_test",
+    "test_recipes_translation.py::test_tiny_train_average_evaluate",
+    "test_recipes_translation.py::test_two_process_gloo_training_keeps_ranks_identical",
+    "test_launch.py::test_two_shards_two_jobs_then_training_on_both",
+    "test_binarize.py::test_a_new_scheme_is_one_file",
+    # the demo pipeline
+    "test_pipeline.py::test_pipeline_small_slice_columns_noise_resume_and_rerun",
+    "test_pipeline.py::test_pipeline_reports_the_failing_stage",
+    # binarize end to end on a Multi30k slice (learn + encode + fairseq-preprocess)
+    "test_binarize.py::test_binarize_spaces_dictionary_is_the_models",
+    "test_binarize.py::test_binarize_no_spaces_side",
+    "test_binarize.py::test_binarize_bite_tags_once_and_reuses",
+    "test_binarize.py::test_binarize_flota_over_a_given_vocabulary",
+    "test_binarize.py::test_binarize_flota_over_a_learned_model",
+    "test_binarize.py::test_binarize_wordmap_separate_dictionaries",
+    "test_binarize.py::test_binarize_shards_shard_id_and_extra_test",
+    # data preparation from the shared copies
+    "test_recipes_data.py::test_prepare_multi30k_from_local_copy",
+    "test_recipes_data.py::test_prepare_wmt14_from_local_copy",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m/-k deselect anything
+def pytest_collection_modifyitems(config, items):
+    seen_files, found = set(), set()
+    for item in items:
+        name = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+        seen_files.add(item.path.name)
+        if name in SLOW_TESTS:
+            found.add(name)
+            item.add_marker(pytest.mark.slow)
+    if any("::" in str(a) for a in config.args):  # node ids collect part of a file: a missing name proves nothing
+        return
+    missing = sorted(n for n in SLOW_TESTS - found if n.split("::")[0] in seen_files)
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS names tests that do not exist: {', '.join(missing)}")

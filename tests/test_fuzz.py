@@ -15,12 +15,10 @@ import argparse
 import os
 import random
 import time
-import unicodedata
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, cli_env
 from test_encode import encode, one_line_error, scheme_options
 
 SEED = 16

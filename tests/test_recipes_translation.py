@@ -2,7 +2,6 @@
 shards), train_transformer_big.sh --tiny, checkpoint averaging, evaluate, and two-process gloo training.
 Asserts consistency (line counts, reloads, identical ranks), never a quality level."""
 import json
-import os
 
 import pytest
 import sacrebleu

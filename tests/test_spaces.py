@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from preprocess.common import UserError
-from preprocess.spaces import SpacesEncoder, decode_pieces, is_prime_model, train
+from preprocess.spaces import SpacesEncoder, is_prime_model, train
 from preprocess.spm import SPACE_SYMBOL as SPACE
 
 N_TRAIN = 3000

@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import gzip
 import itertools
-import math
 import random
 
-import numpy as np
 import pytest
 
 from preprocess import wordmap as wm

@@ -93,9 +93,8 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
             fh.write("".join(label + "\n" for _, label in rows))
         if encode == "flota":
             noisy = noise_p if split in noise_splits else 0.0
-            factory = functools.partial(flota.make_encoder, argparse.Namespace(
-                flota_vocab=vocab, flota_style=style, flota_k=flota_k, flota_mode=flota_mode, flota_strict=False,
-                flota_max_len=None, noise_p=noisy, noise_seed=noise_seed))
+            factory = functools.partial(flota.make_encoder, flota.FlotaOptions(
+                flota_vocab=vocab, flota_style=style, flota_k=flota_k, flota_mode=flota_mode), noisy, noise_seed)
         encode_file(factory, os.path.join(raw, f"{split}.input0"), os.path.join(tok, f"{split}.input0"), workers,
                     quiet)
     label_dict = os.path.join(out_dir, "label.dict.txt")

@@ -3,9 +3,9 @@ inflectional-noise generator (MORPHEUS-like) for robustness studies.
 
     python -m preprocess.evaluate.bite coverage   --input CORPUS [--sizes 1000 5000 10000] [--json]
     python -m preprocess.evaluate.bite complexity --models A.model [B.model ...] --words WORDLIST [--lam 2]
-    python -m preprocess.evaluate.bite similarity --input CORPUS [--seed 1] [--rate 0.5]
+    python -m preprocess.evaluate.bite similarity --input CORPUS [--seed 0] [--fraction 0.3]
                                                   [--model D.model] [--bite-model BITE_D.model]
-    python -m preprocess.evaluate.bite perturb    --input CORPUS --output NOISY [--seed 1] [--rate 0.5]
+    python -m preprocess.evaluate.bite perturb    --input CORPUS --output NOISY [--seed 0] [--fraction 0.3]
     python -m preprocess.evaluate.bite agreement  --input CORPUS          (nltk vs hanta inflection decisions)
     python -m preprocess.evaluate.bite lengths    --input CORPUS [--sizes 4000 8000 16000 32000]
                                                   [--model-types unigram bpe] [--eval-input TEXT]
@@ -28,17 +28,22 @@ inflectional-noise generator (MORPHEUS-like) for robustness studies.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
-import random
-import re
 import sys
 from collections import Counter
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from preprocess.bite import BiteOptions
 from preprocess.common import UserError, read_lines, require_file, run_main
+from preprocess.evaluate.noise import InflectionNoise, sequence_similarity
+from preprocess.options import add_arguments
 
-_CORE_RE = re.compile(r"^(\W*)(.*?)(\W*)$", re.S)
+
+def noise_options(p: argparse.ArgumentParser) -> None:
+    """The inflection noise's options, as ``python -m preprocess.evaluate.noise perturb`` has them."""
+    p.add_argument("--fraction", "--rate", type=float, default=0.3,
+                   help="probability that an inflectable word is re-inflected")
+    p.add_argument("--seed", type=int, default=0, help="seed of the noise (with the line's text)")
 
 
 # ---- coverage ------------------------------------------------------------------------------------------------
@@ -107,79 +112,18 @@ def model_complexity(model_path: str, words: Sequence[str], lam: float = 2.0) ->
             "per_word": value / n if n else 0.0, "unknown_pieces": n_unk, "vocab_size": sp.get_piece_size()}
 
 
-# ---- inflectional noise ----------------------------------------------------------------------------------------
-def _match_case(form: str, like: str) -> str:
-    if like.isupper() and len(like) > 1:
-        return form.upper()
-    if like[:1].isupper():
-        return form[:1].upper() + form[1:]
-    return form
-
-
-def _other_forms(word: str, upos: str) -> List[str]:
-    from lemminflect import getAllInflections, getLemma
-    lemmas = getLemma(word.lower(), upos=upos) or (word.lower(),)
-    lemma = lemmas[0] or word.lower()
-    forms = {lemma}
-    for fs in getAllInflections(lemma, upos=upos).values():
-        forms.update(fs)
-    forms.discard(word.lower())
-    return sorted(f for f in forms if f and f.isalpha())
-
-
-class InflectionNoise:
-    """Seeded MORPHEUS-like noise: each noun/verb/adjective is, with probability ``rate``, replaced by another
-    inflected form of its lemma (lemminflect), keeping capitalisation, punctuation and spacing.  The random state
-    of a sentence depends only on (seed, sentence index), so results do not depend on batching or workers."""
-
-    def __init__(self, seed: int = 1, rate: float = 0.5, tagger: str = "nltk"):
-        from preprocess.taggers import get_tagger
-        if not 0.0 <= rate <= 1.0:
-            raise UserError(f"--rate must be in [0, 1], not {rate}")
-        self.seed, self.rate = seed, rate
-        self.tagger = get_tagger(tagger)
-        self._forms: Dict[Tuple[str, str], List[str]] = {}
-
-    def perturb(self, sentence: str, index: int = 0) -> Tuple[str, int]:
-        """(noisy sentence, number of words changed)."""
-        from preprocess.taggers import universal
-        rng = random.Random(f"{self.seed}:{index}")
-        toks = sentence.split(" ")
-        parts = [_CORE_RE.match(t).groups() if t else ("", "", "") for t in toks]
-        cores = [i for i, p in enumerate(parts) if p[1]]
-        tags = self.tagger.tag([parts[i][1] for i in cores]) if cores else []
-        changed = 0
-        for i, tag in zip(cores, tags):
-            pre, core, post = parts[i]
-            upos = universal(tag)
-            if upos not in ("NOUN", "VERB", "ADJ") or not core.isalpha():
-                continue
-            if rng.random() >= self.rate:
-                continue
-            key = (core.lower(), upos)
-            forms = self._forms.get(key)
-            if forms is None:
-                forms = self._forms[key] = _other_forms(core, upos)
-            if not forms:
-                continue
-            toks[i] = pre + _match_case(rng.choice(forms), core) + post
-            changed += 1
-        return " ".join(toks), changed
-
-
-# ---- Ratcliff/Obershelp -----------------------------------------------------------------------------------------
-def ratcliff_obershelp(a: Sequence[str], b: Sequence[str]) -> float:
-    return difflib.SequenceMatcher(None, list(a), list(b), autojunk=False).ratio()
-
-
-def similarity_report(lines: Sequence[str], seed: int = 1, rate: float = 0.5, pretokenizer: str = "moses",
+# ---- Ratcliff/Obershelp over inflectional noise (one noise, one similarity: preprocess.evaluate.noise) ----------
+def similarity_report(lines: Sequence[str], seed: int = 0, fraction: float = 0.3, pretokenizer: str = "moses",
                       tagger: str = "nltk", model: Optional[str] = None, bite_model: Optional[str] = None) -> dict:
+    """Mean Ratcliff/Obershelp similarity of clean vs inflection-perturbed encodings (the noise of
+    :class:`preprocess.evaluate.noise.InflectionNoise`, the similarity of :func:`~preprocess.evaluate.noise.
+    sequence_similarity`), over the sentences the noise changed."""
     from preprocess.bite import BiteTokenizer
     b = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger)
-    noise = InflectionNoise(seed=seed, rate=rate, tagger=tagger)
+    noise = InflectionNoise(fraction, seed, tagger)
     lines = [" ".join(l.split()) for l in lines]
     lines = [l for l in lines if l]
-    noisy, n_changed = zip(*[noise.perturb(l, i) for i, l in enumerate(lines)]) if lines else ((), ())
+    noisy, n_changed = zip(*[(x, c) for x, _, c in map(noise.perturb, lines)]) if lines else ((), ())
     encoders = {"unencoded": lambda ls: [b.pretokenize(l) for l in ls],
                 "bite": lambda ls: b.tokenize_batch(ls)}
     if model:
@@ -190,7 +134,7 @@ def similarity_report(lines: Sequence[str], seed: int = 1, rate: float = 0.5, pr
         from preprocess.spm import load_model
         spb = load_model(bite_model)
         encoders["BITE+D"] = lambda ls: spb.encode([b.subword_text(t) for t in b.tokenize_batch(ls)], out_type=str)
-    res = {"sentences": len(lines), "words_changed": int(sum(n_changed)), "seed": seed, "rate": rate}
+    res = {"sentences": len(lines), "words_changed": int(sum(n_changed)), "seed": seed, "fraction": fraction}
     # only sentences that the noise actually changed are informative
     idx = [i for i, c in enumerate(n_changed) if c]
     res["sentences_changed"] = len(idx)
@@ -198,7 +142,7 @@ def similarity_report(lines: Sequence[str], seed: int = 1, rate: float = 0.5, pr
     noisy_sel = [noisy[i] for i in idx]
     for name, enc in encoders.items():
         a, c = enc(clean_sel), enc(noisy_sel)
-        sims = [ratcliff_obershelp(x, y) for x, y in zip(a, c)]
+        sims = [sequence_similarity(x, y) for x, y in zip(a, c)]
         res[f"similarity_{name}"] = sum(sims) / len(sims) if sims else 1.0
     return res
 
@@ -322,8 +266,7 @@ def main(argv=None) -> int:
         if corpus:
             p.add_argument("--input", required=True, help="text, one sentence per line (.gz allowed)")
             p.add_argument("--lines", type=int, default=None, help="first N lines only")
-        p.add_argument("--pretokenizer", choices=["moses", "whitespace", "bert"], default="moses")
-        p.add_argument("--tagger", choices=["nltk", "hanta"], default="nltk")
+        add_arguments(p, BiteOptions, only=("bite_tagger", "bite_pretokenizer"))
         p.add_argument("--json", action="store_true", help="print one JSON object")
 
     p = sub.add_parser("coverage", help="vocabulary coverage of the N most frequent types, BITE vs unencoded")
@@ -336,16 +279,14 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("similarity", help="Ratcliff/Obershelp similarity of clean vs inflection-perturbed encodings")
     common(p)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--rate", type=float, default=0.5)
+    noise_options(p)
     p.add_argument("--model", default=None, help="SentencePiece model trained without BITE (D)")
     p.add_argument("--bite-model", default=None,
                    help="SentencePiece model of BITE+D (preprocess.bite.train_subword_model)")
     p = sub.add_parser("perturb", help="write an inflection-perturbed copy of a corpus (one line per line)")
     common(p)
     p.add_argument("--output", required=True)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--rate", type=float, default=0.5)
+    noise_options(p)
     p = sub.add_parser("agreement", help="nltk vs hanta agreement on BITE's inflection decisions")
     common(p)
     p = sub.add_parser("lengths", help="Figure 8: relative increase of the mean encoded length, BITE+D over D, "
@@ -366,7 +307,7 @@ def main(argv=None) -> int:
     from preprocess.taggers import TaggerUnavailable
     try:
         if args.cmd == "coverage":
-            r = coverage_report(_read(args.input, args.lines), args.sizes, args.pretokenizer, args.tagger)
+            r = coverage_report(_read(args.input, args.lines), args.sizes, args.bite_pretokenizer, args.bite_tagger)
             if args.json:
                 print(json.dumps(r))
             else:
@@ -392,13 +333,13 @@ def main(argv=None) -> int:
             for m in (args.model, args.bite_model):
                 if m:
                     require_file(m, "SentencePiece model")
-            r = similarity_report(_read(args.input, args.lines), args.seed, args.rate, args.pretokenizer,
-                                  args.tagger, args.model, args.bite_model)
+            r = similarity_report(_read(args.input, args.lines), args.seed, args.fraction, args.bite_pretokenizer,
+                                  args.bite_tagger, args.model, args.bite_model)
             if args.json:
                 print(json.dumps(r))
             else:
                 print(f"{r['sentences_changed']}/{r['sentences']} sentences perturbed, {r['words_changed']} words "
-                      f"(seed {r['seed']}, rate {r['rate']})")
+                      f"(seed {r['seed']}, fraction {r['fraction']})")
                 print("| encoding | mean Ratcliff/Obershelp similarity |\n|---|---|")
                 for k, v in r.items():
                     if k.startswith("similarity_"):
@@ -407,20 +348,20 @@ def main(argv=None) -> int:
             from preprocess.common import atomic_output, check_distinct, check_output_path, flatten_line
             check_output_path(args.output)
             check_distinct([(args.output, "--output")], [(args.input, "--input")])
-            noise = InflectionNoise(seed=args.seed, rate=args.rate, tagger=args.tagger)
+            noise = InflectionNoise(args.fraction, args.seed, args.bite_tagger)
             n = changed = 0
             with atomic_output(args.output) as out:
                 for i, line in enumerate(read_lines(args.input, errors="replace")):
                     if args.lines and i >= args.lines:
                         break
-                    noisy, c = noise.perturb(" ".join(flatten_line(line).split()), i)
+                    noisy, _, c = noise.perturb(" ".join(flatten_line(line).split()))
                     out.write(noisy + "\n")
                     n += 1
                     changed += c
             msg = {"lines": n, "words_changed": changed, "output": args.output}
             print(json.dumps(msg) if args.json else f"{n} lines, {changed} words changed -> {args.output}")
         elif args.cmd == "agreement":
-            r = agreement_report(_read(args.input, args.lines), args.pretokenizer)
+            r = agreement_report(_read(args.input, args.lines), args.bite_pretokenizer)
             if args.json:
                 print(json.dumps(r))
             else:
@@ -442,14 +383,14 @@ def _lengths_cli(args) -> None:
         for m in (args.model, args.bite_model):
             require_file(m, "SentencePiece model")
         rows = [{"model_type": "given", "vocab_size": None,
-                 **sequence_lengths(_read(args.input, args.lines), args.model, args.bite_model, args.pretokenizer,
-                                    args.tagger)}]
+                 **sequence_lengths(_read(args.input, args.lines), args.model, args.bite_model, args.bite_pretokenizer,
+                                    args.bite_tagger)}]
     else:
         if any(n < 20 for n in args.sizes):
             raise UserError("--sizes must be at least 20")
         evals = _read(args.eval_input, args.eval_lines) if args.eval_input else None
-        rows = figure8(_read(args.input, args.lines), args.sizes, args.model_types, evals, args.pretokenizer,
-                       args.tagger, args.seed, character_coverage=args.character_coverage)
+        rows = figure8(_read(args.input, args.lines), args.sizes, args.model_types, evals, args.bite_pretokenizer,
+                       args.bite_tagger, args.seed, character_coverage=args.character_coverage)
     if args.json:
         print(json.dumps(rows))
         return

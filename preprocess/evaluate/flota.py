@@ -172,7 +172,7 @@ def markdown_morph(results: dict) -> str:
 
 
 def markdown_lengths(rows: dict, n_titles: int) -> str:
-    lines = [f"| Model | ST | FLOTA k=1 | k=2 | k=3 | k=4 |", "|---|---|---|---|---|---|"]
+    lines = ["| Model | ST | FLOTA k=1 | k=2 | k=3 | k=4 |", "|---|---|---|---|---|---|"]
     for label, row in rows.items():
         st = f"{row['ST']:.1f}" if "ST" in row else "n/a"
         lines.append(f"| {label} | {st} | " + " | ".join(f"{row[f'k={k}']:.1f}" for k in KS) + " |")

@@ -42,7 +42,6 @@ from typing import List, Optional, Sequence, Tuple
 from preprocess.common import UserError, atomic_output, check_distinct, check_output_path, read_lines, run_main
 
 KINDS = ("infl", "ws")
-KIND_NAMES = {"infl": "inflection noise", "ws": "whitespace noise"}
 _CONTENT = frozenset({"NOUN", "VERB", "ADJ"})
 _NOT_INFLECTABLE = frozenset({"NNP", "NNPS", "MD"})
 

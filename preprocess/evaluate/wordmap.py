@@ -24,6 +24,7 @@ import time
 from preprocess import wordmap as wm
 from preprocess.common import UserError, read_lines, require_file, run_main
 from preprocess.evaluate.morph import boundary_prf
+from preprocess.spm import SPACE_SYMBOL
 
 
 

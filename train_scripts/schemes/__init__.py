@@ -33,11 +33,11 @@ import importlib.util
 import os
 import pkgutil
 import sys
-import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, ClassVar
 
 from preprocess.common import UserError
+from preprocess.options import add_arguments, from_namespace, make_options, option  # noqa: F401  (re-exported)
 from preprocess.spm import MODEL_TYPES
 
 SCHEMES: dict[str, type["Scheme"]] = {}
@@ -71,17 +71,7 @@ def import_scheme_module(spec: str) -> None:
         importlib.import_module(spec)
 
 
-# --- options ---------------------------------------------------------------------------------------------------
-
-def option(default, help: str, choices=None):
-    """A dataclass field that becomes a command-line option (``--field-name``) with ``help`` and ``choices``."""
-    meta = {"help": help}
-    if choices is not None:
-        meta["choices"] = tuple(choices)
-    if isinstance(default, (list, tuple)):
-        return field(default_factory=lambda: tuple(default), metadata=meta)
-    return field(default=default, metadata=meta)
-
+# --- options (declared once: preprocess.options) ---------------------------------------------------------------
 
 @dataclass
 class SubwordOptions:
@@ -94,74 +84,13 @@ class SubwordOptions:
     seed: int = option(1, "SentencePiece random seed")
 
 
-def _field_type(f: dataclasses.Field, hints: dict):
-    t = hints[f.name]
-    origin = typing.get_origin(t)
-    if origin in (tuple, list):
-        return "list"
-    if origin is typing.Union:  # Optional[X]
-        t = next(a for a in typing.get_args(t) if a is not type(None))
-    return t
-
-
-def _convert(value, kind, name: str):
-    if value is None:
-        return None
-    if kind == "list":
-        items = value.split(",") if isinstance(value, str) else value
-        return tuple(str(x) for x in items if str(x))
-    if kind is bool:
-        if isinstance(value, str):
-            if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                raise UserError(f"option {name} wants true or false, not {value!r}")
-            return value.lower() in ("true", "1", "yes")
-        return bool(value)
-    try:
-        return kind(value)
-    except (TypeError, ValueError):
-        raise UserError(f"option {name} wants a {kind.__name__}, not {value!r}") from None
-
-
-def make_options(options_cls: type, values: dict | None = None):
-    """An ``options_cls`` instance from a dict (``-`` or ``_`` in keys); unknown keys and bad choices are
-    :class:`UserError`.  ``None`` values mean "the default"."""
-    hints = typing.get_type_hints(options_cls)
-    fields = {f.name: f for f in dataclasses.fields(options_cls)}
-    kwargs = {}
-    for key, value in (values or {}).items():
-        key = key.replace("-", "_")
-        if key not in fields:
-            raise UserError(f"unknown option {key!r} for this scheme; known: {', '.join(sorted(fields))}")
-        if value is None:
-            continue
-        value = _convert(value, _field_type(fields[key], hints), key)
-        choices = fields[key].metadata.get("choices")
-        if choices and value not in choices:
-            raise UserError(f"option {key} must be one of {', '.join(map(str, choices))}, not {value!r}")
-        kwargs[key] = value
-    return options_cls(**kwargs)
-
-
 def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, options_cls: type) -> None:
-    """One ``--name`` per dataclass field, with its help, default and choices; :func:`options_from_namespace`
-    turns the parsed values back into the dataclass."""
-    hints = typing.get_type_hints(options_cls)
-    for f in dataclasses.fields(options_cls):
-        kind = _field_type(f, hints)
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
-        flag = "--" + f.name.replace("_", "-")
-        helptext = f.metadata.get("help", "")
-        if kind is bool:
-            parser.add_argument(flag, dest=f.name, action="store_true", help=helptext)
-        elif kind == "list":
-            parser.add_argument(flag, dest=f.name, default=",".join(default), metavar="A,B", help=helptext)
-        else:
-            parser.add_argument(flag, dest=f.name, default=default, type=kind, choices=f.metadata.get("choices"),
-                                help=helptext)
+    """One ``--name`` per field of a scheme's options (see :func:`preprocess.options.add_arguments`)."""
+    add_arguments(parser, options_cls)
 
 
 def options_from_namespace(options_cls: type, ns: argparse.Namespace):
-    return make_options(options_cls, {f.name: getattr(ns, f.name, None) for f in dataclasses.fields(options_cls)})
+    return from_namespace(options_cls, ns)
 
 
 # --- the scheme interface ------------------------------------------------------------------------------------

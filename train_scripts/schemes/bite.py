@@ -6,6 +6,7 @@ The training text is tagged once: the BITE output written to train the subword m
 split is encoded from."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -13,23 +14,23 @@ from preprocess import bite, spm
 from preprocess.bite import BiteLineEncoder
 from preprocess.encode import FileEncoder, file_options
 from preprocess.evaluate import bite as bite_eval
+from preprocess.options import to_args
 from train_scripts.schemes import option, register_scheme
 from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
 
 
 @dataclass
-class BiteOptions(SentencePieceOptions):
+class BiteSchemeOptions(bite.BiteOptions, SentencePieceOptions):
+    """The SentencePiece options, BITE's own (:class:`preprocess.bite.BiteOptions`) and the sides it applies to."""
+
     bite_langs: tuple = option(("en",), "languages BITE is applied to (comma-separated)")
-    bite_tagger: str = option("nltk", "POS tagger: nltk (averaged perceptron) or hanta", bite.TAGGERS)
-    bite_pretokenizer: str = option("moses", "word splitting before BITE", bite.PRETOKENIZERS)
-    bite_single_char: bool = option(False, "single-character inflection symbols instead of [TAG]")
 
 
 @register_scheme
 class BiteScheme(SentencePieceScheme):
     name = "bite"
     label = "BITE"
-    Options = BiteOptions
+    Options = BiteSchemeOptions
 
     @property
     def user_symbols(self):
@@ -79,10 +80,9 @@ class BiteScheme(SentencePieceScheme):
         if not self.applies(lang):
             return super().decode_args(lang)
         o = self.options
-        args = ["--tokenizer", "bite", "--bite-tagger", o.bite_tagger, "--bite-pretokenizer", o.bite_pretokenizer]
-        if o.bite_single_char:
-            args.append("--bite-single-char")
-        return args + super().decode_args(lang)
+        options = bite.BiteOptions(**{f.name: getattr(o, f.name) for f in dataclasses.fields(bite.BiteOptions)})
+        args = to_args(options, always=("bite_tagger", "bite_pretokenizer"))
+        return ["--tokenizer", "bite", *args] + super().decode_args(lang)
 
     def intrinsic(self, raw, gold):
         lang = next((lang for lang in self.langs if self.applies(lang)), None)

@@ -7,40 +7,37 @@ and FLOTA segments the ``--flota-langs`` sides over its vocabulary, the others k
 FLOTA against its baseline at the same vocabulary.  Decoded by ``--bpe flota`` on a FLOTA side."""
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import functools
 import os
 from dataclasses import dataclass
-from typing import Optional
 
 from preprocess import flota, spm
 from preprocess.common import UserError
-from train_scripts.schemes import option, register_scheme
+from preprocess.options import option, to_args
+from train_scripts.schemes import register_scheme
 from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
 
 
 @dataclass
-class FlotaOptions(SentencePieceOptions):
-    flota_vocab: Optional[str] = option(None, "vocabulary to segment with; none: learn a SentencePiece model")
-    flota_style: str = option("auto", "how word starts/continuations are marked", ("auto",) + tuple(flota.STYLES))
-    flota_k: int = option(3, "at most k pieces per word")
-    flota_mode: str = option("flota", "flota, or the baselines first/longest", flota.MODES)
+class FlotaSchemeOptions(flota.FlotaOptions, SentencePieceOptions):
+    """The SentencePiece options, FLOTA's own (:class:`preprocess.flota.FlotaOptions`, here ``--flota-vocab`` is
+    optional: none learns a SentencePiece model) and the languages FLOTA segments."""
+
     flota_langs: tuple = option(("en",), "with a learned model: the languages FLOTA segments (comma-separated)")
-    flota_gpt2_encoder: Optional[str] = option(None, "GPT-2 encoder.json, when --flota-vocab is a dict.txt of "
-                                                     "GPT-2 byte-level BPE ids (an official RoBERTa/BART checkpoint)")
 
 
-def _flota_encoder(vocab: str, style: str, k: int, mode: str, gpt2_encoder: Optional[str] = None):
-    ns = argparse.Namespace(flota_vocab=vocab, flota_style=style, flota_k=k, flota_mode=mode, flota_strict=False,
-                            flota_max_len=None, flota_gpt2_encoder=gpt2_encoder)
-    return flota.make_encoder(ns)
+def _tokenizer_options(options, **overrides) -> flota.FlotaOptions:
+    """The tokenizer part of the scheme's options (``overrides``: the vocabulary and style the scheme resolved)."""
+    values = {f.name: getattr(options, f.name) for f in dataclasses.fields(flota.FlotaOptions)}
+    return flota.FlotaOptions(**{**values, **overrides})
 
 
 @register_scheme
 class FlotaScheme(SentencePieceScheme):
     name = "flota"
     label = "FLOTA"
-    Options = FlotaOptions
+    Options = FlotaSchemeOptions
 
     def validate(self):
         if self.options.flota_vocab:
@@ -81,25 +78,25 @@ class FlotaScheme(SentencePieceScheme):
     def dictionary(self, lang):
         return self.path("flota.dict.txt") if self.options.flota_vocab else super().dictionary(lang)
 
+    def tokenizer_options(self) -> flota.FlotaOptions:
+        """FLOTA's options with the vocabulary and style this configuration resolves to."""
+        return _tokenizer_options(self.options, flota_vocab=self.vocab, flota_style=self.style)
+
     def encoder(self, lang, workers=1):
         if not self.applies(lang):
             return super().encoder(lang, workers)
-        o = self.options
-        return functools.partial(_flota_encoder, self.vocab, self.style, o.flota_k, o.flota_mode,
-                                 o.flota_gpt2_encoder)
+        return functools.partial(flota.make_encoder, self.tokenizer_options())
 
     def decode_args(self, lang):
         if not self.applies(lang):
             return super().decode_args(lang)
-        o = self.options
-        args = ["--bpe", "flota", "--flota-vocab", self.vocab, "--flota-style", self.style,
-                "--flota-k", str(o.flota_k), "--flota-mode", o.flota_mode]
-        return args + (["--flota-gpt2-encoder", o.flota_gpt2_encoder] if o.flota_gpt2_encoder else [])
+        return ["--bpe", "flota", *to_args(self.tokenizer_options(),
+                                           always=("flota_vocab", "flota_style", "flota_k", "flota_mode"))]
 
     def segmenter(self, lang):
         if not self.applies(lang):
             return super().segmenter(lang)
-        return flota.FlotaTokenizer(self.vocab, self.style, k=self.options.flota_k).tokenize_word
+        return flota.tokenizer_from_options(self.tokenizer_options()).tokenize_word
 
     def intrinsic(self, raw, gold):
         if not gold.get("en") or not any(self.applies(lang) for lang in self.langs):

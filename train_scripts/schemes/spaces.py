@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from preprocess import spm
+from preprocess.options import to_args
 from preprocess.spaces import SPACE_MODES
+from preprocess.spaces import SpacesOptions as SpacesEncoderOptions
 from train_scripts.schemes import option, register_scheme
 from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
 
@@ -39,7 +41,8 @@ class SpacesScheme(SentencePieceScheme):
         return "keep"
 
     def decode_args(self, lang):
-        return ["--bpe", "spaces", "--spaces-model", self.model, "--spaces", self.spaces(lang)]
+        options = SpacesEncoderOptions(spaces_model=self.model, spaces=self.spaces(lang))
+        return ["--bpe", "spaces", *to_args(options, always=("spaces_model", "spaces"))]
 
     def record(self):
         return {"spaces": self.options.spaces} if self.lm else {}
