@@ -5,7 +5,6 @@ target's (Wordmap's decoder); the options that would silently mis-encode the pai
 plumbing, never a quality level."""
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass
 

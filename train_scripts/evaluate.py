@@ -35,8 +35,8 @@ import sys
 import tempfile
 import time
 
-from preprocess.common import LINE_BREAKING, UserError, atomic_output, check_output_path, flatten_line, \
-    read_lines, run_main
+from preprocess.common import LINE_BREAKING, UserError, atomic_output, check_distinct, check_output_path, \
+    flatten_line, read_lines, run_main
 from train_scripts.tools import child_env, find_tool, plugins_dir
 
 #: fairseq-generate's per-sentence records (S-, T-, H-, D-, P- ...) and its log lines; any other line that follows
@@ -216,8 +216,6 @@ def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None =
                    for key, ext in (("generate", "txt"), ("hyp", "txt"), ("scores", "json"))}
         for path in outputs.values():
             check_output_path(path)
-        from preprocess.common import check_distinct
-
         check_distinct([(p, "output") for p in outputs.values()],
                        [(ref, "reference"), (checkpoint, "checkpoint")])
     refs = list(read_lines(ref))
