@@ -66,26 +66,25 @@ def parse_generate_output(text: str) -> dict:
     Lines are split at ``\n`` only; a line that is neither a record (``X-<id>\t``) nor a log line continues the
     record before it, and is joined to it with a space, as are ``\r``, U+2028 and the other characters that
     would break a line elsewhere.  ``line_breaks`` lists the ids of the hypotheses that needed this."""
-    records: list[list] = []   # [kind, id, text]
-    broken: set = set()
+    records: list[list] = []   # [kind, id, text, continued]
     for line in text.split("\n"):
         if _RECORD.match(line):
             kind, rest = line.split("-", 1)
             idx, _, body = rest.partition("\t")
-            records.append([kind, int(idx), body])
+            records.append([kind, int(idx), body, False])
         elif _LOG.match(line):
-            records.append(["log", None, line])
+            records.append(["log", None, line, False])
         elif records and records[-1][0] in ("D", "H", "T"):
             records[-1][2] += " " + line
-            if records[-1][0] in ("D", "H"):
-                broken.add(records[-1][1])
+            records[-1][3] = True
     detok, tok = {}, {}
-    for kind, idx, body in records:
+    broken: dict = {"D": set(), "H": set()}
+    for kind, idx, body, continued in records:
         if kind in ("D", "H"):
             parts = body.split("\t", 1)
             hyp = parts[1] if len(parts) > 1 else ""
-            if any(c in hyp for c in LINE_BREAKING):
-                broken.add(idx)
+            if continued or any(c in hyp for c in LINE_BREAKING):
+                broken[kind].add(idx)
                 hyp = flatten_line(hyp)
             (detok if kind == "D" else tok)[idx] = hyp
     speed = {}
@@ -94,8 +93,7 @@ def parse_generate_output(text: str) -> dict:
         speed = {"sentences": int(m.group(1).replace(",", "")), "tokens": int(m.group(2).replace(",", "")),
                  "seconds": float(m.group(3)), "sentences_per_s": float(m.group(4)),
                  "tokens_per_s": float(m.group(5))}
-    hyp = detok or tok
-    return {"hyp": hyp, "hyp_tok": tok, "speed": speed, "line_breaks": sorted(i for i in broken if i in hyp)}
+    return {"hyp": detok or tok, "hyp_tok": tok, "speed": speed, "line_breaks": sorted(broken["D" if detok else "H"])}
 
 
 def run_generate(cmd: list, total: int, progress: bool = True, copy_to=None) -> str:
