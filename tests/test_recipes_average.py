@@ -344,3 +344,18 @@ def test_best_and_previous_with_update_checkpoints(tmp_path):
     with pytest.raises(UserError, match="with 2 update checkpoints before it, not 3"):
         best_and_previous(str(run), 3)
     assert main(["--inputs", str(run), "--best-and-previous", "1", "--output", str(tmp_path / "avg.pt")]) == 0
+
+
+def test_copies_of_one_checkpoint_are_named(tmp_path, capsys):
+    """checkpoint_best.pt and checkpoint_last.pt of a short run are two files with one content: averaged, with a
+    warning that says so."""
+    import shutil
+
+    _fake_checkpoint(tmp_path / "a.pt", 0)
+    _fake_checkpoint(tmp_path / "b.pt", 1)
+    shutil.copy(tmp_path / "a.pt", tmp_path / "a-copy.pt")
+    average_checkpoints([tmp_path / "a.pt", tmp_path / "b.pt"])
+    assert "warning" not in capsys.readouterr().err
+    average_checkpoints([tmp_path / "a.pt", tmp_path / "b.pt", tmp_path / "a-copy.pt"])
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'a-copy.pt'} holds the same parameters as {tmp_path / 'a.pt'}" in err

@@ -250,11 +250,33 @@ def average_checkpoints(paths: list[str], keep_optimizer_state: bool = False) ->
             if difference:
                 raise UserError(f"{path} was saved with another model configuration than {paths[0]} "
                                 f"({difference}): refusing to average checkpoints of different models")
+    for i in range(1, len(models)):
+        for j in range(i):
+            if _same_parameters(models[j], models[i]):
+                print(f"warning: {paths[i]} holds the same parameters as {paths[j]} (a copy, such as "
+                      f"checkpoint_best.pt of checkpoint_last.pt?): the average weights them twice", file=sys.stderr)
+                break
     state["model"] = average_state_dicts(models, paths)
     if not keep_optimizer_state:
         state["last_optimizer_state"] = None
     state["averaged_from"] = [os.path.abspath(p) for p in paths]
     return state
+
+
+def _same_parameters(a: dict, b: dict) -> bool:
+    """Every tensor equal (stops at the first difference, so different checkpoints cost one comparison)."""
+    import torch
+
+    if a.keys() != b.keys():
+        return False
+    for key, value in a.items():
+        other = b[key]
+        if torch.is_tensor(value) != torch.is_tensor(other):
+            return False
+        if torch.is_tensor(value) and (value.shape != other.shape or value.dtype != other.dtype
+                                       or not torch.equal(value, other)):
+            return False
+    return True
 
 
 def check_distinct_inputs(paths: list[str]) -> None:
