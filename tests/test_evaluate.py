@@ -107,6 +107,6 @@ def test_cli_all_empty_is_one_line(setup, monkeypatch, capsys):
 
 def test_parse_generate_output_keeps_records_apart():
     parsed = ev.parse_generate_output("S-1\tx\nH-1\t-0.5\t▁a ▁b\nD-1\t-0.5\ta b\nH-0\t-1\t\nD-0\t-1\t\n"
-                                      "D-2\t-1\tx\u2029y\nP-2\t-1\n")
-    assert parsed["hyp"] == {0: "", 1: "a b", 2: "x y"} and parsed["hyp_tok"][1] == "▁a ▁b"
-    assert parsed["line_breaks"] == [2]
+                                      "D-2\t-1\tx\u2029y\nP-2\t-1\nD-3\t-1\tend\nof it\n\n")
+    assert parsed["hyp"] == {0: "", 1: "a b", 2: "x y", 3: "end of it"} and parsed["hyp_tok"][1] == "▁a ▁b"
+    assert parsed["line_breaks"] == [2, 3]

@@ -63,9 +63,10 @@ def parse_generate_output(text: str) -> dict:
     """fairseq-generate stdout -> ``{"hyp": {id: detokenised text}, "hyp_tok": {id: tokens}, "speed": {...},
     "line_breaks": [ids]}``.
 
-    Lines are split at ``\n`` only; a line that is neither a record (``X-<id>\t``) nor a log line continues the
-    record before it, and is joined to it with a space, as are ``\r``, U+2028 and the other characters that
-    would break a line elsewhere.  ``line_breaks`` lists the ids of the hypotheses that needed this."""
+    Lines are split at ``\n`` only; a non-empty line that is neither a record (``X-<id>\t``) nor a log line
+    continues the record before it, and is joined to it with a space, as are ``\r``, U+2028 and the other
+    characters that would break a line elsewhere.  ``line_breaks`` lists the ids of the hypotheses that needed
+    this."""
     records: list[list] = []   # [kind, id, text, continued]
     for line in text.split("\n"):
         if _RECORD.match(line):
@@ -74,7 +75,7 @@ def parse_generate_output(text: str) -> dict:
             records.append([kind, int(idx), body, False])
         elif _LOG.match(line):
             records.append(["log", None, line, False])
-        elif records and records[-1][0] in ("D", "H", "T"):
+        elif line and records and records[-1][0] in ("D", "H", "T"):  # (an empty line adds nothing)
             records[-1][2] += " " + line
             records[-1][3] = True
     detok, tok = {}, {}
