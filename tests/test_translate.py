@@ -136,3 +136,27 @@ def test_symmetric_pair_prints_its_interactive_command(tmp_path):
     assert cmd[:2] == ["fairseq-interactive", "/d/data-bin"] and cmd[-2:] == ["--bpe", "spaces"]
     with pytest.raises(UserError, match="cannot translate this pair"):
         interactive_command({**info, "source_args": ["--tokenizer", "bite", "--bpe", "spaces"]}, "ckpt.pt")
+
+
+def test_fairseq_interactive_warns_on_an_asymmetric_pair(tmp_path, run_cli):
+    """fairseq-interactive with this project's --user-dir over the data-bin of a pair encoded differently on each
+    side: a warning names both sides' options and morphtok-translate (before fairseq goes on; here it stops at
+    the missing checkpoint).  A symmetric pair gets no warning."""
+    from tests.conftest import REPO
+
+    out = tmp_path / "work"
+    (out / "data-bin").mkdir(parents=True)
+    for lang in ("en", "de"):
+        (out / "data-bin" / f"dict.{lang}.txt").write_text("a 1\n")
+    info = {"src": "en", "tgt": "de", "data_bin": [str(out / "data-bin")],
+            "source_args": ["--tokenizer", "bite", "--bpe", "sentencepiece", "--sentencepiece-model", "m.model"],
+            "generate_args": ["--bpe", "wordmap", "--wordmap-vocab", "v.txt", "--wordmap-spm", "w.model"]}
+    cmd = ["fairseq-interactive", out / "data-bin", "--user-dir", REPO / "fairseq_plugins", "--path",
+           tmp_path / "missing.pt", "--source-lang", "en", "--target-lang", "de", *info["generate_args"]]
+    (out / "binarize.json").write_text(json.dumps(info))
+    proc = run_cli(cmd, check=False, input="")
+    assert proc.returncode != 0  # no checkpoint: fairseq stops, after the warning
+    err = proc.stderr
+    assert "records different encodings for the source (--tokenizer bite" in err and "morphtok-translate" in err
+    (out / "binarize.json").write_text(json.dumps({**info, "source_args": info["generate_args"]}))
+    assert "records different encodings" not in run_cli(cmd, check=False, input="").stderr
