@@ -253,8 +253,9 @@ def average_checkpoints(paths: list[str], keep_optimizer_state: bool = False) ->
     for i in range(1, len(models)):
         for j in range(i):
             if _same_parameters(models[j], models[i]):
-                print(f"warning: {paths[i]} holds the same parameters as {paths[j]} (a copy, such as "
-                      f"checkpoint_best.pt of checkpoint_last.pt?): the average weights them twice", file=sys.stderr)
+                print(f"warning: {paths[i]} holds the same parameters as {paths[j]} (one is a copy of the other, "
+                      f"as checkpoint_best.pt and checkpoint_last.pt often are): the average weights them twice",
+                      file=sys.stderr)
                 break
     state["model"] = average_state_dicts(models, paths)
     if not keep_optimizer_state:
