@@ -25,6 +25,7 @@ CONSOLE_SCRIPTS = {
     "morphtok-launch": "train_scripts.launch",            # submitit: sharded preprocessing, multi-node training
     "morphtok-average": "train_scripts.average_checkpoints",
     "morphtok-evaluate": "train_scripts.evaluate",
+    "morphtok-translate": "train_scripts.translate",     # raw text, each side encoded with its own scheme
     "morphtok-significance": "train_scripts.significance",
     "morphtok-classification-data": "train_scripts.classification_data",
     "morphtok-multiseed": "train_scripts.multiseed",

@@ -2,14 +2,63 @@
 
 Importing the package applies the torch compatibility fixes (:mod:`fairseq_plugins.compat`) and imports every
 adapter module in this directory, so a new scheme is a new file here and nothing else.
+
+The one exception is ``python -m fairseq_plugins``, which only prints this directory: Python imports the package
+before it runs ``__main__``, and importing torch and fairseq for that would take seconds.  While ``-m`` locates
+its module, ``sys.argv[0]`` is ``"-m"`` (Python's documented behaviour), so the adapters are skipped then; any other
+import (fairseq's ``--user-dir``, ``import fairseq_plugins``, ``python -m train_scripts...``) registers them.
+
+Under ``fairseq-interactive`` the package also warns when the data folder's ``binarize.json`` records different
+encodings for the two sides: fairseq-interactive applies one ``--bpe``/``--tokenizer`` to both, so either the
+input or the output would be silently mis-encoded (``morphtok-translate`` applies each side's own).
 """
+from __future__ import annotations
+
 import importlib
+import json
+import os
 import pkgutil
+import sys
 
-from fairseq_plugins import compat as _compat
 
-_compat.apply()
+def register() -> None:
+    """Apply the compatibility fixes and import (register) every adapter module; importing twice is harmless."""
+    from fairseq_plugins import compat
 
-for _info in pkgutil.iter_modules(__path__):
-    if _info.name not in ("compat", "__main__") and not _info.name.startswith("_"):
-        importlib.import_module(f"{__name__}.{_info.name}")
+    compat.apply()
+    for info in pkgutil.iter_modules(__path__):
+        if info.name not in ("compat", "__main__") and not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+def interactive_pair_warning(argv: list) -> str | None:
+    """The warning for a ``fairseq-interactive`` command line whose data folder (``OUT/data-bin`` of
+    ``morphtok-binarize``) belongs to a pair encoded differently on each side; None otherwise."""
+    if not argv or not (os.path.basename(argv[0]) == "fairseq-interactive"
+                        or argv[0].endswith(os.path.join("fairseq_cli", "interactive.py"))):
+        return None
+    for arg in argv[1:]:
+        first = arg.split(":")[0]
+        if arg.startswith("-") or not os.path.isdir(first):
+            continue
+        record = os.path.join(os.path.dirname(os.path.abspath(first)), "binarize.json")
+        try:
+            with open(record, encoding="utf-8") as fh:
+                info = json.load(fh)
+            data_bin = [os.path.realpath(p) for p in info.get("data_bin", [])]
+            source, target = info["source_args"], info["generate_args"]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if os.path.realpath(first) in data_bin and source != target:
+            return (f"warning: {record} records different encodings for the source ({' '.join(source)}) and the "
+                    f"target ({' '.join(target)}); fairseq-interactive applies one --bpe/--tokenizer to both, so "
+                    f"the input or the output is mis-encoded without an error: use morphtok-translate --data "
+                    f"{os.path.dirname(record)} --checkpoint CHECKPOINT")
+    return None
+
+
+if not (sys.argv[:1] == ["-m"] and "fairseq" not in sys.modules):
+    register()
+    _warning = interactive_pair_warning(sys.argv)
+    if _warning:
+        print(_warning, file=sys.stderr)

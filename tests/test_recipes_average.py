@@ -1,5 +1,7 @@
 """Checkpoint averaging: exact parameter means, last-N selection, clear errors, and a real fairseq checkpoint
 average that loads in fairseq-generate."""
+import sys
+
 import pytest
 import torch
 
@@ -57,7 +59,7 @@ def test_last_n_selection(tmp_path):
     assert names(last_checkpoints(str(tmp_path), 2, "epoch")) == ["checkpoint10.pt", "checkpoint2.pt"]
     assert names(last_checkpoints(str(tmp_path), 2, "epoch", upper_bound=2)) == ["checkpoint2.pt", "checkpoint1.pt"]
     assert names(last_checkpoints(str(tmp_path), 2, "update")) == ["checkpoint_3_150.pt", "checkpoint_2_100.pt"]
-    with pytest.raises(UserError, match="has 3"):
+    with pytest.raises(UserError, match="but found 3; .* can average with --num-epoch-checkpoints 3 or fewer"):
         last_checkpoints(str(tmp_path), 4, "update")
 
 
@@ -95,6 +97,12 @@ def test_real_fairseq_checkpoints_average_and_generate(run_cli, tmp_path):
             assert torch.equal(c[key], ((a[key].double() + b[key].double()) / 2).to(a[key].dtype)), key
             changed += not torch.equal(a[key], b[key])
     assert changed > 0  # the two checkpoints really differ, so the test can tell an average from a copy
+    # the configuration compared before averaging: the architecture's options, not the run's training options
+    from train_scripts.average_checkpoints import model_config
+
+    config = model_config(torch.load(inputs[0], map_location="cpu", weights_only=False))
+    assert config["arch"] == "transformer" and config["encoder_embed_dim"] == 32 and config["encoder_layers"] == 1
+    assert "lr" not in config and "max_update" not in config and "save_dir" not in config
     gen = run_cli(["fairseq-generate", bin_dir, "--user-dir", user_dir, "--path", avg, "--gen-subset", "test",
                    "--beam", "2", "--max-len-a", "1", "--max-len-b", "5", "--cpu", "--batch-size", "16",
                    # fairseq-fixed drops a last batch that is not a multiple of this (8 by default)
@@ -181,7 +189,7 @@ def test_best_and_previous_errors(tmp_path):
     with pytest.raises(UserError, match="mixes runs"):
         best_and_previous(str(tmp_path), 2)
     _epoch_state(tmp_path / "checkpoint_best.pt", 4, 37, iterations_in_epoch=7)  # saved mid-epoch
-    with pytest.raises(UserError, match="middle of an epoch"):
+    with pytest.raises(UserError, match="middle of epoch 4 .* no checkpoint_E_U.pt of update 37"):
         best_and_previous(str(tmp_path), 2)
 
 
@@ -198,3 +206,156 @@ def test_num_best_checkpoints_like_fairseq(tmp_path):
                  "--output", str(tmp_path / "avg.pt")]) == 0
     with pytest.raises(UserError, match="found 4"):
         best_checkpoints([str(tmp_path)], 5)
+
+
+# --- what is averaged is checked (issue 25 item 6) ----------------------------------------------------------------
+
+def _configured(path, seed, model_cfg=None, args=None):
+    """A fake checkpoint with the same tensor shapes whatever its saved configuration."""
+    g = torch.Generator().manual_seed(seed)
+    state = {"model": {"w": torch.randn(4, 3, generator=g)}, "cfg": {"model": model_cfg}, "args": args}
+    torch.save(state, path)
+
+
+def test_model_configurations_must_agree(tmp_path):
+    base = {"_name": "transformer", "encoder_layers": 1, "dropout": 0.1, "share_all_embeddings": True}
+    _configured(tmp_path / "a.pt", 0, base)
+    _configured(tmp_path / "b.pt", 1, dict(base))
+    assert average_checkpoints([tmp_path / "a.pt", tmp_path / "b.pt"])["model"]["w"].shape == (4, 3)
+    # another architecture whose tensors have the same shapes: refused, naming the architecture first
+    _configured(tmp_path / "c.pt", 2, {**base, "_name": "transformer_iwslt_de_en", "dropout": 0.3})
+    with pytest.raises(UserError, match=r"another model configuration .*\(arch: 'transformer' vs "
+                                        r"'transformer_iwslt_de_en'\)"):
+        average_checkpoints([tmp_path / "a.pt", tmp_path / "c.pt"])
+    _configured(tmp_path / "d.pt", 3, {**base, "dropout": 0.3})
+    with pytest.raises(UserError, match=r"\(dropout: 0.1 vs 0.3\)"):
+        average_checkpoints([tmp_path / "a.pt", tmp_path / "b.pt", tmp_path / "d.pt"])
+    _configured(tmp_path / "e.pt", 4, {k: v for k, v in base.items() if k != "share_all_embeddings"})
+    with pytest.raises(UserError, match=r"share_all_embeddings: True vs \(not set\)"):
+        average_checkpoints([tmp_path / "a.pt", tmp_path / "e.pt"])
+    _configured(tmp_path / "f.pt", 5, None)
+    with pytest.raises(UserError, match="saved model configuration"):
+        average_checkpoints([tmp_path / "a.pt", tmp_path / "f.pt"])
+
+
+def test_legacy_args_compare_the_models_own_options(tmp_path):
+    """An ``args`` namespace holds every option of the run: only the architecture's own options must agree, so
+    a run resumed with another learning rate or --max-update still averages."""
+    from argparse import Namespace
+
+    from train_scripts.average_checkpoints import model_config
+
+    common = dict(arch="transformer", encoder_embed_dim=32, encoder_ffn_embed_dim=64, dropout=0.1)
+    _configured(tmp_path / "a.pt", 0, args=Namespace(**common, lr=[0.001], max_update=100))
+    _configured(tmp_path / "b.pt", 1, args=Namespace(**common, lr=[0.0005], max_update=200))
+    config = model_config(torch.load(tmp_path / "a.pt", weights_only=False))
+    assert config["arch"] == "transformer" and config["encoder_ffn_embed_dim"] == 64 and "lr" not in config
+    average_checkpoints([tmp_path / "a.pt", tmp_path / "b.pt"])
+    _configured(tmp_path / "c.pt", 2, args=Namespace(**{**common, "encoder_ffn_embed_dim": 48}, lr=[0.001]))
+    with pytest.raises(UserError, match=r"encoder_ffn_embed_dim: 64 vs 48"):
+        average_checkpoints([tmp_path / "a.pt", tmp_path / "c.pt"])
+
+
+def test_inputs_compared_as_files(tmp_path):
+    _fake_checkpoint(tmp_path / "a.pt", 0)
+    _fake_checkpoint(tmp_path / "b.pt", 1)
+    (tmp_path / "link.pt").symlink_to(tmp_path / "a.pt")
+    with pytest.raises(UserError, match="are the same file"):
+        average_checkpoints([tmp_path / "a.pt", tmp_path / "b.pt", tmp_path / "link.pt"])
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(UserError, match="are the same file"):
+        average_checkpoints([tmp_path / "a.pt", tmp_path / "sub" / ".." / "a.pt"])
+
+
+def _cli(args):
+    from tests.conftest import run_command
+
+    return run_command(["python", "-m", "train_scripts.average_checkpoints", *args], check=False)
+
+
+def test_output_policy(tmp_path):
+    _fake_checkpoint(tmp_path / "a.pt", 0)
+    _fake_checkpoint(tmp_path / "b.pt", 1)
+    before = (tmp_path / "b.pt").read_bytes()
+    # the output is one of the inputs (another spelling, or a link to it): refused before any work
+    (tmp_path / "out-link.pt").symlink_to(tmp_path / "b.pt")
+    for output in (str(tmp_path / "sub" / ".." / "b.pt"), str(tmp_path / "out-link.pt")):
+        (tmp_path / "sub").mkdir(exist_ok=True)
+        bad = _cli(["--inputs", tmp_path / "a.pt", tmp_path / "b.pt", "--output", output])
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "same file as input checkpoint" in bad.stderr
+        assert (tmp_path / "b.pt").read_bytes() == before
+    # a folder as --output: one line, nothing created
+    for output in (tmp_path / "newdir", tmp_path / "sub"):
+        bad = _cli(["--inputs", tmp_path / "a.pt", tmp_path / "b.pt", "--output", f"{output}/"])
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "is a directory" in bad.stderr, bad.stderr
+    assert not (tmp_path / "newdir").exists() and list((tmp_path / "sub").iterdir()) == []
+    # the output follows the umask, like any file the user creates
+    from tests.conftest import run_command
+
+    proc = run_command(["bash", "-c", 'umask 027 && "$0" -m train_scripts.average_checkpoints --inputs "$1" "$2" '
+                        '--output "$3"', sys.executable, tmp_path / "a.pt", tmp_path / "b.pt", tmp_path / "avg.pt"])
+    assert proc.returncode == 0
+    assert (tmp_path / "avg.pt").stat().st_mode & 0o777 == 0o640
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+# --- what the messages advise (issue 28 item 4) ------------------------------------------------------------------
+
+def _tiny_folder(path):
+    """What a short --max-update run leaves: checkpoint_best.pt and checkpoint_last.pt, saved mid-epoch."""
+    path.mkdir()
+    _epoch_state(path / "checkpoint_best.pt", 1, 30, iterations_in_epoch=30)
+    _epoch_state(path / "checkpoint_last.pt", 1, 30, iterations_in_epoch=30)
+    return path
+
+
+def test_messages_name_what_is_missing(tmp_path):
+    run = _tiny_folder(tmp_path / "tiny")
+    bad = _cli(["--inputs", run, "--best-and-previous", "9", "--output", tmp_path / "x.pt"])
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    err = bad.stderr
+    assert "middle of epoch 1 (after update 30" in err and "holds checkpoint_best.pt, checkpoint_last.pt" in err
+    assert "nothing to average there" in err
+    # never advice that finds nothing
+    assert "--num-update-checkpoints" not in err and "--num-epoch-checkpoints" not in err
+    for mode in ("--num-update-checkpoints", "--num-epoch-checkpoints"):
+        bad = _cli(["--inputs", run, mode, "2", "--output", tmp_path / "x.pt"])
+        assert bad.returncode == 2 and "found 0" in bad.stderr and "nothing to average there" in bad.stderr
+    # with update checkpoints in the folder, the message names the mode and the count that work
+    for updates in (10, 20):
+        _epoch_state(run / f"checkpoint_1_{updates}.pt", 1, updates, iterations_in_epoch=updates, seed=updates)
+    bad = _cli(["--inputs", run, "--num-epoch-checkpoints", "2", "--output", tmp_path / "x.pt"])
+    assert "found 0" in bad.stderr and "it can average with --num-update-checkpoints 2 or fewer" in bad.stderr
+    assert not (tmp_path / "x.pt").exists()
+
+
+def test_best_and_previous_with_update_checkpoints(tmp_path):
+    """A best checkpoint saved mid-epoch (--save-interval-updates) is averaged with the update checkpoints
+    before it."""
+    from train_scripts.average_checkpoints import best_and_previous
+
+    run = tmp_path / "run"
+    run.mkdir()
+    for updates in (8, 16, 24, 32):
+        _epoch_state(run / f"checkpoint_1_{updates}.pt", 1, updates, iterations_in_epoch=updates, seed=updates)
+    _epoch_state(run / "checkpoint_best.pt", 1, 24, iterations_in_epoch=24)
+    assert [p.rsplit("/", 1)[1] for p in best_and_previous(str(run), 2)] == \
+        ["checkpoint_1_8.pt", "checkpoint_1_16.pt", "checkpoint_1_24.pt"]
+    with pytest.raises(UserError, match="with 2 update checkpoints before it, not 3"):
+        best_and_previous(str(run), 3)
+    assert main(["--inputs", str(run), "--best-and-previous", "1", "--output", str(tmp_path / "avg.pt")]) == 0
+
+
+def test_copies_of_one_checkpoint_are_named(tmp_path, capsys):
+    """checkpoint_best.pt and checkpoint_last.pt of a short run are two files with one content: averaged, with a
+    warning that says so."""
+    import shutil
+
+    _fake_checkpoint(tmp_path / "a.pt", 0)
+    _fake_checkpoint(tmp_path / "b.pt", 1)
+    shutil.copy(tmp_path / "a.pt", tmp_path / "a-copy.pt")
+    average_checkpoints([tmp_path / "a.pt", tmp_path / "b.pt"])
+    assert "warning" not in capsys.readouterr().err
+    average_checkpoints([tmp_path / "a.pt", tmp_path / "b.pt", tmp_path / "a-copy.pt"])
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'a-copy.pt'} holds the same parameters as {tmp_path / 'a.pt'}" in err

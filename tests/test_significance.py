@@ -120,3 +120,26 @@ def test_bad_input(systems):
         significance.compare({"a": refs[:-1]}, refs)
     with pytest.raises(UserError, match="unknown significance test"):
         significance.compare(hyps, refs, test="t-test")
+
+
+def test_all_empty_system_is_refused(systems, tmp_path):
+    """An all-empty output (a failed run) is refused, as baseline or as system, in one line; one empty line among
+    others is just a bad translation."""
+    refs, hyps = systems
+    empty = [""] * len(refs)
+    with pytest.raises(UserError, match="broken: all 150 hypotheses are empty"):
+        significance.compare({"base": hyps["base"], "broken": empty}, refs, baseline="base", n_samples=10)
+    with pytest.raises(UserError, match="broken: all 150 hypotheses are empty"):
+        significance.compare({"broken": empty, "base": hyps["base"]}, refs, baseline="broken", n_samples=10)
+    one_empty = [""] + hyps["base"][1:]
+    assert significance.compare({"base": hyps["base"], "x": one_empty}, refs, "base", n_samples=10)["systems"]["x"]
+    # through the command line: one line, exit 2
+    from tests.conftest import run_command
+
+    (tmp_path / "refs.de").write_text("".join(r + "\n" for r in refs), encoding="utf-8")
+    (tmp_path / "base.de").write_text("".join(h + "\n" for h in hyps["base"]), encoding="utf-8")
+    (tmp_path / "empty.de").write_text("\n" * len(refs))
+    bad = run_command(["python", "-m", "train_scripts.significance", "--refs", tmp_path / "refs.de", "--baseline",
+                       f"base={tmp_path / 'base.de'}", "--systems", f"broken={tmp_path / 'empty.de'}",
+                       "--n-samples", "10"], check=False)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "all 150 hypotheses are empty" in bad.stderr

@@ -18,7 +18,19 @@ patience + 10 epochs so they do).  ``--num-best-checkpoints N`` averages the N l
 their directory), as fairseq's script does.
 
 The result is a complete fairseq checkpoint (the first input's configuration and metadata, the averaged
-``model``), so it loads in ``fairseq-generate --path avg.pt`` like any other.  Floating-point tensors are summed
+``model``), so it loads in ``fairseq-generate --path avg.pt`` like any other.
+
+What is averaged is checked before anything is written: the inputs must be different files (compared by device
+and inode, so a symlink or a second spelling of one checkpoint is refused), the output must not be one of them,
+and every input must have been saved with the same architecture and the same value of every model argument
+(``cfg.model``, or the model's own options of a legacy ``args`` namespace): checkpoints of two architectures
+whose tensors happen to have the same shapes are refused with one line naming the first difference, instead of
+being averaged under the first one's configuration.  The output is written through a temporary file beside it
+(``preprocess.common.atomic_output``), so it follows the umask and a failure leaves nothing.
+
+When the wanted checkpoints are not in the folder (for instance after a short ``--max-update`` run, which saves
+only ``checkpoint_best.pt`` and ``checkpoint_last.pt``), the error lists what the folder holds and which of the
+modes above would work with it.  Floating-point tensors are summed
 in float64 and the mean is cast back to the tensor's dtype, so the average of two float32 checkpoints is the
 correctly rounded mean of each parameter.  Non-floating tensors (integer buffers such as version counters) must
 be identical in every input and are copied.  The optimizer state of the first input is dropped unless
@@ -36,11 +48,61 @@ import os
 import re
 import sys
 
-from preprocess.common import UserError, run_main
+from preprocess.common import UserError, atomic_output, check_distinct, check_output_path, run_main
 
 EPOCH_PATTERN = re.compile(r"^checkpoint(\d+)\.pt$")
 BEST_PATTERN = re.compile(r"^checkpoint\.best_.*_(\d+\.?\d*)\.pt$")
 UPDATE_PATTERN = re.compile(r"^checkpoint_\d+_(\d+)\.pt$")
+
+
+def inventory(directory: str) -> dict:
+    """The checkpoints of a fairseq save folder by kind: ``{"epoch": [(E, path)], "update": [(U, path)],
+    "best": [path] (checkpoint.best_*), "other": [names] (checkpoint_best.pt, checkpoint_last.pt, ...)}``,
+    numbered lists in ascending order."""
+    found: dict = {"epoch": [], "update": [], "best": [], "other": []}
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if (m := EPOCH_PATTERN.match(name)):
+            found["epoch"].append((int(m.group(1)), path))
+        elif (m := UPDATE_PATTERN.match(name)):
+            found["update"].append((int(m.group(1)), path))
+        elif BEST_PATTERN.match(name):
+            found["best"].append(path)
+        elif name.endswith(".pt"):
+            found["other"].append(name)
+    found["epoch"].sort()
+    found["update"].sort()
+    return found
+
+
+def describe_folder(directory: str) -> str:
+    """What ``directory`` holds and which averaging modes would work with it: the end of every "not enough
+    checkpoints" message, so that the advice never names a mode that finds nothing."""
+    inv = inventory(directory)
+    have = []
+    if inv["epoch"]:
+        have.append(f"{len(inv['epoch'])} epoch checkpoints (checkpoint{inv['epoch'][0][0]}.pt .. "
+                    f"checkpoint{inv['epoch'][-1][0]}.pt)")
+    if inv["update"]:
+        have.append(f"{len(inv['update'])} update checkpoints (checkpoint_E_U.pt, updates {inv['update'][0][0]} .. "
+                    f"{inv['update'][-1][0]})")
+    if inv["best"]:
+        have.append(f"{len(inv['best'])} checkpoint.best_*.pt")
+    if inv["other"]:
+        have.append(", ".join(inv["other"]))
+    modes = []
+    if len(inv["epoch"]) > 1:
+        modes.append(f"--num-epoch-checkpoints {len(inv['epoch'])} or fewer")
+    if len(inv["update"]) > 1:
+        modes.append(f"--num-update-checkpoints {len(inv['update'])} or fewer")
+    if len(inv["best"]) > 1:
+        modes.append(f"--num-best-checkpoints {len(inv['best'])} or fewer")
+    text = f"{directory} holds {'; '.join(have) if have else 'no checkpoints'}"
+    if modes:
+        return text + ": it can average with " + ", ".join(modes)
+    return (text + ": nothing to average there; save several checkpoints while training (epoch checkpoints, "
+            "i.e. without --no-epoch-checkpoints and with --keep-last-epochs N; or --save-interval-updates N "
+            "--keep-interval-updates K), or use checkpoint_best.pt alone")
 
 
 def _load(path: str, mmap: bool = False) -> dict:
@@ -56,6 +118,76 @@ def _load(path: str, mmap: bool = False) -> dict:
     if not isinstance(state, dict) or "model" not in state:
         raise UserError(f"{path} is not a fairseq checkpoint (no 'model' entry)")
     return state
+
+
+def model_config(state: dict) -> dict | None:
+    """The saved model configuration of a checkpoint: ``{"arch": ..., option: value, ...}``, or None when the
+    checkpoint records none.  fairseq >= 0.10 saves ``cfg["model"]`` (a dict of the model's options, or the whole
+    legacy ``argparse.Namespace``); older checkpoints ``args``.  From a namespace, which also holds the training
+    and task options, only ``arch`` and the options the architecture's model class declares (its ``add_args``)
+    are kept, so that checkpoints of one run resumed with another --max-update or learning rate still agree."""
+    cfg = state.get("cfg")
+    model = cfg.get("model") if hasattr(cfg, "get") else None
+    if model is None:
+        model = state.get("args")
+    if model is None:
+        return None
+    if isinstance(model, argparse.Namespace):
+        items = dict(vars(model))
+        names = _model_option_names(items.get("arch"))
+        if names is not None:
+            items = {k: v for k, v in items.items() if k in names or k in ("arch", "_name")}
+    else:
+        try:
+            from omegaconf import OmegaConf
+
+            if OmegaConf.is_config(model):
+                model = OmegaConf.to_container(model)
+        except ImportError:
+            pass
+        items = dict(model)
+    if "arch" not in items and "_name" in items:
+        items["arch"] = items["_name"]
+    items.pop("_name", None)
+    return items
+
+
+def _model_option_names(arch) -> set | None:
+    """The option names (dests) of the model class registered for ``arch``, or None when fairseq or the
+    architecture is unknown here (then every saved option is compared)."""
+    try:
+        from fairseq.models import ARCH_MODEL_REGISTRY
+
+        import fairseq_plugins  # noqa: F401  (architectures of this project's plugins)
+    except ImportError:
+        return None
+    cls = ARCH_MODEL_REGISTRY.get(arch)
+    if cls is None or not hasattr(cls, "add_args"):
+        return None
+    parser = argparse.ArgumentParser(add_help=False)
+    try:
+        cls.add_args(parser)
+    except Exception:  # a model whose add_args needs more than a bare parser: compare everything
+        return None
+    return {action.dest for action in parser._actions}
+
+
+def first_config_difference(first: dict | None, other: dict | None) -> str | None:
+    """The first option (``arch`` first, then by name) whose value differs, as ``"NAME: A vs B"``, or None."""
+    if first is None and other is None:
+        return None
+    if first is None or other is None:
+        return "saved model configuration: " + ("none vs present" if first is None else "present vs none")
+    missing = object()
+    keys = ["arch"] + sorted((set(first) | set(other)) - {"arch"})
+    for key in keys:
+        a, b = first.get(key, missing), other.get(key, missing)
+        if a is missing and b is missing:
+            continue
+        if a is missing or b is missing or a != b:
+            show = lambda v: "(not set)" if v is missing else repr(v)  # noqa: E731
+            return f"{key}: {show(a)} vs {show(b)}"
+    return None
 
 
 def average_state_dicts(state_dicts: list[dict], names: list[str] | None = None) -> "collections.OrderedDict":
@@ -105,15 +237,26 @@ def average_checkpoints(paths: list[str], keep_optimizer_state: bool = False) ->
     paths = [str(p) for p in paths]
     if not paths:
         raise UserError("nothing to average: no checkpoints given")
-    if len(set(map(os.path.abspath, paths))) != len(paths):
-        raise UserError("the same checkpoint is given twice")
+    check_distinct_inputs(paths)
     state = None
     models = []
     for path in paths:
         loaded = _load(path)
         models.append(loaded["model"])
         if state is None:
-            state = loaded
+            state, first_config = loaded, model_config(loaded)
+        else:
+            difference = first_config_difference(first_config, model_config(loaded))
+            if difference:
+                raise UserError(f"{path} was saved with another model configuration than {paths[0]} "
+                                f"({difference}): refusing to average checkpoints of different models")
+    for i in range(1, len(models)):
+        for j in range(i):
+            if _same_parameters(models[j], models[i]):
+                print(f"warning: {paths[i]} holds the same parameters as {paths[j]} (one is a copy of the other, "
+                      f"as checkpoint_best.pt and checkpoint_last.pt often are): the average weights them twice",
+                      file=sys.stderr)
+                break
     state["model"] = average_state_dicts(models, paths)
     if not keep_optimizer_state:
         state["last_optimizer_state"] = None
@@ -121,51 +264,118 @@ def average_checkpoints(paths: list[str], keep_optimizer_state: bool = False) ->
     return state
 
 
+def _same_parameters(a: dict, b: dict) -> bool:
+    """Every tensor equal (stops at the first difference, so different checkpoints cost one comparison)."""
+    import torch
+
+    if a.keys() != b.keys():
+        return False
+    for key, value in a.items():
+        other = b[key]
+        if torch.is_tensor(value) != torch.is_tensor(other):
+            return False
+        if torch.is_tensor(value) and (value.shape != other.shape or value.dtype != other.dtype
+                                       or not torch.equal(value, other)):
+            return False
+    return True
+
+
+def check_distinct_inputs(paths: list[str]) -> None:
+    """Refuse one checkpoint given twice, compared as files (device and inode), so a symlink, a hard link or
+    another spelling of the same file is caught."""
+    seen: dict = {}
+    for path in paths:
+        if not os.path.isfile(path):
+            raise UserError(f"checkpoint not found: {path}")
+        st = os.stat(path)
+        if (st.st_dev, st.st_ino) in seen:
+            raise UserError(f"{path} and {seen[st.st_dev, st.st_ino]} are the same file: averaging a checkpoint "
+                            f"with itself would weight it twice")
+        seen[st.st_dev, st.st_ino] = path
+
+
 def last_checkpoints(directory: str, n: int, by: str = "epoch", upper_bound: int | None = None) -> list[str]:
     """The ``n`` most recent ``checkpointE.pt`` (``by="epoch"``) or ``checkpoint_E_U.pt`` (``by="update"``)
     files of ``directory`` (newest first), ignoring those numbered above ``upper_bound``."""
-    pattern = EPOCH_PATTERN if by == "epoch" else UPDATE_PATTERN
     if not os.path.isdir(directory):
         raise UserError(f"not a directory: {directory}")
-    found = []
-    for name in os.listdir(directory):
-        m = pattern.match(name)
-        if m and (upper_bound is None or int(m.group(1)) <= upper_bound):
-            found.append((int(m.group(1)), os.path.join(directory, name)))
+    found = [(number, path) for number, path in inventory(directory)[by]
+             if upper_bound is None or number <= upper_bound]
     found.sort(reverse=True)
     if len(found) < n:
-        kind = "checkpointN.pt (--save-interval)" if by == "epoch" else \
-            "checkpoint_E_U.pt (--save-interval-updates)"
-        raise UserError(f"asked for the last {n} {by} checkpoints but {directory} has {len(found)} {kind} files")
+        kind = "checkpointE.pt" if by == "epoch" else "checkpoint_E_U.pt"
+        bound = f" numbered at most {upper_bound}" if upper_bound is not None else ""
+        raise UserError(f"asked for the last {n} {by} checkpoints ({kind}) but found {len(found)}{bound}; "
+                        f"{describe_folder(directory)}")
     return [path for _, path in found[:n]]
 
 
 def best_epoch(directory: str) -> tuple[int, int]:
     """(epoch, number of updates) of ``directory/checkpoint_best.pt``, which must be an end-of-epoch checkpoint."""
+    epoch, updates, end_of_epoch = _best_position(directory)
+    if not end_of_epoch:
+        raise UserError(_mid_epoch_message(directory, epoch, updates))
+    return epoch, updates
+
+
+def _best_position(directory: str) -> tuple[int, int, bool]:
+    """(epoch, updates, saved at the end of the epoch) of ``directory/checkpoint_best.pt``; the epoch is the one
+    the checkpoint was saved in (fairseq records the *next* epoch at an epoch end)."""
     path = os.path.join(directory, "checkpoint_best.pt")
     if not os.path.isfile(path):
-        raise UserError(f"no checkpoint_best.pt in {directory}: --best-and-previous needs a run that validated")
+        raise UserError(f"no checkpoint_best.pt in {directory}: --best-and-previous needs a run that validated; "
+                        f"{describe_folder(directory)}")
     state = _load(path, mmap=True)
     iterator = (state.get("extra_state") or {}).get("train_iterator") or {}
-    if "epoch" not in iterator or iterator.get("iterations_in_epoch", 0) != 0:
-        raise UserError(f"{path} was saved in the middle of an epoch (--save-interval-updates), not at an epoch end: "
-                        f"average update checkpoints with --num-update-checkpoints instead")
-    # fairseq records the *next* epoch in a checkpoint saved at the end of an epoch
-    return int(iterator["epoch"]) - 1, int(state["optimizer_history"][-1]["num_updates"])
+    history = state.get("optimizer_history") or [{}]
+    updates = int(history[-1].get("num_updates", -1))
+    if "epoch" not in iterator:
+        raise UserError(f"{path} records no training position (extra_state.train_iterator): not a checkpoint "
+                        f"saved by fairseq-train; average explicit --inputs files instead")
+    end_of_epoch = iterator.get("iterations_in_epoch", 0) == 0
+    return int(iterator["epoch"]) - end_of_epoch, updates, end_of_epoch
+
+
+def _mid_epoch_message(directory: str, epoch: int, updates: int) -> str:
+    return (f"{os.path.join(directory, 'checkpoint_best.pt')} was saved in the middle of epoch {epoch} (after "
+            f"update {updates}: training stopped at --max-update, or --save-interval-updates saved it), and "
+            f"{directory} has no checkpoint_E_U.pt of update {updates} to count back from: --best-and-previous "
+            f"needs the epoch or update checkpoints before the best one; {describe_folder(directory)}")
 
 
 def best_and_previous(directory: str, n: int) -> list[str]:
-    """``checkpointB.pt`` (B: the epoch of checkpoint_best.pt) and the ``n`` epoch checkpoints before it, oldest
-    first; a one-line error when any of them is missing."""
+    """The checkpoint that ``checkpoint_best.pt`` is a copy of and the ``n`` checkpoints saved before it, oldest
+    first; a one-line error when any of them is missing.
+
+    At an epoch end that is ``checkpointB.pt`` (B: the best epoch) and the ``n`` epoch checkpoints before it, all
+    of which must exist.  A best checkpoint saved in the middle of an epoch (``--save-interval-updates``) is the
+    update checkpoint ``checkpoint_E_U.pt`` with the same number of updates, averaged with the ``n`` update
+    checkpoints before it."""
     if n < 0:
         raise UserError("--best-and-previous must be 0 or more")
-    epoch, updates = best_epoch(directory)
+    epoch, updates, end_of_epoch = _best_position(directory)
+    inv = inventory(directory)
+    by_update = {u: path for u, path in inv["update"]}
+    if not end_of_epoch or (not os.path.isfile(os.path.join(directory, f"checkpoint{epoch}.pt"))
+                            and updates in by_update):
+        if updates not in by_update:
+            raise UserError(_mid_epoch_message(directory, epoch, updates))
+        before = [path for u, path in inv["update"] if u < updates]
+        if len(before) < n:
+            raise UserError(f"the best checkpoint is the update checkpoint {os.path.basename(by_update[updates])}, "
+                            f"with {len(before)} update checkpoints before it, not {n}: lower --best-and-previous "
+                            f"or keep more with --keep-interval-updates; {describe_folder(directory)}")
+        return before[len(before) - n:] + [by_update[updates]]
     if epoch - n < 1:
         raise UserError(f"the best checkpoint is epoch {epoch}: it has no {n} epochs before it to average with "
                         f"(use --best-and-previous {epoch - 1} or train longer)")
     paths = [os.path.join(directory, f"checkpoint{e}.pt") for e in range(epoch - n, epoch + 1)]
     missing = [os.path.basename(p) for p in paths if not os.path.isfile(p)]
     if missing:
+        if len(missing) == len(paths):
+            raise UserError(f"the best epoch is {epoch}, but {directory} has none of checkpoint{epoch - n}.pt .. "
+                            f"checkpoint{epoch}.pt (was it trained with --no-epoch-checkpoints?); "
+                            f"{describe_folder(directory)}")
         raise UserError(f"the best epoch is {epoch}, but {directory} lacks {', '.join(missing)} of the {n + 1} "
                         f"checkpoints to average: train with --keep-last-epochs of at least --patience + 10 "
                         f"(train_transformer_big.sh does) or lower --best-and-previous")
@@ -185,28 +395,29 @@ def best_checkpoints(inputs: list[str], n: int) -> list[str]:
         files += [os.path.join(path, f) for f in os.listdir(path)] if os.path.isdir(path) else [path]
     scored = sorted((float(m.group(1)), f) for f in files if (m := BEST_PATTERN.match(os.path.basename(f))))
     if len(scored) < n:
+        folders = [p for p in inputs if os.path.isdir(p)]
+        where = "; " + describe_folder(folders[0]) if len(folders) == 1 else ""
         raise UserError(f"asked for the {n} best checkpoints but found {len(scored)} checkpoint.best_*_VALUE.pt "
-                        f"files (written by fairseq-train --keep-best-checkpoints N)")
+                        f"files (written by fairseq-train --keep-best-checkpoints N){where}")
     return [f for _, f in scored[:n]]
 
 
 def save_checkpoint(state: dict, path: str) -> None:
-    """torch.save through a temporary file, so a failure never leaves a truncated checkpoint."""
-    import tempfile
-
+    """torch.save through :func:`preprocess.common.atomic_output`: a failure never leaves a truncated checkpoint,
+    and the file's mode follows the umask."""
     import torch
 
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    os.close(fd)
-    try:
-        torch.save(state, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_output(path, "wb") as fh:
+        torch.save(state, fh)
+
+
+def check_output(output: str, inputs: list[str]) -> None:
+    """Before any work: the output is a file name (not a folder), writable, and none of the inputs."""
+    if output.endswith(("/", os.sep)) or os.path.isdir(output):
+        raise UserError(f"--output {output} is a directory: give the averaged checkpoint's file name, e.g. "
+                        f"{os.path.join(output, 'checkpoint_avg.pt')}")
+    check_output_path(output, "--output")
+    check_distinct([(output, "--output")], [(p, "input checkpoint") for p in inputs])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -256,7 +467,11 @@ def main(argv=None) -> int:
         paths = args.inputs
         for path in paths:
             if os.path.isdir(path):
-                raise UserError(f"{path} is a directory: give --num-epoch-checkpoints or --num-update-checkpoints")
+                raise UserError(f"{path} is a directory: give a mode (--num-epoch-checkpoints, "
+                                f"--num-update-checkpoints, --num-best-checkpoints, --best-and-previous); "
+                                f"{describe_folder(path)}")
+    check_output(args.output, paths)
+    check_distinct_inputs(paths)
     print(f"averaging {len(paths)} checkpoints: {' '.join(paths)}", file=sys.stderr)
     state = average_checkpoints(paths, keep_optimizer_state=args.keep_optimizer_state)
     save_checkpoint(state, args.output)

@@ -10,8 +10,18 @@
    hypotheses and references, split hyphenated compounds (``a-b`` -> ``a ##AT##-##AT## b``), BLEU without
    further tokenisation.
 
+Generation is bounded by default: at most ``1.2 * source length + 10`` target tokens (``--max-len-a``,
+``--max-len-b``; fairseq's own default is a flat 200, which an undertrained model fills for every sentence) and
+batches of at most 64 sentences and 4096 tokens (``--batch-size``, ``--max-tokens``).  Progress goes to stderr
+while fairseq-generate runs.
+
+The hypotheses stay aligned with the references: a hypothesis whose decoded text contains a line break (``\n``,
+``\r``, U+2028 ... e.g. from SentencePiece's byte fallback) is joined into one line with spaces and counted in a
+warning; empty hypotheses are counted in a warning, and a test set whose hypotheses are *all* empty is an error
+(nothing was translated; a BLEU of 0.00 would hide it) unless ``--allow-empty`` is given.
+
 Writes ``OUT/generate.txt`` (fairseq's output), ``OUT/hyp.txt`` (one hypothesis per test line, in order) and
-``OUT/scores.json`` (the dict :func:`evaluate` returns).
+``OUT/scores.json`` (the dict :func:`evaluate` returns, with the warnings), each complete or not at all.
 """
 from __future__ import annotations
 
@@ -20,10 +30,19 @@ import json
 import os
 import re
 import shlex
+import subprocess
 import sys
+import tempfile
+import time
 
-from preprocess.common import UserError, atomic_output, read_lines, run_main
-from train_scripts.tools import plugins_dir, run_tool
+from preprocess.common import LINE_BREAKING, UserError, atomic_output, check_distinct, check_output_path, \
+    flatten_line, read_lines, run_main
+from train_scripts.tools import child_env, find_tool, plugins_dir
+
+#: fairseq-generate's per-sentence records (S-, T-, H-, D-, P- ...) and its log lines; any other line that follows
+#: a text record continues it (the decoded text contained a line break)
+_RECORD = re.compile(r"^[A-Z]-\d+\t")
+_LOG = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d")
 
 _COMPOUND = re.compile(r"(\S)-(\S)")
 _SPEED = re.compile(r"Translated ([\d,]+) sentences \(([\d,]+) tokens\) in ([\d.]+)s \(([\d.]+) sentences/s, "
@@ -41,21 +60,80 @@ def load_binarize_info(path: str) -> dict:
 
 
 def parse_generate_output(text: str) -> dict:
-    """fairseq-generate stdout -> {"hyp": {id: detokenised text}, "hyp_tok": {id: tokens}, "speed": {...}}."""
+    """fairseq-generate stdout -> ``{"hyp": {id: detokenised text}, "hyp_tok": {id: tokens}, "speed": {...},
+    "line_breaks": [ids]}``.
+
+    Lines are split at ``\n`` only; a non-empty line that is neither a record (``X-<id>\t``) nor a log line
+    continues the record before it, and is joined to it with a space, as are ``\r``, U+2028 and the other
+    characters that would break a line elsewhere.  ``line_breaks`` lists the ids of the hypotheses that needed
+    this."""
+    records: list[list] = []   # [kind, id, text, continued]
+    for line in text.split("\n"):
+        if _RECORD.match(line):
+            kind, rest = line.split("-", 1)
+            idx, _, body = rest.partition("\t")
+            records.append([kind, int(idx), body, False])
+        elif _LOG.match(line):
+            records.append(["log", None, line, False])
+        elif line and records and records[-1][0] in ("D", "H", "T"):  # (an empty line adds nothing)
+            records[-1][2] += " " + line
+            records[-1][3] = True
     detok, tok = {}, {}
-    for line in text.splitlines():
-        if line.startswith(("D-", "H-")):
-            parts = line.split("\t")
-            idx = int(parts[0][2:])
-            hyp = parts[2] if len(parts) > 2 else ""
-            (detok if line[0] == "D" else tok)[idx] = hyp
+    broken: dict = {"D": set(), "H": set()}
+    for kind, idx, body, continued in records:
+        if kind in ("D", "H"):
+            parts = body.split("\t", 1)
+            hyp = parts[1] if len(parts) > 1 else ""
+            if continued or any(c in hyp for c in LINE_BREAKING):
+                broken[kind].add(idx)
+                hyp = flatten_line(hyp)
+            (detok if kind == "D" else tok)[idx] = hyp
     speed = {}
     m = _SPEED.search(text)
     if m:
         speed = {"sentences": int(m.group(1).replace(",", "")), "tokens": int(m.group(2).replace(",", "")),
                  "seconds": float(m.group(3)), "sentences_per_s": float(m.group(4)),
                  "tokens_per_s": float(m.group(5))}
-    return {"hyp": detok or tok, "hyp_tok": tok, "speed": speed}
+    return {"hyp": detok or tok, "hyp_tok": tok, "speed": speed, "line_breaks": sorted(broken["D" if detok else "H"])}
+
+
+def run_generate(cmd: list, total: int, progress: bool = True, copy_to=None) -> str:
+    """Run fairseq-generate, reading its output as it comes (split at ``\n`` only, so no other character can
+    break a record); every line is also written to ``copy_to`` (a file object).  With ``progress``, one line on
+    stderr every 10% of the ``total`` sentences or 30 s.  Returns stdout (and the log) as one string; a failure
+    is a :class:`UserError` with the end of the error output."""
+    cmd = [str(c) for c in cmd]
+    cmd[0] = find_tool(cmd[0])
+    lines: list[str] = []
+    done, start, last_time, last_share = 0, time.monotonic(), time.monotonic(), 0
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, env=child_env(), stdout=subprocess.PIPE, stderr=err)
+        try:
+            for raw in proc.stdout:
+                line = raw.decode("utf-8", errors="replace")
+                lines.append(line)
+                if copy_to is not None:
+                    copy_to.write(line)
+                if line.startswith("S-"):
+                    done += 1
+                    now = time.monotonic()
+                    share = done * 10 // max(total, 1)
+                    if progress and (share > last_share or now - last_time >= 30):
+                        print(f"evaluate: {done}/{total} sentences translated ({100 * done // max(total, 1)}%, "
+                              f"{now - start:.0f} s)", file=sys.stderr, flush=True)
+                        last_time, last_share = now, share
+            proc.wait()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        err.seek(0)
+        stderr = err.read().decode("utf-8", errors="replace")
+    stdout = "".join(lines)
+    if proc.returncode != 0:
+        tail = (stderr or stdout)[-3000:]
+        raise UserError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{tail}".rstrip())
+    return stdout + "\n" + stderr
 
 
 def compound_split(line: str) -> str:
@@ -95,14 +173,18 @@ def score(hyps: list[str], refs: list[str], tgt_lang: str) -> dict:
 
 def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None = None,
              generate_args: list[str] | None = None, ref: str | None = None, tgt_lang: str | None = None,
-             subset: str = "test", beam: int = 4, lenpen: float = 0.6, max_tokens: int = 4096,
-             batch_size: int | None = None, cpu: bool = False, fp16: bool = False, out_dir: str | None = None,
-             extra_args: list[str] | None = None, quiet: bool = True) -> dict:
+             subset: str = "test", beam: int = 4, lenpen: float = 0.6, max_tokens: int | None = 4096,
+             batch_size: int | None = 64, max_len_a: float = 1.2, max_len_b: int = 10, cpu: bool = False,
+             fp16: bool = False, out_dir: str | None = None, extra_args: list[str] | None = None,
+             quiet: bool = True, progress: bool = False, allow_empty: bool = False) -> dict:
     """Generate ``subset`` with ``checkpoint`` and score it; returns the scores and paths.
 
     ``data``: a ``train_scripts.binarize`` output folder (its binarize.json gives data-bin, decoder arguments,
     the raw reference and the target language); each can be overridden.  ``subset``: a fairseq subset
     (``test``, ``valid``, ``test1`` ...) or the name of a test set binarised with ``binarize --extra-test``.
+    ``max_len_a``/``max_len_b`` bound each hypothesis to ``a * source length + b`` tokens; ``extra_args`` come
+    last on fairseq-generate's command line, so they override everything.  ``progress``: report on stderr while
+    generating.  ``allow_empty``: score a test set whose hypotheses are all empty instead of refusing it.
     """
     info = load_binarize_info(data) if data else {}
     data_bin = data_bin or (info.get("data_bin") or [None])[0]
@@ -125,40 +207,89 @@ def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None =
         raise UserError(f"reference file not found: {ref}")
     if not os.path.isfile(checkpoint):
         raise UserError(f"checkpoint not found: {checkpoint}")
+    outputs = {}
+    if out_dir:
+        if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+            raise UserError(f"--out {out_dir} is a file, not a folder")
+        outputs = {key: os.path.join(out_dir, f"{key}.{ext}")
+                   for key, ext in (("generate", "txt"), ("hyp", "txt"), ("scores", "json"))}
+        for path in outputs.values():
+            check_output_path(path)
+        check_distinct([(p, "output") for p in outputs.values()],
+                       [(ref, "reference"), (checkpoint, "checkpoint")])
     refs = list(read_lines(ref))
 
     cmd = ["fairseq-generate", data_bin, "--user-dir", plugins_dir(), "--path", checkpoint,
            "--gen-subset", subset, "--beam", str(beam), "--lenpen", str(lenpen),
+           "--max-len-a", str(max_len_a), "--max-len-b", str(max_len_b),
            # fairseq-fixed drops a last batch whose size is not a multiple of this: keep every test sentence
            "--required-batch-size-multiple", "1", *generate_args]
-    cmd += ["--batch-size", str(batch_size)] if batch_size else ["--max-tokens", str(max_tokens)]
+    if max_tokens:
+        cmd += ["--max-tokens", str(max_tokens)]
+    if batch_size:
+        cmd += ["--batch-size", str(batch_size)]
     if cpu:
         cmd.append("--cpu")
     if fp16:
         cmd.append("--fp16")
     cmd += list(extra_args or [])
-    proc = run_tool(cmd, quiet)
-    parsed = parse_generate_output(proc.stdout + "\n" + proc.stderr)
+    if not quiet:
+        print("+ " + " ".join(map(str, cmd)), file=sys.stderr)
+    if progress:
+        where = f"; generate.txt, hyp.txt and scores.json go to {out_dir}/ when it is done" if out_dir else ""
+        print(f"evaluate: translating {len(refs)} sentences ({name}) with {checkpoint}, beam {beam}, at most "
+              f"{max_len_a:g} * source length + {max_len_b} tokens each{where}", file=sys.stderr, flush=True)
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        with atomic_output(outputs["generate"]) as fh:
+            output = run_generate(cmd, len(refs), progress, copy_to=fh)
+    else:
+        output = run_generate(cmd, len(refs), progress)
+    parsed = parse_generate_output(output)
     hyp_map = parsed["hyp"]
     if sorted(hyp_map) != list(range(len(refs))):
         missing = sorted(set(range(len(refs))) - set(hyp_map))[:5]
         raise UserError(f"fairseq-generate produced {len(hyp_map)} hypotheses for {len(refs)} reference lines "
                         f"(missing ids {missing}...): the binarised {subset} set and {ref} do not match")
     hyps = [hyp_map[i] for i in range(len(refs))]
+    warnings = hypothesis_warnings(hyps, parsed["line_breaks"], allow_empty)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     result = {"checkpoint": os.path.abspath(checkpoint), "data_bin": data_bin, "subset": subset, "name": name,
-              "ref": ref,
-              "tgt_lang": tgt_lang, "beam": beam, "lenpen": lenpen, "generate_args": generate_args,
-              "sentences": len(hyps), **score(hyps, refs, tgt_lang), "speed": parsed["speed"]}
+              "ref": ref, "tgt_lang": tgt_lang, "beam": beam, "lenpen": lenpen, "max_len_a": max_len_a,
+              "max_len_b": max_len_b, "generate_args": generate_args, "sentences": len(hyps),
+              "empty_hypotheses": sum(not h.strip() for h in hyps), "joined_line_breaks": len(parsed["line_breaks"]),
+              "warnings": warnings, **score(hyps, refs, tgt_lang), "speed": parsed["speed"]}
     if out_dir:
-        os.makedirs(out_dir, exist_ok=True)
-        with atomic_output(os.path.join(out_dir, "generate.txt")) as fh:
-            fh.write(proc.stdout)
-        with atomic_output(os.path.join(out_dir, "hyp.txt")) as fh:
+        with atomic_output(outputs["hyp"]) as fh:
             fh.write("".join(h + "\n" for h in hyps))
-        result["hyp_file"] = os.path.join(out_dir, "hyp.txt")
-        with atomic_output(os.path.join(out_dir, "scores.json")) as fh:
+        result["hyp_file"] = outputs["hyp"]
+        with atomic_output(outputs["scores"]) as fh:
             json.dump(result, fh, indent=1)
     return result
+
+
+def hypothesis_warnings(hyps: list[str], line_breaks: list[int], allow_empty: bool = False) -> list[str]:
+    """The warnings about what the hypotheses hold (line breaks joined, empty lines); all empty is a
+    :class:`UserError` unless ``allow_empty``."""
+    def ids(numbers):
+        shown = ", ".join(map(str, numbers[:10]))
+        return shown + (", ..." if len(numbers) > 10 else "")
+
+    warnings = []
+    if line_breaks:
+        warnings.append(f"{len(line_breaks)} of {len(hyps)} hypotheses contained a line break (\\n, \\r, U+2028 "
+                        f"...) and were joined into one line with spaces (ids {ids(line_breaks)})")
+    empty = [i for i, h in enumerate(hyps) if not h.strip()]
+    if empty and len(empty) == len(hyps) and hyps:
+        if not allow_empty:
+            raise UserError(f"all {len(hyps)} hypotheses are empty: the model translated nothing (an untrained or "
+                            f"broken model, or a decoder that drops everything); pass --allow-empty to score it "
+                            f"anyway")
+        warnings.append(f"all {len(hyps)} hypotheses are empty (scored because --allow-empty was given)")
+    elif empty:
+        warnings.append(f"{len(empty)} of {len(hyps)} hypotheses are empty (ids {ids(empty)})")
+    return warnings
 
 
 def main(argv=None) -> int:
@@ -175,18 +306,28 @@ def main(argv=None) -> int:
     p.add_argument("--subset", default="test", help="fairseq subset, or a --extra-test name of binarize")
     p.add_argument("--beam", type=int, default=4)
     p.add_argument("--lenpen", type=float, default=0.6)
-    p.add_argument("--max-tokens", type=int, default=4096)
-    p.add_argument("--batch-size", type=int, default=None)
+    p.add_argument("--max-len-a", type=float, default=1.2,
+                   help="at most A * source length + B target tokens per hypothesis")
+    p.add_argument("--max-len-b", type=int, default=10, help="see --max-len-a")
+    p.add_argument("--max-tokens", type=int, default=4096, help="tokens per batch (0: no limit)")
+    p.add_argument("--batch-size", type=int, default=64, help="sentences per batch (0: no limit)")
     p.add_argument("--cpu", action="store_true")
     p.add_argument("--fp16", action="store_true")
     p.add_argument("--out", help="write generate.txt, hyp.txt and scores.json here")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="score a test set whose hypotheses are all empty (by default an error)")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     args, extra = p.parse_known_args(argv)
+    if not args.max_tokens and not args.batch_size:
+        raise UserError("give --max-tokens or --batch-size (or both): fairseq needs one of them")
 
     result = evaluate(args.checkpoint, args.data, data_bin=args.data_bin,
                       generate_args=shlex.split(args.generate_args) if args.generate_args is not None else None,
                       ref=args.ref, tgt_lang=args.tgt_lang, subset=args.subset, beam=args.beam,
-                      lenpen=args.lenpen, max_tokens=args.max_tokens, batch_size=args.batch_size, cpu=args.cpu,
-                      fp16=args.fp16, out_dir=args.out, extra_args=extra)
+                      lenpen=args.lenpen, max_tokens=args.max_tokens, batch_size=args.batch_size,
+                      max_len_a=args.max_len_a, max_len_b=args.max_len_b, cpu=args.cpu, fp16=args.fp16,
+                      out_dir=args.out, extra_args=extra, progress=not args.no_progress,
+                      allow_empty=args.allow_empty)
     print(f"BLEU {result['bleu']:.2f} ({result['bleu_signature']})")
     print(f"chrF {result['chrf']:.2f} ({result['chrf_signature']})")
     print(f"tokenised BLEU with compound splitting {result['tok_bleu']:.2f}")

@@ -13,6 +13,9 @@ The test asks one question per system and metric: is its score different from th
 (two-sided, ``p < alpha``)?  It says nothing about training-seed variance (one model per row) and makes no
 correction for testing several systems against one baseline.
 
+A system whose hypotheses are all empty is refused (one line naming it): its scores are 0 and any system would
+be "significantly" better, which says nothing but that its run failed.
+
 One guard on top of sacreBLEU: a system whose output is *identical* to the baseline's gets ``p_value`` 1.0 and
 ``identical_to_baseline`` True.  sacreBLEU counts resamples with a difference strictly greater than the observed
 one, so for two identical outputs (observed difference 0, every resampled difference 0) it returns the smallest
@@ -73,6 +76,9 @@ def compare(systems: Mapping[str, Sequence[str]], refs: Sequence[str], baseline:
     for name, hyps in systems.items():
         if len(hyps) != len(refs):
             raise UserError(f"{name}: {len(hyps)} hypotheses for {len(refs)} references")
+        if hyps and not any(h.strip() for h in hyps):
+            raise UserError(f"{name}: all {len(hyps)} hypotheses are empty (a failed or truncated run?): a "
+                            f"significance test against it would only measure that")
     n = n_samples or DEFAULT_SAMPLES[test]
     # sacreBLEU logs every step at INFO; a pipeline's log does not need it
     logging.getLogger("sacrebleu").setLevel(logging.WARNING)

@@ -3,16 +3,27 @@
     python -m train_scripts.train_log SAVE/train.log --output SAVE/valid_log.jsonl
 
 writes one JSON object per validation run: ``{"update": N, "epoch": E, "valid_loss": ..., "valid_nll_loss": ...,
-"valid_ppl": ..., "subset": "valid"}``; ``--train`` also extracts the per-interval training losses.
+"valid_ppl": ..., "subset": "valid"}``; ``--train`` extracts the per-interval training losses instead.
+
+An ``--output`` ending in ``.png``, ``.pdf`` or ``.svg`` is a plot of the same curve (loss against updates, one
+line per subset), drawn with matplotlib:
+
+    python -m train_scripts.train_log SAVE/train.log --output curve.png
+
+A log without any record of the kind asked for (not written with ``--log-format json``, or training stopped
+before the first validation) is an error: nothing is written, rather than an empty file.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 
-from preprocess.common import UserError, atomic_output, run_main
+from preprocess.common import UserError, atomic_output, check_distinct, run_main
+
+PLOT_FORMATS = (".png", ".pdf", ".svg")
 
 # fairseq's json logger prints "<time> | INFO | <logger> | {json}" or, in --log-file, the same line
 _JSON = re.compile(r"(\{.*\})\s*$")
@@ -75,14 +86,47 @@ def train_curve(path: str) -> list[dict]:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m train_scripts.train_log", description=__doc__.split("\n\n")[0])
     p.add_argument("log", help="fairseq log written with --log-format json --log-file LOG")
-    p.add_argument("--output", default="-", help="JSON-lines output (- = stdout)")
+    p.add_argument("--output", default="-", help="JSON-lines output (- = stdout), or a plot: FILE.png/.pdf/.svg")
     p.add_argument("--train", action="store_true", help="extract the training losses instead")
     args = p.parse_args(argv)
+    check_distinct([(args.output, "--output")], [(args.log, "log")])
     records = train_curve(args.log) if args.train else validation_curve(args.log)
+    if not records:
+        kind, first = ("training", "log interval") if args.train else ("validation", "validation")
+        raise UserError(f"no {kind} records in {args.log}: was it written by fairseq-train with --log-format json "
+                        f"--log-file, and did training reach its first {first}? Nothing written")
+    if os.path.splitext(args.output)[1].lower() in PLOT_FORMATS:
+        plot(records, args.output, "loss" if args.train else None)
+        return 0
     with atomic_output(args.output) as out:
         for record in records:
             out.write(json.dumps(record) + "\n")
     return 0
+
+
+def plot(records: list[dict], path: str, key: str | None = None) -> None:
+    """Loss against updates, one line per subset (``key``: the loss field; default ``SUBSET_loss``), written
+    through :func:`atomic_output` in the format the file name says."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    subsets = sorted({r.get("subset", "train") for r in records})
+    for subset in subsets:
+        rows = [r for r in records if r.get("subset", "train") == subset]
+        field = key or f"{subset}_loss"
+        points = [(r["update"], r[field]) for r in rows if isinstance(r.get(field), float)]
+        ax.plot([u for u, _ in points], [v for _, v in points], marker="o" if len(points) < 50 else None,
+                label=f"{subset} {field}")
+    ax.set_xlabel("update")
+    ax.set_ylabel("loss")
+    ax.legend()
+    fig.tight_layout()
+    with atomic_output(path, "wb") as fh:
+        fig.savefig(fh, format=os.path.splitext(path)[1][1:].lower())
+    plt.close(fig)
 
 
 
