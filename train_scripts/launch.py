@@ -141,8 +141,9 @@ STUCK_REASONS = re.compile(r"PartitionConfig|PartitionNodeLimit|PartitionTimeLim
                            r"InvalidQOS|DependencyNeverSatisfied|(QOS|Assoc)\w*PerJob\w*")
 
 
-def slurm_states(job_ids: list) -> dict:
-    """{job id: (state, reason)} for the jobs the SLURM controller still knows (squeue, array tasks one by one)."""
+def slurm_states(job_ids: list) -> dict | None:
+    """{job id: (state, reason)} for the jobs the SLURM controller still knows (squeue, array tasks one by one);
+    None when squeue could not answer (e.g. the controller is not reachable for a moment)."""
     proc = subprocess.run(["squeue", "-h", "-r", "-t", "all", "-j", ",".join(job_ids), "-o", "%i|%T|%r"],
                           capture_output=True, text=True)
     states = {}
@@ -150,6 +151,8 @@ def slurm_states(job_ids: list) -> dict:
         parts = line.strip().split("|")
         if len(parts) == 3:
             states[parts[0]] = (parts[1], parts[2])
+    if proc.returncode != 0 and "invalid job id" not in proc.stderr.lower():
+        return None
     if proc.returncode != 0 and not states:  # squeue knows none of them any more: ask accounting, if any
         acct = subprocess.run(["sacct", "-X", "-n", "-P", "-o", "JobID,State", "-j", ",".join(job_ids)],
                               capture_output=True, text=True)
@@ -183,6 +186,9 @@ def wait_slurm(jobs: list, what: str, poll_s: float = 2.0, max_poll_s: float = 1
     while len(final) < len(by_id):
         waiting = [j for j in by_id if j not in final]
         states = slurm_states(waiting)
+        if states is None:  # no answer this time: nothing is concluded, ask again later
+            time.sleep(max_poll_s)
+            continue
         for job_id in waiting:
             job = by_id[job_id]
             state, reason = states.get(job_id, ("", ""))
@@ -191,7 +197,7 @@ def wait_slurm(jobs: list, what: str, poll_s: float = 2.0, max_poll_s: float = 1
                 last_seen[job_id] = time.time()
             previous = seen_state.get(job_id)
             if state and state != previous:
-                if previous == "RUNNING" and state in ("PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"):
+                if previous in ("RUNNING", "COMPLETING") and state in ("PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"):
                     print(f"{what} job {job_id} was requeued (preempted, out of time or `scontrol requeue`): "
                           f"waiting for it to run again", file=sys.stderr)
                 seen_state[job_id] = state
@@ -220,7 +226,7 @@ def wait_slurm(jobs: list, what: str, poll_s: float = 2.0, max_poll_s: float = 1
             time.sleep(1)
             outcomes = _task_outcomes(job)
         errors = [outcome[1] for outcome in outcomes if outcome and outcome[0] == "error"]
-        if state == "COMPLETED" and all(outcomes) and not errors:
+        if state in ("COMPLETED", "UNKNOWN") and all(outcomes) and not errors:
             results.append([result for _, result in outcomes])
             continue
         if errors:
