@@ -179,11 +179,29 @@ def test_two_nodes_one_rank_each_world_size_two(slurm_env, local_data, tmp_path)
     assert all(torch.equal(ranks[0]["model"][k], ranks[1]["model"][k]) for k in ranks[0]["model"])
 
 
+def _run_again_at_once(env, job, launcher) -> None:
+    """SLURM holds a requeued job back for a while (its begin time): let it start again at once."""
+    while launcher.poll() is None:
+        state = subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], env=env, capture_output=True,
+                               text=True).stdout.strip()
+        if state == "PENDING":
+            subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], env=env, capture_output=True)
+            return
+        time.sleep(0.5)
+
+
 def test_requeued_job_resumes_and_the_launcher_reports_success(slurm_env, local_data, tmp_path):
+    """Interrupted twice: ``scontrol requeue`` (as preemption does), then the signal SLURM sends before the time
+    limit (USR2: submitit requeues the job itself); each run goes on from checkpoint_last.pt."""
     save, err = tmp_path / "ckpt", tmp_path / "launcher.err"
     args = [sys.executable, "-m", "train_scripts.launch", "train", "--executor", "slurm", "--cpu", "--",
             "--data", str(local_data), "--save-dir", str(save), "--tiny", "--max-update", "60",
             "--validate-interval-updates", "0"]
+
+    def saved_since(log: Path, marker: str) -> bool:  # a complete checkpoint ("Saved checkpoint" follows copies)
+        text = log.read_text() if log.exists() else ""
+        return marker in text and "Saved checkpoint" in text[text.rindex(marker):]
+
     with open(err, "w") as fh:
         launcher = subprocess.Popen(args, cwd=REPO, env=_training_env(slurm_env), stdout=subprocess.PIPE,
                                     stderr=fh, text=True)
@@ -191,32 +209,32 @@ def test_requeued_job_resumes_and_the_launcher_reports_success(slurm_env, local_
             while not re.search(r": job \d+ \(log", err.read_text()) and launcher.poll() is None:
                 time.sleep(0.5)
             job = _job_id(err.read_text())
-            while not (save / "checkpoint_last.pt").exists() and launcher.poll() is None:
+            log = save / "submitit" / f"{job}_0_log.err"
+            while launcher.poll() is None and not saved_since(log, "No existing checkpoint found"):
                 time.sleep(0.5)
             requeue = subprocess.run(["scontrol", "requeue", job], env=slurm_env, capture_output=True, text=True)
             assert requeue.returncode == 0, requeue.stderr
-            # SLURM holds a requeued job back for a while (its begin time); let it start again at once
-            while launcher.poll() is None:
-                state = subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], env=slurm_env, capture_output=True,
-                                       text=True).stdout.strip()
-                if state == "PENDING":
-                    subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], env=slurm_env,
-                                   capture_output=True)
-                    break
+            _run_again_at_once(slurm_env, job, launcher)
+            while launcher.poll() is None and not saved_since(log, "Loaded checkpoint"):
                 time.sleep(0.5)
+            signal = subprocess.run(["scancel", "--signal=USR2", job], env=slurm_env, capture_output=True, text=True)
+            assert signal.returncode == 0, signal.stderr
+            _run_again_at_once(slurm_env, job, launcher)
             launcher.wait()
         finally:
             if launcher.poll() is None:
                 launcher.kill()
     stderr = err.read_text()
     assert launcher.returncode == 0, stderr[-4000:]
-    assert f"training job {job} finished on 1 node(s) after 1 requeue(s)" in stderr, stderr[-3000:]
-    log = (save / "submitit" / f"{job}_0_log.err").read_text()
-    # the first run started afresh; the requeued run went on from the checkpoint the first one saved
+    assert f"training job {job} finished on 1 node(s) after 2 requeue(s)" in stderr, stderr[-3000:]
+    log = log.read_text()
+    out = (save / "submitit" / f"{job}_0_log.out").read_text()
+    assert "Caught signal SIGUSR2" in out + log
+    # the first run started afresh; each requeued run went on from the checkpoint the run before saved
     assert log.count("No existing checkpoint found") == 1
     resumed = [int(n) for n in re.findall(r"Loaded checkpoint \S+/checkpoint_last\.pt \(epoch \d+ @ (\d+) updates\)",
                                           log)]
-    assert len(resumed) == 1 and 1 <= resumed[0] < 60, log[-3000:]
+    assert len(resumed) == 2 and 1 <= resumed[0] < resumed[1] < 60, log[-3000:]
     state = torch.load(save / "checkpoint_last.pt", map_location="cpu", weights_only=False)
     assert state["optimizer_history"][-1]["num_updates"] == 60
 
