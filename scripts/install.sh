@@ -19,11 +19,13 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 # SLURM + munge: only as root with apt-get, only when missing (a quick check when present)
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
-  if ! command -v sbatch >/dev/null || [ ! -x /usr/sbin/slurmctld ] || [ ! -x /usr/sbin/slurmd ] || [ ! -x /usr/sbin/munged ]; then
+  if ! command -v sbatch >/dev/null || [ ! -x /usr/sbin/slurmctld ] || [ ! -x /usr/sbin/slurmd ] ||
+     [ ! -x /usr/sbin/munged ]; then
     echo "[install] SLURM and munge (apt-get install slurm-wlm munge)"
-    if ! { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends slurm-wlm munge >/dev/null ||
-           { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends slurm-wlm munge >/dev/null; }; }; then
-      echo "[install] SLURM: apt-get install slurm-wlm munge failed; the SLURM tests will skip (or fail under MORPHTOK_REQUIRE_SLURM=1)" >&2
+    apt_slurm() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends slurm-wlm munge >/dev/null; }
+    if ! apt_slurm && ! { apt-get update -q >/dev/null && apt_slurm; }; then
+      echo "[install] SLURM: apt-get install slurm-wlm munge failed;" \
+           "the SLURM tests will skip (or fail under MORPHTOK_REQUIRE_SLURM=1)" >&2
     fi
   fi
 fi

@@ -161,7 +161,9 @@ up() {
     for i in $(seq 1 120); do
         nodes_idle && break
         # a node that registered while the controller still had it as down: bring it back
-        [[ $((i % 10)) -eq 0 ]] && scontrol update NodeName="$(IFS=,; echo "${NODES[*]}")" State=RESUME 2>/dev/null || true
+        if [[ $((i % 10)) -eq 0 ]]; then
+            scontrol update NodeName="$(IFS=,; echo "${NODES[*]}")" State=RESUME 2>/dev/null || true
+        fi
         sleep 1
     done
     nodes_idle || { sinfo -N >&2 || true; die "the nodes did not come up within 2 minutes (logs in $STATE)"; }

@@ -197,7 +197,7 @@ def wait_slurm(jobs: list, what: str, poll_s: float = 2.0, max_poll_s: float = 1
                 last_seen[job_id] = time.time()
             previous = seen_state.get(job_id)
             if state and state != previous:
-                if previous in ("RUNNING", "COMPLETING") and state in ("PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"):
+                if previous in ("RUNNING", "COMPLETING") and state in ("PENDING", "REQUEUED", "REQUEUE_HOLD"):
                     print(f"{what} job {job_id} was requeued (preempted, out of time or `scontrol requeue`): "
                           f"waiting for it to run again", file=sys.stderr)
                 seen_state[job_id] = state
