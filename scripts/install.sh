@@ -4,6 +4,8 @@
 # - fairseq-fixed==0.12.3.1 built once, --no-deps --no-build-isolation, without torchaudio
 # - the field's packages, and this project in editable mode (FLOTA's search compiled with Cython when cc exists)
 # - NLTK tagger data: downloader first, ../shared/data/nltk_data as fallback (reported)
+# - SLURM and munge (Debian's slurm-wlm, munge) for the tests against a real scheduler (tests/test_slurm.py,
+#   scripts/slurm_cluster.sh), where this runs as root with apt-get; elsewhere those tests skip and say why
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 VENV=${VENV:-$here/.venv}
@@ -15,6 +17,19 @@ if [ ! -x "$VENV/bin/python" ]; then
   # --system-site-packages lets an already installed torch (e.g. a CUDA build) be reused
   $PY -m venv --system-site-packages "$VENV"
 fi
+# SLURM + munge: only as root with apt-get, only when missing (a quick check when present)
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+  if ! command -v sbatch >/dev/null || [ ! -x /usr/sbin/slurmctld ] || [ ! -x /usr/sbin/slurmd ] ||
+     [ ! -x /usr/sbin/munged ]; then
+    echo "[install] SLURM and munge (apt-get install slurm-wlm munge)"
+    apt_slurm() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends slurm-wlm munge >/dev/null; }
+    if ! apt_slurm && ! { apt-get update -q >/dev/null && apt_slurm; }; then
+      echo "[install] SLURM: apt-get install slurm-wlm munge failed;" \
+           "the SLURM tests will skip (or fail under MORPHTOK_REQUIRE_SLURM=1)" >&2
+    fi
+  fi
+fi
+
 vpy=$VENV/bin/python
 pipi() {
   # the machine's pip config lists extra local indexes that pip warns about for every package: hide that noise

@@ -1,6 +1,8 @@
 """train_scripts.launch through submitit: sharded preprocessing as jobs of the local executor (learn once, one job
-per shard) whose shard0:shard1 data trains; the SLURM executor's sbatch script (with a stand-in sbatch) and its
-one-line error where SLURM is absent; the multi-node rendezvous a node's task hands to the recipe."""
+per shard) whose shard0:shard1 data trains; the SLURM executor's sbatch script (with a stand-in sbatch: the 2 x 8
+V100 set-up as a dry run) and its one-line error where SLURM is absent; the multi-node rendezvous a node's task
+hands to the recipe; GPUs asked for where there are none.  tests/test_slurm.py runs the launcher against real
+SLURM daemons."""
 import json
 import os
 import pickle
@@ -12,8 +14,8 @@ import torch
 from tests.conftest import BIN, REPO, cli_env, multi30k_slice
 
 
-def _launch(*args, env=None, check=True):
-    proc = subprocess.run([sys.executable, "-m", "train_scripts.launch", *map(str, args)], cwd=REPO,
+def _launch(*args, env=None, check=True, cwd=REPO):
+    proc = subprocess.run([sys.executable, "-m", "train_scripts.launch", *map(str, args)], cwd=cwd,
                           env=env or cli_env(), capture_output=True, text=True)
     if check:
         assert proc.returncode == 0, proc.stderr[-4000:]
@@ -56,7 +58,8 @@ def test_two_shards_two_jobs_then_training_on_both(tmp_path):
 
 
 def test_slurm_without_sbatch_is_a_one_line_error(tmp_path):
-    env = {**cli_env(), "PATH": str(BIN)}  # the venv's tools, no SLURM
+    env = {**cli_env(), "PATH": str(BIN)}  # the venv's tools, no SLURM (whatever this machine has installed)
+    assert not (BIN / "sbatch").exists()
     for args in (["preprocess", "--executor", "slurm", "--scheme", "spaces", "--data", tmp_path, "--out",
                   tmp_path / "o", "--shards", "2"],
                  ["train", "--executor", "slurm", "--", "--data", tmp_path, "--save-dir", tmp_path / "c"]):
@@ -74,6 +77,8 @@ echo "Submitted batch job 4242"
 
 
 def test_slurm_job_script_has_the_requested_resources(tmp_path):
+    """What a user runs on V100 nodes (2 nodes x 8 GPUs, NCCL), up to sbatch (a stand-in records the script), and
+    each node's recipe as a dry run."""
     fake = tmp_path / "bin"
     fake.mkdir()
     (fake / "sbatch").write_text(FAKE_SBATCH)
@@ -81,21 +86,83 @@ def test_slurm_job_script_has_the_requested_resources(tmp_path):
     for tool in ("sbatch", "srun"):
         os.chmod(fake / tool, 0o755)
     record, save = tmp_path / "job.sh", tmp_path / "ckpt"
+    (tmp_path / "lm").mkdir()
+    (tmp_path / "lm" / "dict.txt").write_text("a 1\n")
     env = {**cli_env(), "PATH": f"{fake}{os.pathsep}{cli_env()['PATH']}", "RECORD": str(record)}
     proc = _launch("train", "--executor", "slurm", "--recipe", "roberta", "--nodes", "2", "--gpus-per-node", "8",
-                   "--partition", "gpu", "--time", "90", "--cpus-per-task", "10", "--slurm-option", "account=proj",
-                   "--no-wait", "--", "--data", "work/lm", "--save-dir", save, "--max-update", "5", env=env)
+                   "--partition", "gpu", "--time", "90", "--cpus-per-task", "10", "--mem-gb", "64",
+                   "--slurm-option", "account=proj", "--slurm-option", "qos=high",
+                   "--slurm-option", "constraint=volta32gb", "--no-wait", "--", "--data", "lm",
+                   "--save-dir", "ckpt", "--max-update", "5", env=env, cwd=tmp_path)
     assert proc.stdout.strip() == "4242"
     script = record.read_text()
     for line in ("#SBATCH --partition=gpu", "#SBATCH --nodes=2", "#SBATCH --gpus-per-node=8", "#SBATCH --time=90",
-                 "#SBATCH --ntasks-per-node=1", "#SBATCH --cpus-per-task=10", "#SBATCH --account=proj"):
+                 "#SBATCH --ntasks-per-node=1", "#SBATCH --cpus-per-task=10", "#SBATCH --account=proj",
+                 "#SBATCH --qos=high", "#SBATCH --constraint=volta32gb", "#SBATCH --mem=64GB"):
         assert line in script.splitlines(), line
-    # what every node's task will run: the recipe with this node's GPUs and the user's options
+    # the job runs with the launching interpreter
+    assert f"{sys.executable} -u -m submitit.core._submit" in script
+    # what every node's task will run: the recipe with this node's GPUs and the user's options, relative paths
+    # made absolute against the directory the launcher ran in (and run there)
     [pickled] = (save / "submitit").glob("*_submitted.pkl")
     with open(pickled, "rb") as fh:
         job = pickle.load(fh).function
     assert job.command == ["bash", str(REPO / "train_scripts" / "pretrain_roberta.sh"), "--gpus", "8", "--data",
-                           "work/lm", "--save-dir", str(save), "--max-update", "5"]
+                           str(tmp_path / "lm"), "--save-dir", str(save), "--max-update", "5"]
+    assert job.cwd == str(tmp_path)
+    # node 1 of 2 as a dry run: torchrun with 8 processes on this node, rendezvous at node 0, NCCL (no --cpu, no
+    # gloo), fp16, and the paper's 2,048 sequences over the 16 GPUs
+    dry = subprocess.run([*job.command[:2], "--dry-run", *job.command[2:]], cwd=REPO, capture_output=True, text=True,
+                         env={**cli_env(), "NNODES": "2", "NODE_RANK": "1", "MASTER_ADDR": "gpu3",
+                              "MASTER_PORT": "29533"})
+    assert dry.returncode == 0, dry.stderr
+    command = dry.stdout.strip().splitlines()[-1]
+    assert ("-m torch.distributed.run --nnodes 2 --node-rank 1 --master-addr gpu3 --master-port 29533 "
+            "--nproc-per-node 8 -m train_scripts.fairseq_launch fairseq-train") in command
+    assert "--fp16" in command and "--cpu" not in command and "gloo" not in command
+    assert "effective batch" in dry.stderr and "= 16 process(es)" in dry.stderr
+
+
+def test_cpu_ranks_use_gloo_on_any_layout():
+    """2 nodes x 1 CPU process is distributed too: gloo and legacy_ddp, not fairseq's default NCCL."""
+    from train_scripts.fairseq_launch import distributed_args
+
+    two_nodes = {"WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "0"}
+    cpu = distributed_args(two_nodes, ["data", "--cpu"])
+    assert cpu[cpu.index("--distributed-backend") + 1] == "gloo" and cpu[cpu.index("--ddp-backend") + 1] == "legacy_ddp"
+    assert "--distributed-backend" not in distributed_args(two_nodes, ["data"])  # GPUs: fairseq's NCCL
+    mine = distributed_args(two_nodes, ["data", "--cpu", "--ddp-backend=no_c10d"])
+    assert "--ddp-backend" not in mine and "--distributed-backend" in mine
+    assert distributed_args({"WORLD_SIZE": "1"}, ["--cpu"]) == []
+
+
+def test_relative_paths_are_resolved_against_the_users_directory():
+    from train_scripts.launch import absolute_paths
+
+    assert absolute_paths(["--data", "a:b/c", "--save-dir=ck", "--tiny", "--lr", "1", "--data", "/abs"], "/u") == \
+        ["--data", "/u/a:/u/b/c", "--save-dir=/u/ck", "--tiny", "--lr", "1", "--data", "/abs"]
+
+
+def test_gpus_without_gpus_is_one_line_naming_cpu(tmp_path):
+    visible = torch.cuda.device_count()
+    more = str(visible + 1)
+    env = {**cli_env(), "PATH": str(BIN)}  # no SLURM needed: refused before anything is submitted
+    for args in (["train", "--gpus-per-node", more, "--", "--data", tmp_path, "--save-dir", tmp_path / "c"],
+                 ["train", "--", "--gpus", more, "--data", tmp_path, "--save-dir", tmp_path / "c"],
+                 ["train", "--executor", "slurm", "--", "--gpus", "8", "--data", tmp_path, "--save-dir",
+                  tmp_path / "c"]):
+        proc = _launch(*args, env=env, check=False)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert proc.stderr.startswith("error: ") and "--cpu" in proc.stderr, proc.stderr
+    assert not (tmp_path / "c").exists()
+    # the recipes themselves (on a node without GPUs): one line naming --cpu, not --gpus CPU ranks in disguise
+    (tmp_path / "dict.txt").write_text("a 1\n")  # enough data for the recipes to reach their device check
+    for recipe in ("train_transformer_big.sh", "pretrain_roberta.sh"):
+        proc = subprocess.run(["bash", str(REPO / "train_scripts" / recipe), "--data", str(tmp_path), "--save-dir",
+                               str(tmp_path / "c"), "--gpus", more], cwd=REPO, env={**cli_env(),
+                              "CUDA_VISIBLE_DEVICES": ""}, capture_output=True, text=True)
+        assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert "asks for GPUs but CUDA sees none" in proc.stderr and "--cpu" in proc.stderr
 
 
 def test_node_task_sets_the_torchrun_rendezvous(tmp_path):

@@ -119,9 +119,12 @@ def test_runner_runs_each_seed_once_and_reports(tmp_path):
 def test_runner_bad_input(tmp_path):
     from tests.conftest import REPO
 
+    no_slurm = tmp_path / "bin"  # a PATH without sbatch, whatever this machine has installed
+    no_slurm.mkdir()
+
     def run(*args):
         return subprocess.run([sys.executable, "-m", "train_scripts.multiseed", "--out", str(tmp_path / "o"),
-                               *map(str, args)], cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+                               *map(str, args)], cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": str(no_slurm)},
                               capture_output=True, text=True)
 
     bad = run("--csv-prefix", "x", "--scheme", "a", "only-two")

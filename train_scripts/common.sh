@@ -163,6 +163,9 @@ resolve_devices() {
     if [[ -z "$GPUS" ]]; then
         if [[ $CPU -eq 1 || "$visible" -eq 0 ]]; then GPUS=1; else GPUS="$visible"; fi
     fi
+    if [[ $explicit -eq 1 && $CPU -eq 0 && "$visible" -eq 0 ]]; then
+        die "--gpus $GPUS asks for GPUs but CUDA sees none on this node: add --cpu to run $GPUS CPU process(es) instead"
+    fi
     [[ "$visible" -eq 0 ]] && CPU=1
     if [[ $CPU -eq 0 && $DRY -eq 0 && "$GPUS" -gt "$visible" ]]; then
         die "--gpus $GPUS but only $visible GPU(s) visible on this node (--gpus counts the GPUs of one node)"

@@ -33,14 +33,25 @@ TOOLS = {
 }
 
 
-def distributed_args(environ=os.environ) -> list[str]:
-    """fairseq options for this torchrun rank (empty when not launched by torchrun or with one process)."""
+def distributed_args(environ=os.environ, tool_args: list[str] = ()) -> list[str]:
+    """fairseq options for this torchrun rank (empty when not launched by torchrun or with one process).
+
+    A run on the CPU (``--cpu`` in ``tool_args``) with several processes, on one node or across nodes, also gets
+    ``--distributed-backend gloo --ddp-backend legacy_ddp`` unless the tool's arguments choose them: fairseq's
+    default NCCL backend does not exist without CUDA, and torch's DDP refuses CPU modules with device ids."""
     world = int(environ.get("WORLD_SIZE", "1"))
     if world <= 1:
         return []
-    return ["--distributed-init-method", "env://", "--distributed-world-size", str(world),
+    args = ["--distributed-init-method", "env://", "--distributed-world-size", str(world),
             "--distributed-rank", environ["RANK"], "--device-id", environ.get("LOCAL_RANK", "0"),
             "--distributed-no-spawn"]
+    if "--cpu" in tool_args:
+        given = {a.split("=", 1)[0] for a in tool_args}
+        if "--distributed-backend" not in given:
+            args += ["--distributed-backend", "gloo"]
+        if "--ddp-backend" not in given:
+            args += ["--ddp-backend", "legacy_ddp"]
+    return args
 
 
 def _dump_rank_state(directory: str) -> None:
@@ -154,7 +165,7 @@ def main(argv=None) -> int:
     tool = argv.pop(0)
     if os.environ.get("FAIRSEQ_LAUNCH_RANK_STATE_DIR") and tool == "fairseq-train":
         _dump_rank_state(os.environ["FAIRSEQ_LAUNCH_RANK_STATE_DIR"])
-    sys.argv = [tool, *argv, *distributed_args()]
+    sys.argv = [tool, *argv, *distributed_args(tool_args=argv)]
     importlib.import_module(TOOLS[tool]).cli_main()
     return 0
 

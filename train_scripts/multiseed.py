@@ -137,10 +137,13 @@ def run_all(schemes: list, seeds: list, out: str, csv_prefix: str, common: list,
         from train_scripts import launch
 
         jobs = []
+        launch.job_env()  # the jobs find this project and the venv's tools
         for s, seed in todo:
             executor = launch.make_executor(args, os.path.join(out, "submitit"), f"seed{seed}-{s['name']}",
                                             gpus_per_node=args.gpus_per_node)
-            jobs.append(executor.submit(launch.RecipeJob(recipe_command(s, seed, out, csv_prefix, common, recipe))))
+            with launch.submission("fine-tuning"):
+                jobs.append(executor.submit(launch.RecipeJob(recipe_command(s, seed, out, csv_prefix, common,
+                                                                            recipe))))
         print(f"{len(jobs)} fine-tuning job(s) submitted", file=sys.stderr)
         launch.wait(jobs, "fine-tuning")
         return
