@@ -421,14 +421,15 @@ class NltkTagger:
 
 
 class HantaTagger:
-    """HanTa English (CLAWS5) mapped to PTB. Works without NLTK data."""
+    """HanTa English (CLAWS5) mapped to PTB. Works without NLTK data.  Tags are HanTa's ``tag_sent(taglevel=0)``,
+    computed by :mod:`preprocess.hanta_fast` (same tags, per-word caches)."""
 
     name = "hanta"
 
     def __init__(self):
-        try:
-            from HanTa import HanoverTagger as ht
-            self._tagger = ht.HanoverTagger("morphmodel_en.pgz")
+        try:   # HanTa's exact tags with per-word caches (preprocess.hanta_fast), or HanTa itself if it differs
+            from preprocess import hanta_fast
+            self._tagger = hanta_fast.load("morphmodel_en.pgz")
         except Exception as e:  # pragma: no cover - depends on the installation
             raise TaggerUnavailable(f"HanTa English model could not be loaded: {e}") from e
         self._memo: Dict[Tuple[str, ...], List[str]] = {}

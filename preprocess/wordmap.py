@@ -85,6 +85,8 @@ VERB_TAG_PREFIXES = ("VV", "VA", "VM")
 MAX_SEGMENT_LEN = 64
 DEFAULT_SPLIT = "per-side"
 MAX_TAG_WORD_LEN = 40
+#: words whose base-model pieces a WordmapTokenizer remembers (an LRU cache: bounded memory on any corpus)
+SPM_CACHE_SIZE = 1 << 17
 
 _VERB_RE = re.compile(r"^[a-zäöüß]+$")
 _SYLLABLE_RE = re.compile(r"au|äu|eu|ei|ai|ie|[aeiouyäöü]")
@@ -582,13 +584,15 @@ def segment(word: str, vocabulary: WordmapVocabulary) -> list[str]:
 # ----------------------------------------------------------------------------------------------------------
 # HanTa tagging and verb extraction
 # ----------------------------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=1)
 def load_tagger():
+    """The process's German HanTa tagger: :class:`preprocess.hanta_fast.FastHanta` (HanTa's exact tags with
+    per-word caches), or HanTa itself where the installed HanTa behaves differently (with a warning)."""
     try:
-        from HanTa import HanoverTagger as ht
+        import HanTa  # noqa: F401
     except ImportError as exc:  # pragma: no cover - HanTa is a dependency
         raise UserError(f"HanTa is not installed: {exc}") from None
-    return ht.HanoverTagger("morphmodel_ger.pgz")
+    from preprocess import hanta_fast
+    return hanta_fast.load("morphmodel_ger.pgz")
 
 
 def is_verb_tag(tag: str) -> bool:
@@ -596,15 +600,24 @@ def is_verb_tag(tag: str) -> bool:
 
 
 def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200) -> list[str]:
-    """HanTa POS tags for ``tokens`` (one per token).  Never raises: untaggable tokens get ``"?"``."""
+    """HanTa POS tags for ``tokens`` (one per token).  Never raises: untaggable tokens get ``"?"``.
+
+    The tags are those of HanTa's ``tag_sent(window, taglevel=1)`` over windows of ``window`` tokens, and a
+    window for which that call raises is all ``"?"``.  ``tagger``: a :mod:`preprocess.hanta_fast` tagger (which
+    computes the same without the lemma pass), or a ``HanoverTagger``."""
     tagger = tagger or load_tagger()
+    fast = hasattr(tagger, "check_lemmas")
     tags: list[str] = []
     for start in range(0, len(tokens), window):
         chunk = list(tokens[start:start + window])
         safe = [t if (t and len(t) <= MAX_TAG_WORD_LEN) else "X" for t in chunk]
         try:
-            res = tagger.tag_sent(safe, taglevel=1)
-            ctags = [r[2] if len(r) > 2 else r[1] for r in res]
+            if fast:
+                ctags = tagger.tag_sent(safe)
+                tagger.check_lemmas(safe, ctags)   # where HanTa's lemma pass fails, so does this (same "?")
+            else:
+                res = tagger.tag_sent(safe, taglevel=1)
+                ctags = [r[2] if len(r) > 2 else r[1] for r in res]
             if len(ctags) != len(chunk):
                 raise ValueError("tag count mismatch")
         except Exception:
@@ -672,6 +685,8 @@ class WordmapTokenizer:
         self.sp = spm_model
         self.tagger = tagger or load_tagger()
         self.character_fallbacks = 0
+        # the base model's pieces of one word, remembered (bounded): a word is encoded the same way every time
+        self._spm_cached = functools.lru_cache(maxsize=SPM_CACHE_SIZE)(self._spm_uncached)
 
     def counters(self) -> dict[str, int]:
         """Fallbacks so far (preprocess.encode prints them as ``note:`` lines)."""
@@ -679,19 +694,27 @@ class WordmapTokenizer:
                 "e.g. a normalising model)": self.character_fallbacks}
 
     def _spm(self, text: str, word_start: bool) -> list[str]:
+        pieces, fell_back = self._spm_cached(text, word_start)
+        if fell_back:
+            self.character_fallbacks += 1
+        return list(pieces)
+
+    def _spm_uncached(self, text: str, word_start: bool) -> tuple[tuple[str, ...], bool]:
+        """(pieces, whether they are the character fallback) of ``text`` by the base SentencePiece model."""
+        fell_back = False
         try:
             pieces = [p for p in self.sp.encode(text, out_type=str) if p]
         except Exception:
             pieces = []
         if "".join(pieces).replace(SPACE_SYMBOL, "") != text:  # a normalising model: fall back to characters
-            self.character_fallbacks += 1
+            fell_back = True
             pieces = [SPACE_SYMBOL + text[0]] + list(text[1:]) if text else []
         if not word_start and pieces:
             first = pieces[0][1:] if pieces[0].startswith(SPACE_SYMBOL) else pieces[0]
             pieces = ([first] if first else []) + pieces[1:]
         elif word_start and pieces and not pieces[0].startswith(SPACE_SYMBOL):
             pieces[0] = SPACE_SYMBOL + pieces[0]
-        return pieces
+        return tuple(pieces), fell_back
 
     def verb_spans(self, line: str) -> list[tuple[int, int]]:
         return [(a, b) for a, b, tok, tag in tag_line(line, self.tagger)
