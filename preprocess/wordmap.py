@@ -676,7 +676,14 @@ def decode_line(line: str) -> str:
 class WordmapTokenizer:
     """HanTa-tagged sentences -> pieces: verbs by Wordmap, all other words by a base SentencePiece model."""
 
-    def __init__(self, vocabulary: WordmapVocabulary | str, spm_model, tagger=None):
+    def __init__(self, vocabulary: WordmapVocabulary | str, spm_model, tagger=None, inventory=None):
+        """``inventory``: the pieces a verb may be written with (a set, or a fairseq ``dict.txt`` path; the
+        recipe gives its dictionary): a verb whose Wordmap pieces are not all in it is kept whole if that is in
+        it, and otherwise segmented by the base SentencePiece model, whose pieces the dictionary holds.  None
+        (the default): Wordmap's pieces, or the whole verb where it has no segmentation, whatever they are."""
+        if isinstance(inventory, str):
+            inventory = read_inventory(inventory)
+        self.inventory = frozenset(inventory) if inventory is not None else None
         if isinstance(vocabulary, str):
             vocabulary = WordmapVocabulary.load(vocabulary)
         self.vocabulary = vocabulary
@@ -749,6 +756,10 @@ class WordmapTokenizer:
                     first = False
                 segs = segment(line[vs:ve], self.vocabulary)
                 segs[0] = (SPACE_SYMBOL if first else "") + segs[0]
+                inv = self.inventory
+                if inv is not None and not all(p in inv for p in segs):
+                    whole = (SPACE_SYMBOL if first else "") + line[vs:ve]
+                    segs = [whole] if whole in inv else self._spm(line[vs:ve], first)
                 out.extend(segs)
                 first = False
                 cursor = ve
@@ -762,6 +773,80 @@ class WordmapTokenizer:
     @staticmethod
     def decode_line(line: str) -> str:
         return decode_line(line)
+
+
+def read_inventory(path: str) -> set[str]:
+    """The tokens of a fairseq ``dict.txt`` (first field of every line)."""
+    require_file(path, "Wordmap inventory (fairseq dictionary)")
+    return {line.split(" ", 1)[0] for line in read_lines(path) if line}
+
+
+def segmenter_pieces(vocabulary: WordmapVocabulary) -> list[str]:
+    """Pieces the Wordmap segmenter writes for lower-case and capitalised verbs, in a fixed order: every
+    vocabulary piece word-initially (``▁x``, ``▁X``) and as a continuation (``x``, ``X``: after a glued
+    symbol), and the single letters that may close a segmentation.  The recipe adds them to the dictionary so
+    that a verb seen only in valid or test is written with known pieces."""
+    letters = "abcdefghijklmnopqrstuvwxyzäöüß"
+    out: dict[str, None] = {}
+    for p in sorted(vocabulary.pieces):
+        cap = p[:1].upper() + p[1:]
+        for form in (SPACE_SYMBOL + p, p, SPACE_SYMBOL + cap, cap):
+            out.setdefault(form, None)
+    for c in letters:
+        out.setdefault(c, None)
+    return list(out)
+
+
+class VerbLister:
+    """A line encoder for :class:`preprocess.encode.FileEncoder`: every line becomes the verbs that
+    :func:`extract_verbs` collects from it (normalised, space-separated), so the training text is tagged by the
+    workers, ``--chunk-size`` lines at a time."""
+
+    def __init__(self, tagger=None):
+        self.tagger = tagger or load_tagger()
+
+    def verbs(self, line: str) -> list[str]:
+        out = []
+        for _a, _b, tok, tag in tag_line(flatten_line(line), self.tagger):
+            if is_verb_tag(tag):
+                w = normalise_verb(tok)
+                if w:
+                    out.append(w)
+        return out
+
+    def encode_lines(self, lines: list[str]) -> list[str]:
+        return [" ".join(self.verbs(line)) for line in lines]
+
+
+def extract_verbs_file(path: str, workers: int = 1, chunk_size: int = 2000, max_lines: int = 0,
+                       quiet: bool = True, extra_words: Iterable[str] | None = None, tmp_dir: str | None = None
+                       ) -> list[str]:
+    """:func:`extract_verbs` of the first ``max_lines`` lines (0: all) of a text file, tagged by ``workers``
+    processes as ``preprocess.encode`` encodes (memory bounded by ``workers x chunk_size`` lines and the verb
+    types, whatever the file size); the verbs of every line go through a temporary file in ``tmp_dir`` (default:
+    the system's temporary folder).  The same verbs in the same order as :func:`extract_verbs`."""
+    import tempfile
+
+    from preprocess.encode import FileEncoder, file_options
+    require_file(path, "corpus")
+    with tempfile.TemporaryDirectory(prefix="wordmap-verbs-", dir=tmp_dir) as tmp:
+        src = path
+        if max_lines:
+            src = os.path.join(tmp, "head.txt")
+            with open(src, "w", encoding="utf-8", newline="\n") as fh:
+                for i, line in enumerate(read_lines(path, errors="replace")):
+                    if i >= max_lines:
+                        break
+                    fh.write(line + "\n")
+        dst = os.path.join(tmp, "verbs.txt")
+        options = file_options(workers=workers, chunk_size=chunk_size, errors="replace", quiet=quiet,
+                               scheme="wordmap-verbs")
+        FileEncoder(options, factory=VerbLister).encode_file(src, dst)
+        seen: dict[str, None] = {}
+        for line in read_lines(dst):
+            for w in line.split():
+                seen.setdefault(w, None)
+    return extract_verbs([], extra_words=list(seen) + list(extra_words or ()))
 
 
 def train_spm(lines: Iterable[str], model_prefix: str, vocab_size: int, model_type: str = "unigram",
@@ -783,12 +868,15 @@ def train_spm(lines: Iterable[str], model_prefix: str, vocab_size: int, model_ty
 def add_encoder_args(parser) -> None:
     parser.add_argument("--wordmap-vocab", help="Wordmap vocabulary (python -m preprocess.wordmap build)")
     parser.add_argument("--wordmap-spm", help="base SentencePiece model for the non-verb words")
+    parser.add_argument("--wordmap-dict", help="fairseq dictionary: verbs are written only with its pieces "
+                        "(Wordmap's, else the whole verb, else the base model's)")
 
 
 def make_encoder(args: argparse.Namespace) -> WordmapTokenizer:
     vocab = WordmapVocabulary.load(require_file(getattr(args, "wordmap_vocab", None), "--wordmap-vocab"))
     sp = load_spm(require_file(getattr(args, "wordmap_spm", None), "--wordmap-spm"))
-    return WordmapTokenizer(vocab, sp)
+    inventory = getattr(args, "wordmap_dict", None)
+    return WordmapTokenizer(vocab, sp, inventory=read_inventory(inventory) if inventory else None)
 
 
 # ----------------------------------------------------------------------------------------------------------
