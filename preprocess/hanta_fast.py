@@ -37,6 +37,8 @@ import sys
 import warnings
 from typing import Dict, List, Sequence, Tuple
 
+import numpy as np
+
 #: entries per LRU cache (word candidates; analysis results; lemmas): bounded memory whatever the corpus size
 WORD_CACHE_SIZE = 1 << 17
 
@@ -44,6 +46,7 @@ WORD_CACHE_SIZE = 1 << 17
 MATCHED_HANTA_VERSION = "1.2.1"
 
 _EMPTY, _START, _END, _UNKNOWN = 0, 1, 2, 3
+_logaddexp = np.logaddexp
 _LOWERBOUND = -1e6
 
 #: start-up probe: sentences whose tags must agree with HanTa's own (German and English words, capitals, quote
@@ -114,11 +117,104 @@ class FastHanta:
         self._all = tuple((c, 0) for c in (order or []) if c != _END)
         # morphemes whose stem HanTa's stem table maps to '' (its lemma pass fails on a word made of one of them)
         self._empty_stems = tuple(sorted({m for t in h.stemdict.values() for m, s in t.items() if s == "" and m}))
+        # tags whose morphemes outside the table get a guessed probability (HanTa's lp_m_t, strict=False)
+        self._guessable = frozenset(t for t in h.LP_hapax_t if t in h.LP_s_t) if not h.strict else frozenset()
         self._candidates = functools.lru_cache(maxsize=cache_size)(self._word_candidates)
-        self._forward = functools.lru_cache(maxsize=cache_size)(h.analyze_forward)
+        self._forward = functools.lru_cache(maxsize=cache_size)(self.analyze_forward)
         self._lemma = functools.lru_cache(maxsize=cache_size)(self._analyze_lemma)
 
     # ---- one word -------------------------------------------------------------------------------------------
+    def analyze_forward(self, word: str) -> list:
+        """``HanoverTagger.analyze_forward(word)``: the same search in the same order with the same floats; the
+        morpheme log probability ``lp_m_t(word[i:j], tag)`` is computed once per word instead of once per state
+        that reaches position i (HanTa's own ``lp_m_t``: a pure function of its arguments)."""
+        h = self.hanta
+        lowerbound = _LOWERBOUND
+        wlen = len(word)
+        nonfinal = h.LP_trans_nonfinal
+        lp_m = h.LP_m_t
+        guessable = self._guessable
+        guesses: dict = {}
+        table = [{(_EMPTY, _START): 0}] + [{} for _ in range(wlen + 1)]
+        for i in range(wlen + 1):
+            row = table[i]
+            if len(row) > 3:
+                rowbound = sorted(row.values(), reverse=True)[3] - 1
+            else:
+                rowbound = lowerbound
+            for state in row:
+                lp = row[state]
+                if lp < rowbound:
+                    continue
+                followup = nonfinal.get(state, [])
+                s1 = state[1]
+                for j in range(i + 1, wlen + 1):
+                    segment = word[i:j]
+                    target = table[j]
+                    for tag1, lpt in followup:
+                        lpm = lp_m[tag1].get(segment)   # (HanTa: KeyError for a tag without a table, here too)
+                        if lpm is None:   # HanTa's guess for a morpheme outside the table, or -inf
+                            if tag1 not in guessable:
+                                continue
+                            key = (segment, tag1)
+                            lpm = guesses.get(key)
+                            if lpm is None:
+                                lpm = guesses[key] = self._guess(segment, tag1, wlen)
+                        lp1 = lp + lpt + lpm
+                        if lp1 > lowerbound:
+                            newstate = (s1, tag1)
+                            old = target.get(newstate)
+                            if old is None or lp1 > old:
+                                target[newstate] = lp1
+        final = h.LP_trans_final
+        last = table[-1]
+        for state in table[-2]:
+            lp = table[-2][state]
+            for tag1, lpt in final.get(state, []):
+                lp1 = lp + lpt
+                if lp1 > lowerbound:
+                    newstate = (state[1], tag1)
+                    if newstate not in last or lp1 > last[newstate]:
+                        last[newstate] = lp1
+        results: dict = {}
+        for state in last:
+            lp = last[state]
+            if lp == -math.inf:
+                continue
+            pos = -state[1]
+            if pos in results:
+                results[pos] = _logaddexp(results[pos], lp)
+            else:
+                results[pos] = lp
+        result_list = list(results.items())
+        result_list.sort(key=lambda x: x[1], reverse=True)
+        if not result_list:
+            result_list = [(_UNKNOWN, 0)]
+        return result_list
+
+    def _guess(self, m: str, t: int, wlen: int) -> float:
+        """``HanoverTagger.lp_m_t(m, t, wlen, strict=False)`` for a morpheme outside the tag's table and a tag
+        that has hapax and suffix tables (the same operations in the same order)."""
+        h = self.hanta
+        mlen = len(m)
+        if not (wlen < 4 or mlen > 2):
+            return -math.inf
+        LP_s = h.LP_s_t[t]
+        if mlen > 4 and m[-4:] in LP_s:
+            lp_suf = LP_s[m[-4:]]
+        elif mlen > 3 and m[-3:] in LP_s:
+            lp_suf = LP_s[m[-3:]]
+        elif mlen > 2 and m[-2:] in LP_s:
+            lp_suf = LP_s[m[-2:]]
+        elif mlen > 1 and m[-1:] in LP_s:
+            lp_suf = LP_s[m[-1:]]
+        else:
+            lp_suf = LP_s['']
+        lp = h.Int_t + h.LP_hapax_t[t] + h.LP_len_t[t][min(mlen, 24)] + lp_suf
+        if wlen == mlen:
+            lp -= 4.6
+        return lp
+
     def _tag_word(self, word: str, casesensitive: bool) -> list:
         """``HanoverTagger._tag_word(word, cutoff=5, casesensitive, conditional=True)``, with the morphological
         analysis of words outside HanTa's table cached."""
