@@ -47,6 +47,7 @@ MATCHED_HANTA_VERSION = "1.2.1"
 
 _EMPTY, _START, _END, _UNKNOWN = 0, 1, 2, 3
 _logaddexp = np.logaddexp
+_NO_FOLLOWUP: tuple = ((), ())
 _LOWERBOUND = -1e6
 
 #: start-up probe: sentences whose tags must agree with HanTa's own (German and English words, capitals, quote
@@ -119,6 +120,17 @@ class FastHanta:
         self._empty_stems = tuple(sorted({m for t in h.stemdict.values() for m, s in t.items() if s == "" and m}))
         # tags whose morphemes outside the table get a guessed probability (HanTa's lp_m_t, strict=False)
         self._guessable = frozenset(t for t in h.LP_hapax_t if t in h.LP_s_t) if not h.strict else frozenset()
+        # analyze_forward's tables: every state's following tags, all and those that guess; the tags of every
+        # morpheme (HanTa looks a morpheme up in the table of each following tag; the same values)
+        if any(t not in h.LP_m_t for followup in h.LP_trans_nonfinal.values() for t, _ in followup):
+            raise HantaUnavailable("a following tag of HanTa's morphological model has no morpheme table")
+        self._followups = {state: (list(followup), [(t, p) for t, p in followup if t in self._guessable])
+                           for state, followup in h.LP_trans_nonfinal.items()}
+        morph_tags: Dict[str, dict] = {}
+        for t, table in h.LP_m_t.items():
+            for m, lp in table.items():
+                morph_tags.setdefault(m, {})[t] = lp
+        self._morph_tags = morph_tags
         self._candidates = functools.lru_cache(maxsize=cache_size)(self._word_candidates)
         self._forward = functools.lru_cache(maxsize=cache_size)(self.analyze_forward)
         self._lemma = functools.lru_cache(maxsize=cache_size)(self._analyze_lemma)
@@ -131,8 +143,8 @@ class FastHanta:
         h = self.hanta
         lowerbound = _LOWERBOUND
         wlen = len(word)
-        nonfinal = h.LP_trans_nonfinal
-        lp_m = h.LP_m_t
+        followups = self._followups
+        morph_tags = self._morph_tags
         guessable = self._guessable
         guesses: dict = {}
         table = [{(_EMPTY, _START): 0}] + [{} for _ in range(wlen + 1)]
@@ -142,17 +154,27 @@ class FastHanta:
                 rowbound = sorted(row.values(), reverse=True)[3] - 1
             else:
                 rowbound = lowerbound
+            segments = None
             for state in row:
                 lp = row[state]
                 if lp < rowbound:
                     continue
-                followup = nonfinal.get(state, [])
+                followup, followup_guessable = followups.get(state, _NO_FOLLOWUP)
+                if not followup:
+                    continue
+                if segments is None:   # (j, word[i:j], the tags whose table holds word[i:j])
+                    segments = [(j, word[i:j], morph_tags.get(word[i:j])) for j in range(i + 1, wlen + 1)]
                 s1 = state[1]
-                for j in range(i + 1, wlen + 1):
-                    segment = word[i:j]
+                for j, segment, known in segments:
                     target = table[j]
-                    for tag1, lpt in followup:
-                        lpm = lp_m[tag1].get(segment)   # (HanTa: KeyError for a tag without a table, here too)
+                    if known is None:   # no table holds the morpheme: only tags that guess can score
+                        if not followup_guessable:
+                            continue
+                        todo = followup_guessable
+                    else:
+                        todo = followup
+                    for tag1, lpt in todo:
+                        lpm = known.get(tag1) if known is not None else None
                         if lpm is None:   # HanTa's guess for a morpheme outside the table, or -inf
                             if tag1 not in guessable:
                                 continue
