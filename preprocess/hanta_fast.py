@@ -118,6 +118,7 @@ class FastHanta:
         self._all = tuple((c, 0) for c in (order or []) if c != _END)
         # morphemes whose stem HanTa's stem table maps to '' (its lemma pass fails on a word made of one of them)
         self._empty_stems = tuple(sorted({m for t in h.stemdict.values() for m, s in t.items() if s == "" and m}))
+        self._ascii_stems = all(m.isascii() for m in self._empty_stems)
         # tags whose morphemes outside the table get a guessed probability (HanTa's lp_m_t, strict=False)
         self._guessable = frozenset(t for t in h.LP_hapax_t if t in h.LP_s_t) if not h.strict else frozenset()
         # analyze_forward's tables: every state's following tags, all and those that guess; the tags of every
@@ -339,6 +340,10 @@ class FastHanta:
         by HanTa here (cached), no other."""
         if not self._empty_stems:
             return
+        if self._ascii_stems:   # one look at the whole sentence first (ASCII: lower case the same word by word)
+            joined = "\t".join(sent).lower()
+            if not any(m in joined for m in self._empty_stems):
+                return
         for w, t in zip(sent, tags):
             low = w.lower()
             if any(m in low for m in self._empty_stems):

@@ -392,3 +392,17 @@ def test_segmenter_pieces_cover_lower_and_capitalised_verbs(tokenizer):
                 checked += 1
                 assert SPACE_SYMBOL + segs[0] in inventory and all(s in inventory for s in segs[1:]), word
     assert checked > 300
+
+
+def test_tag_tokens_fast_equals_hanta_taglevel_1(multi30k_verbs):
+    """Wordmap's tags from preprocess.hanta_fast equal those of HanTa's own tag_sent(taglevel=1) as Wordmap used
+    it, including the window HanTa's lemma pass cannot handle (all '?')."""
+    from HanTa import HanoverTagger as ht
+    hanta = ht.HanoverTagger("morphmodel_ger.pgz")
+    sentences = ["Die Herbstauktion beginnt morgen , sagt er .", "Ein Mann spielt Gitarre und singt laut .",
+                 "Spielt er ?" + " x" * 250 + " Herbstauktion"]
+    for line in sentences:
+        tokens = [m.group() for m in wm._TAG_TOKEN_RE.finditer(line)]
+        assert wm.tag_tokens(tokens) == wm.tag_tokens(tokens, tagger=hanta), line
+    assert set(wm.tag_tokens(sentences[0].split())) == {"?"}
+    assert "?" not in wm.tag_tokens(sentences[1].split())
