@@ -394,7 +394,7 @@ def test_segmenter_pieces_cover_lower_and_capitalised_verbs(tokenizer):
     assert checked > 300
 
 
-def test_tag_tokens_fast_equals_hanta_taglevel_1(multi30k_verbs):
+def test_tag_tokens_fast_equals_hanta_taglevel_1():
     """Wordmap's tags from preprocess.hanta_fast equal those of HanTa's own tag_sent(taglevel=1) as Wordmap used
     it, including the window HanTa's lemma pass cannot handle (all '?')."""
     from HanTa import HanoverTagger as ht
