@@ -101,8 +101,8 @@ def bench_tagging(corpus: str, lines_n: int) -> None:
     sents = [[m.group() for m in wm._TAG_TOKEN_RE.finditer(line)]
              for line in _head(corpus, lines_n, os.devnull)]
     n = sum(map(len, sents))
-    fast = hanta_fast.load("morphmodel_ger.pgz")
-    h = fast.hanta
+    h = hanta_fast.load("morphmodel_ger.pgz").hanta
+    fast = hanta_fast.FastHanta("morphmodel_ger.pgz", h)   # its own caches, empty (load()'s may be warm)
     print(f"## HanTa tagging ({lines_n} German lines, {n} tokens; CPU time of this process; {load()})")
     rows = []
     for name, fn in (("HanTa tag_sent, taglevel=1 (Wordmap before)", lambda s: h.tag_sent(s, taglevel=1)),
