@@ -35,7 +35,7 @@ import functools
 import math
 import sys
 import warnings
-from typing import Dict, List, Sequence, Tuple
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -52,7 +52,7 @@ _LOWERBOUND = -1e6
 
 #: start-up probe: sentences whose tags must agree with HanTa's own (German and English words, capitals, quote
 #: marks, digits, a made-up word, a word HanTa does not know in either case)
-PROBE: Tuple[Tuple[str, ...], ...] = (
+PROBE: tuple[tuple[str, ...], ...] = (
     ("Ein", "Mann", "spielt", "Gitarre", "auf", "der", "Straße", "."),
     ("Zwei", "Hunde", "rennen", "über", "die", "Wiese", ",", "während", "ein", "Kind", "zuschaut", "."),
     ("Die", "Frau", "hat", "``", "Blorpfisch", "''", "gesagt", "und", "lachte", "."),
@@ -127,7 +127,7 @@ class FastHanta:
             raise HantaUnavailable("a following tag of HanTa's morphological model has no morpheme table")
         self._followups = {state: (list(followup), [(t, p) for t, p in followup if t in self._guessable])
                            for state, followup in h.LP_trans_nonfinal.items()}
-        morph_tags: Dict[str, dict] = {}
+        morph_tags: dict[str, dict] = {}
         for t, table in h.LP_m_t.items():
             for m, lp in table.items():
                 morph_tags.setdefault(m, {})[t] = lp
@@ -274,16 +274,16 @@ class FastHanta:
                             key=lambda cp: order[cp[0]]))
 
     # ---- the sentence ---------------------------------------------------------------------------------------
-    def tag_ids(self, sent: Sequence[str], casesensitive: bool = True) -> List[int]:
+    def tag_ids(self, sent: Sequence[str], casesensitive: bool = True) -> list[int]:
         """HanTa's ``tag_sent_viterbi(sent, casesensitive)``: the tag numbers of the best path."""
         cands = self._candidates
         trans = self._trans
-        prevrow: Dict[tuple, float] = {(_EMPTY, _START): 0.0}
+        prevrow: dict[tuple, float] = {(_EMPTY, _START): 0.0}
         backpointers = []
         for i, w in enumerate(sent):
             wc = cands(w, casesensitive and i > 0)
-            row: Dict[tuple, float] = {}
-            back: Dict[tuple, tuple] = {}
+            row: dict[tuple, float] = {}
+            back: dict[tuple, tuple] = {}
             if len(prevrow) > 5:   # the beam: states more than 1 below the 6th best are dropped
                 rowbound = sorted(prevrow.values(), reverse=True)[5] - 1
             else:
@@ -354,7 +354,7 @@ class FastHanta:
                 "lemmas": self._lemma.cache_info()}
 
 
-def probe_sentences(hanta=None) -> List[List[str]]:
+def probe_sentences(hanta=None) -> list[list[str]]:
     """:data:`PROBE` plus one sentence of the words HanTa's table knows best and of made-up variants of them."""
     out = [list(s) for s in PROBE]
     if hanta is not None:
@@ -381,7 +381,7 @@ def agrees(fast: FastHanta, sentences=None) -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(model: str = "morphmodel_ger.pgz"):
     """The process's tagger for a HanTa model: a :class:`FastHanta` when it agrees with the installed HanTa on the
     probe, otherwise (with a warning) HanTa itself.  Worker processes forked after this call share it."""

@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("HanTa")
 
-from preprocess import hanta_fast as hf  # noqa: E402
-from preprocess.wordmap import _TAG_TOKEN_RE  # noqa: E402
+from preprocess import hanta_fast as hf
+from preprocess.wordmap import _TAG_TOKEN_RE
 
 
 @pytest.fixture(scope="module")

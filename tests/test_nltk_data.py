@@ -34,7 +34,7 @@ def test_found_in_the_venv_or_the_shared_folder(where, monkeypatch, tmp_path, sh
     target = tmp_path / "venv" / "nltk_data" if where == "venv" else tmp_path / "shared" / "data" / "nltk_data"
     target.parent.mkdir(parents=True)
     target.symlink_to(data, target_is_directory=True)
-    weights, tagdict, classes = taggers._load_perceptron()
+    _weights, tagdict, classes = taggers._load_perceptron()
     assert len(classes) > 40 and tagdict["the"] == "DT"
 
 

@@ -65,7 +65,7 @@ class WordmapScheme(Scheme):
         o = self.options
         for lang in self.langs:
             if not self.applies(lang):
-                _capped(lang, o.vocab_size, lambda size: spm.train(
+                _capped(lang, o.vocab_size, lambda size, lang=lang: spm.train(
                     [train[lang]], self.path(f"spm.{lang}"), model_type=o.model_type, vocab_size=size,
                     character_coverage=o.character_coverage, input_sentence_size=o.input_sentence_size,
                     seed=o.seed))
