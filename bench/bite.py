@@ -149,8 +149,13 @@ def main(argv=None) -> int:
     ap.add_argument("--pretokenizer", default="moses", choices=["moses", "whitespace", "bert"])
     ap.add_argument("--repeats", type=int, default=3, help="best of N runs per measurement")
     ap.add_argument("--workers-check", action="store_true", help="also time preprocess.encode with 1 vs 2 workers")
+    ap.add_argument("--vs-spaces-lines", type=int, default=10000,
+                    help="English lines for the per-core ratio against the spaces scheme (0: skip it)")
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the per-core ratio")
     args = ap.parse_args(argv)
     os.environ.setdefault("NLTK_DATA", str(REPO.parent / "shared" / "data" / "nltk_data"))
+    if args.vs_spaces_lines:
+        vs_spaces(args.data, args.vs_spaces_lines, args.rounds)
     lines = read_lines(args.data, args.lines)
     r = bench_tokenizer(lines, args.pretokenizer, args.repeats)
     print(f"data: {args.data} ({r['sentences']} sentences, {r['words']} words), pretokenizer={args.pretokenizer}")
@@ -177,6 +182,37 @@ def main(argv=None) -> int:
             print(f"| {k} | {w[f'workers{k}_s']:.1f} s | {w[f'workers{k}_cpu_s']:.1f} s |")
         print(f"2 workers vs 1: {w['speedup_2_vs_1']:.2f}x wall-clock")
     return 0
+
+
+def vs_spaces(data: str, n_lines: int, rounds: int) -> None:
+    """Words per CPU second once started of ``preprocess.encode --workers 1`` for BITE (nltk and hanta taggers)
+    and for the spaces scheme (the shared unigram_prime model) on the same English lines, in interleaved rounds
+    (bench/scale.py's ``per_core``); the ratio is the median over rounds (issue 27: >= 0.30x with nltk,
+    >= 0.10x with hanta)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from scale import load, per_core, ratio
+    lines = read_lines(data, n_lines)
+    model = os.environ.get("SHARED_DATA", str(REPO.parent / "shared" / "data")) + "/space_models/unigram_prime.model"
+    with tempfile.TemporaryDirectory() as tmp:
+        src, one = os.path.join(tmp, "en.txt"), os.path.join(tmp, "one.txt")
+        with open(src, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+        with open(one, "w", encoding="utf-8") as fh:
+            fh.write(lines[0] + "\n")
+        n_words = sum(len(line.split()) for line in lines)
+        print(f"## BITE encoding per core vs spaces ({len(lines)} English lines, {n_words} words, {rounds} "
+              f"interleaved rounds; {load()})")
+        pairs = {"spaces": ["--scheme", "spaces", "--model", model, "--spaces", "keep"],
+                 "bite-nltk": ["--scheme", "bite", "--tagger", "nltk"],
+                 "bite-hanta": ["--scheme", "bite", "--tagger", "hanta"]}
+        res = per_core(pairs, src, one, n_words, tmp, rounds)
+    print("| scheme | words per CPU second (best round) | vs spaces, median (range) |")
+    print("| --- | ---: | ---: |")
+    print(f"| spaces (unigram_prime) | {res['spaces'][0]:,.0f} | 1 |")
+    for name in ("bite-nltk", "bite-hanta"):
+        med, lo, hi = ratio(res, name, "spaces")
+        print(f"| {name} | {res[name][0]:,.0f} | {med:.3f} ({lo:.3f}-{hi:.3f}) |")
+    print(f"after: {load()}\n")
 
 
 def _slice(path: str, lines: List[str]) -> str:

@@ -124,6 +124,39 @@ def interleaved(ref, ours, cold, items: list, rounds: int, chunk: int = 100) -> 
     return min(r for r, _ in passes), min(o for _, o in passes), ratios[len(ratios) // 2]
 
 
+def child_cpu(args: list) -> float:
+    """Run a command (``python -m ...`` through this interpreter); return the CPU seconds (user + system) that it
+    and its children used (``os.wait4``)."""
+    proc = subprocess.Popen(args, env=env(), cwd=REPO)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"command failed: {' '.join(map(str, args))}")
+    return usage.ru_utime + usage.ru_stime
+
+
+def per_core(pairs: dict, src: str, one_line: str, n_words: int, tmp: str, rounds: int = 3) -> dict:
+    """Words per CPU second, once started, of ``python -m preprocess.encode --workers 1`` for every entry of
+    ``pairs`` (name -> scheme arguments) on ``src`` (``n_words`` words), measured in interleaved rounds (every
+    round runs every entry back to back, so all see the same machine): CPU time of the whole command minus that
+    of the same command on the one-line input ``one_line`` (start-up: imports, models, tagger), per round.
+    Returns name -> (best words/s, [per-round words/s]); ratios are taken per round (see :func:`ratio`)."""
+    rates: dict = {name: [] for name in pairs}
+    for r in range(rounds):
+        for name, scheme_args in pairs.items():
+            cmd = [sys.executable, "-m", "preprocess.encode", *scheme_args, "--workers", "1", "--quiet"]
+            full = child_cpu([*cmd, "--inputs", src, "--outputs", os.path.join(tmp, f"pc.{name}.{r}.out")])
+            start = child_cpu([*cmd, "--inputs", one_line, "--outputs", os.path.join(tmp, f"pc.{name}.1.out")])
+            rates[name].append(n_words / max(full - start, 1e-9))
+    return {name: (max(v), v) for name, v in rates.items()}
+
+
+def ratio(result: dict, name: str, base: str) -> tuple:
+    """Median and range over rounds of the per-round ratio words/s(name) / words/s(base)."""
+    rs = sorted(a / b for a, b in zip(result[name][1], result[base][1]))
+    return rs[len(rs) // 2], rs[0], rs[-1]
+
+
 def peak_rss(args: list) -> tuple[float, dict]:
     """Run a command; return its wall time and the peak RSS (MB) of it and of each of its child processes."""
     proc = subprocess.Popen(args, env=env(), cwd=REPO)

@@ -1,4 +1,15 @@
-"""Wordmap vocabulary build time on >= 20,000 verb types, against the naive pairwise build in the same run.
+"""Wordmap at corpus scale: encoding speed per core against the spaces scheme, the learn step with 1 and 2
+workers, HanTa tagging against HanTa itself, and the vocabulary build against the naive pairwise build.
+
+``encode``: words per CPU second once started (``preprocess.encode --workers 1``; CPU time of the command minus
+that of the same command on one line) of ``--scheme wordmap`` and of ``--scheme spaces`` with Wordmap's own base
+SentencePiece model, on the same German text (``--lines`` of Multi30k), in interleaved rounds; the ratio is the
+median over rounds (issue 27: at least 0.10x, aim 0.25x).  ``tagging``: HanTa's ``tag_sent`` (taglevel 1, as
+Wordmap used it, and 0) against ``preprocess.hanta_fast`` on the same sentences, tags asserted identical.
+``learn``: ``binarize --scheme wordmap --learn-only`` (tagging, verbs, vocabulary, base model, encoding the
+training text, dictionary) with ``--workers 1`` and ``2``, wall clock.
+
+Vocabulary build:
 
 Verb types: HanTa verbs of Multi30k (``--verbs`` file, or tagged from ``--corpus``) plus the MorphyNet verbs
 (``deu.derivational.v1.tsv``, source and derived verbs) plus, when that is still short of ``--min-types``,
@@ -6,20 +17,27 @@ regular inflections of those infinitives (stem + e/st/t/en/te/ten/tet, ge+stem+t
 as synthetic in the output.  The naive build (pair by pair, string maps) runs on a random subset; its time is
 scaled by (N / n)^2 and reported as a ratio.
 
-    python bench/wordmap.py [--verbs verbs.txt] [--subset 1500]
+    python bench/wordmap.py [--sections encode,tagging,learn,build] [--lines 6000] [--verbs verbs.txt]
 """
 from __future__ import annotations
 
 import argparse
+import gzip
+import itertools
 import os
 import random
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from preprocess import wordmap as wm  # noqa: E402
 
-SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data")
+SHARED = os.environ.get("SHARED_DATA") or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..",
+                                                   "shared", "data")
 
 
 def morphynet_verbs(path):
@@ -42,14 +60,115 @@ def inflect(infinitive):
     return [s + e for e in ("e", "st", "t", "te", "ten", "tet", "test")] + ["ge" + s + "t"]
 
 
+def load() -> str:
+    return "load %.1f/%.1f/%.1f on %d cores" % (*os.getloadavg(), os.cpu_count())
+
+
+def _head(path: str, n: int, dst: str) -> list:
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        lines = [line.rstrip("\n") for line in itertools.islice(fh, n)]
+    with open(dst, "w", encoding="utf-8") as fh:
+        fh.write("".join(line + "\n" for line in lines))
+    return lines
+
+
+def bench_encode(corpus: str, lines_n: int, rounds: int, tmp: str) -> None:
+    from scale import per_core, ratio
+    src = os.path.join(tmp, "de.txt")
+    lines = _head(corpus, lines_n, src)
+    one = os.path.join(tmp, "one.txt")
+    with open(one, "w", encoding="utf-8") as fh:
+        fh.write(lines[0] + "\n")
+    vocab = os.path.join(tmp, "wm.txt")
+    wm.build_vocabulary(wm.extract_verbs_file(src)).save(vocab)
+    spm_model = wm.train_spm(lines, os.path.join(tmp, "wmspm"), 8000, "unigram")
+    n_words = sum(len(line.split()) for line in lines)
+    pairs = {"spaces": ["--scheme", "spaces", "--model", spm_model, "--spaces", "keep"],
+             "wordmap": ["--scheme", "wordmap", "--wordmap-vocab", vocab, "--wordmap-spm", spm_model]}
+    print(f"## Wordmap encoding per core vs spaces ({lines_n} German Multi30k lines, {n_words} words, "
+          f"{rounds} interleaved rounds; {load()})")
+    res = per_core(pairs, src, one, n_words, tmp, rounds)
+    med, lo, hi = ratio(res, "wordmap", "spaces")
+    print("| scheme | words per CPU second (best round) | vs spaces, median (range) |")
+    print("| --- | ---: | ---: |")
+    print(f"| spaces (Wordmap's base model) | {res['spaces'][0]:,.0f} | 1 |")
+    print(f"| wordmap | {res['wordmap'][0]:,.0f} | {med:.3f} ({lo:.3f}-{hi:.3f}) |")
+    print(f"after: {load()}")
+
+
+def bench_tagging(corpus: str, lines_n: int) -> None:
+    from preprocess import hanta_fast
+    sents = [[m.group() for m in wm._TAG_TOKEN_RE.finditer(line)]
+             for line in _head(corpus, lines_n, os.devnull)]
+    n = sum(map(len, sents))
+    h = hanta_fast.load("morphmodel_ger.pgz").hanta
+    fast = hanta_fast.FastHanta("morphmodel_ger.pgz", h)   # its own caches, empty (load()'s may be warm)
+    print(f"## HanTa tagging ({lines_n} German lines, {n} tokens; CPU time of this process; {load()})")
+    rows = []
+    for name, fn in (("HanTa tag_sent, taglevel=1 (Wordmap before)", lambda s: h.tag_sent(s, taglevel=1)),
+                     ("HanTa tag_sent, taglevel=0", lambda s: h.tag_sent(s, taglevel=0)),
+                     ("hanta_fast, first pass (caches empty)", fast.tag_sent),
+                     ("hanta_fast, second pass (words cached)", fast.tag_sent)):
+        t = time.process_time()
+        out = [fn(s) for s in sents]
+        rows.append((name, time.process_time() - t, out))
+    ref = [[t for _w, _l, t in r] for r in rows[0][2]]
+    assert all(r[2] == ref for r in rows[1:]), "tags differ"
+    print("| tagger | words per CPU second | vs HanTa taglevel=1 |")
+    print("| --- | ---: | ---: |")
+    for name, secs, _ in rows:
+        print(f"| {name} | {n / secs:,.0f} | {rows[0][1] / secs:.1f}x |")
+
+
+def bench_learn(data_dir: str, lines_n: int, tmp: str) -> None:
+    raw = os.path.join(tmp, "raw")
+    os.makedirs(raw, exist_ok=True)
+    for lang in ("de", "en"):
+        _head(os.path.join(data_dir, f"train.{lang}.gz"), lines_n, os.path.join(raw, f"train.{lang}"))
+        _head(os.path.join(data_dir, f"val.{lang}.gz"), 100, os.path.join(raw, f"valid.{lang}"))
+    words = sum(len(line.split()) for line in open(os.path.join(raw, "train.de"), encoding="utf-8"))
+    print(f"## Wordmap learn step (binarize --learn-only, {lines_n} lines, {words} German words; {load()})")
+    print("| workers | seconds (wall) | German words/s |")
+    print("| ---: | ---: | ---: |")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    for workers in (1, 2):
+        out = os.path.join(tmp, f"learn{workers}")
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "train_scripts.binarize", "--scheme", "wordmap", "--data", raw,
+                        "--out", out, "--learn-only", "--workers", str(workers), "--vocab-size", "4000"],
+                       check=True, env=env, stdout=subprocess.DEVNULL)
+        secs = time.perf_counter() - t
+        print(f"| {workers} | {secs:.1f} | {words / secs:,.0f} |")
+    print(f"after: {load()}")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser()
+    p.add_argument("--sections", default="encode,tagging,learn,build")
+    p.add_argument("--lines", type=int, default=6000, help="German lines for encode, tagging and learn")
+    p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--verbs", help="verb list (e.g. from python -m preprocess.wordmap build --verbs-out)")
     p.add_argument("--corpus", default=os.path.join(SHARED, "multi30k", "train.de.gz"))
     p.add_argument("--gold", default=os.path.join(SHARED, "morph_gold", "deu.derivational.v1.tsv"))
     p.add_argument("--min-types", type=int, default=20000)
     p.add_argument("--subset", type=int, default=1500)
     args = p.parse_args(argv)
+    sections = args.sections.split(",")
+    tmp = tempfile.mkdtemp(prefix="bench-wordmap-")
+    try:
+        if "encode" in sections:
+            bench_encode(args.corpus, args.lines, args.rounds, tmp)
+        if "tagging" in sections:
+            bench_tagging(args.corpus, min(args.lines, 2000))
+        if "learn" in sections:
+            bench_learn(os.path.dirname(args.corpus), args.lines, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if "build" in sections:
+        bench_build(args)
+
+
+def bench_build(args):
     t = time.time()
     if args.verbs:
         m30 = set(wm.extract_verbs([], extra_words=open(args.verbs, encoding="utf-8").read().split()))

@@ -74,29 +74,55 @@ _TWO_ARGS = ("i tag+i-2 tag", "i-1 tag+i word")
 _PERCEPTRON = "taggers/averaged_perceptron_tagger_eng/averaged_perceptron_tagger_eng.{}.json"
 
 
+#: the shared data folder's NLTK data, relative to the repository (``../shared/data/nltk_data``)
+_SHARED_NLTK_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                 "shared", "data", "nltk_data")
+
+
+def _package_data_dirs() -> List[str]:
+    """Where this package looks for NLTK data before NLTK's own defaults (so that it runs from an activated
+    venv without ``make`` or ``NLTK_DATA``): the venv's ``nltk_data``, then ``../shared/data/nltk_data``
+    relative to the repository."""
+    return [os.path.join(sys.prefix, "nltk_data"), _SHARED_NLTK_DATA]
+
+
 def _nltk_data_dirs() -> List[str]:
-    """NLTK's data folders in NLTK's search order (``nltk.data.path`` on Linux and macOS), without importing
-    NLTK: ``import nltk`` takes about 2 s (it imports scipy.stats), longer than loading the model itself."""
+    """NLTK's data folders in the order this package searches them: ``NLTK_DATA``, then
+    :func:`_package_data_dirs`, then NLTK's own defaults (``nltk.data.path`` on Linux and macOS), without
+    importing NLTK: ``import nltk`` takes about 2 s (it imports scipy.stats), longer than loading the model."""
     dirs = [os.path.expanduser(d) for d in os.environ.get("NLTK_DATA", "").split(os.pathsep) if d]
+    dirs += _package_data_dirs()
     if "APPENGINE_RUNTIME" not in os.environ and os.path.expanduser("~/") != "~/":
         dirs.append(os.path.expanduser("~/nltk_data"))
     dirs += [os.path.join(sys.prefix, "nltk_data"), os.path.join(sys.prefix, "share", "nltk_data"),
              os.path.join(sys.prefix, "lib", "nltk_data"), "/usr/share/nltk_data", "/usr/local/share/nltk_data",
              "/usr/lib/nltk_data", "/usr/local/lib/nltk_data"]
-    return dirs
+    return list(dict.fromkeys(dirs))
+
+
+#: the one line that says how to get the tagger data
+NLTK_DATA_HINT = ("NLTK tagger data (taggers/averaged_perceptron_tagger_eng) not found in NLTK_DATA, the venv's "
+                  "nltk_data, ../shared/data/nltk_data or NLTK's default folders; get it with "
+                  "`python -m nltk.downloader -d \"$VIRTUAL_ENV/nltk_data\" averaged_perceptron_tagger_eng` "
+                  "(or set NLTK_DATA), or use tagger 'hanta'")
 
 
 @functools.lru_cache(maxsize=None)
 def _nltk_perceptron():
     """NLTK's own ``PerceptronTagger`` (importing NLTK): for reference tagging, and to load the model where
-    ``_load_perceptron`` does not find its files."""
+    ``_load_perceptron`` does not find its files.  NLTK searches this package's folders too (after
+    ``NLTK_DATA``, before its defaults)."""
     try:
+        import nltk.data
         from nltk.tag.perceptron import PerceptronTagger
+        env = [os.path.expanduser(d) for d in os.environ.get("NLTK_DATA", "").split(os.pathsep) if d]
+        at = max((nltk.data.path.index(d) + 1 for d in env if d in nltk.data.path), default=0)
+        for d in reversed(_package_data_dirs()):
+            if os.path.isdir(d) and d not in nltk.data.path:
+                nltk.data.path.insert(at, d)
         return PerceptronTagger()
     except LookupError as e:  # NLTK data not found
-        raise TaggerUnavailable(
-            "NLTK tagger data (taggers/averaged_perceptron_tagger_eng) not found; set NLTK_DATA "
-            "(e.g. NLTK_DATA=../shared/data/nltk_data) or use tagger 'hanta'") from e
+        raise TaggerUnavailable(NLTK_DATA_HINT) from e
 
 
 def _load_perceptron() -> tuple:
@@ -421,14 +447,15 @@ class NltkTagger:
 
 
 class HantaTagger:
-    """HanTa English (CLAWS5) mapped to PTB. Works without NLTK data."""
+    """HanTa English (CLAWS5) mapped to PTB. Works without NLTK data.  Tags are HanTa's ``tag_sent(taglevel=0)``,
+    computed by :mod:`preprocess.hanta_fast` (same tags, per-word caches)."""
 
     name = "hanta"
 
     def __init__(self):
-        try:
-            from HanTa import HanoverTagger as ht
-            self._tagger = ht.HanoverTagger("morphmodel_en.pgz")
+        try:   # HanTa's exact tags with per-word caches (preprocess.hanta_fast), or HanTa itself if it differs
+            from preprocess import hanta_fast
+            self._tagger = hanta_fast.load("morphmodel_en.pgz")
         except Exception as e:  # pragma: no cover - depends on the installation
             raise TaggerUnavailable(f"HanTa English model could not be loaded: {e}") from e
         self._memo: Dict[Tuple[str, ...], List[str]] = {}

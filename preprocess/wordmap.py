@@ -85,6 +85,8 @@ VERB_TAG_PREFIXES = ("VV", "VA", "VM")
 MAX_SEGMENT_LEN = 64
 DEFAULT_SPLIT = "per-side"
 MAX_TAG_WORD_LEN = 40
+#: words whose base-model pieces a WordmapTokenizer remembers (an LRU cache: bounded memory on any corpus)
+SPM_CACHE_SIZE = 1 << 17
 
 _VERB_RE = re.compile(r"^[a-zäöüß]+$")
 _SYLLABLE_RE = re.compile(r"au|äu|eu|ei|ai|ie|[aeiouyäöü]")
@@ -583,13 +585,15 @@ def segment(word: str, vocabulary: WordmapVocabulary) -> list[str]:
 # ----------------------------------------------------------------------------------------------------------
 # HanTa tagging and verb extraction
 # ----------------------------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=1)
 def load_tagger():
+    """The process's German HanTa tagger: :class:`preprocess.hanta_fast.FastHanta` (HanTa's exact tags with
+    per-word caches), or HanTa itself where the installed HanTa behaves differently (with a warning)."""
     try:
-        from HanTa import HanoverTagger as ht
+        import HanTa  # noqa: F401
     except ImportError as exc:  # pragma: no cover - HanTa is a dependency
         raise UserError(f"HanTa is not installed: {exc}") from None
-    return ht.HanoverTagger("morphmodel_ger.pgz")
+    from preprocess import hanta_fast
+    return hanta_fast.load("morphmodel_ger.pgz")
 
 
 def is_verb_tag(tag: str) -> bool:
@@ -597,15 +601,24 @@ def is_verb_tag(tag: str) -> bool:
 
 
 def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200) -> list[str]:
-    """HanTa POS tags for ``tokens`` (one per token).  Never raises: untaggable tokens get ``"?"``."""
+    """HanTa POS tags for ``tokens`` (one per token).  Never raises: untaggable tokens get ``"?"``.
+
+    The tags are those of HanTa's ``tag_sent(window, taglevel=1)`` over windows of ``window`` tokens, and a
+    window for which that call raises is all ``"?"``.  ``tagger``: a :mod:`preprocess.hanta_fast` tagger (which
+    computes the same without the lemma pass), or a ``HanoverTagger``."""
     tagger = tagger or load_tagger()
+    fast = hasattr(tagger, "check_lemmas")
     tags: list[str] = []
     for start in range(0, len(tokens), window):
         chunk = list(tokens[start:start + window])
         safe = [t if (t and len(t) <= MAX_TAG_WORD_LEN) else "X" for t in chunk]
         try:
-            res = tagger.tag_sent(safe, taglevel=1)
-            ctags = [r[2] if len(r) > 2 else r[1] for r in res]
+            if fast:
+                ctags = tagger.tag_sent(safe)
+                tagger.check_lemmas(safe, ctags)   # where HanTa's lemma pass fails, so does this (same "?")
+            else:
+                res = tagger.tag_sent(safe, taglevel=1)
+                ctags = [r[2] if len(r) > 2 else r[1] for r in res]
             if len(ctags) != len(chunk):
                 raise ValueError("tag count mismatch")
         except Exception:
@@ -664,7 +677,14 @@ def decode_line(line: str) -> str:
 class WordmapTokenizer:
     """HanTa-tagged sentences -> pieces: verbs by Wordmap, all other words by a base SentencePiece model."""
 
-    def __init__(self, vocabulary: WordmapVocabulary | str, spm_model, tagger=None):
+    def __init__(self, vocabulary: WordmapVocabulary | str, spm_model, tagger=None, inventory=None):
+        """``inventory``: the pieces a verb may be written with (a set, or a fairseq ``dict.txt`` path; the
+        recipe gives its dictionary): a verb whose Wordmap pieces are not all in it is kept whole if that is in
+        it, and otherwise segmented by the base SentencePiece model, whose pieces the dictionary holds.  None
+        (the default): Wordmap's pieces, or the whole verb where it has no segmentation, whatever they are."""
+        if isinstance(inventory, str):
+            inventory = read_inventory(inventory)
+        self.inventory = frozenset(inventory) if inventory is not None else None
         if isinstance(vocabulary, str):
             vocabulary = WordmapVocabulary.load(vocabulary)
         self.vocabulary = vocabulary
@@ -673,6 +693,8 @@ class WordmapTokenizer:
         self.sp = spm_model
         self.tagger = tagger or load_tagger()
         self.character_fallbacks = 0
+        # the base model's pieces of one word, remembered (bounded): a word is encoded the same way every time
+        self._spm_cached = functools.lru_cache(maxsize=SPM_CACHE_SIZE)(self._spm_uncached)
 
     def counters(self) -> dict[str, int]:
         """Fallbacks so far (preprocess.encode prints them as ``note:`` lines)."""
@@ -680,19 +702,27 @@ class WordmapTokenizer:
                 "e.g. a normalising model)": self.character_fallbacks}
 
     def _spm(self, text: str, word_start: bool) -> list[str]:
+        pieces, fell_back = self._spm_cached(text, word_start)
+        if fell_back:
+            self.character_fallbacks += 1
+        return list(pieces)
+
+    def _spm_uncached(self, text: str, word_start: bool) -> tuple[tuple[str, ...], bool]:
+        """(pieces, whether they are the character fallback) of ``text`` by the base SentencePiece model."""
+        fell_back = False
         try:
             pieces = [p for p in self.sp.encode(text, out_type=str) if p]
         except Exception:
             pieces = []
         if "".join(pieces).replace(SPACE_SYMBOL, "") != text:  # a normalising model: fall back to characters
-            self.character_fallbacks += 1
+            fell_back = True
             pieces = [SPACE_SYMBOL + text[0]] + list(text[1:]) if text else []
         if not word_start and pieces:
             first = pieces[0][1:] if pieces[0].startswith(SPACE_SYMBOL) else pieces[0]
             pieces = ([first] if first else []) + pieces[1:]
         elif word_start and pieces and not pieces[0].startswith(SPACE_SYMBOL):
             pieces[0] = SPACE_SYMBOL + pieces[0]
-        return pieces
+        return tuple(pieces), fell_back
 
     def verb_spans(self, line: str) -> list[tuple[int, int]]:
         return [(a, b) for a, b, tok, tag in tag_line(line, self.tagger)
@@ -727,6 +757,10 @@ class WordmapTokenizer:
                     first = False
                 segs = segment(line[vs:ve], self.vocabulary)
                 segs[0] = (SPACE_SYMBOL if first else "") + segs[0]
+                inv = self.inventory
+                if inv is not None and not all(p in inv for p in segs):
+                    whole = (SPACE_SYMBOL if first else "") + line[vs:ve]
+                    segs = [whole] if whole in inv else self._spm(line[vs:ve], first)
                 out.extend(segs)
                 first = False
                 cursor = ve
@@ -740,6 +774,80 @@ class WordmapTokenizer:
     @staticmethod
     def decode_line(line: str) -> str:
         return decode_line(line)
+
+
+def read_inventory(path: str) -> set[str]:
+    """The tokens of a fairseq ``dict.txt`` (first field of every line)."""
+    require_file(path, "Wordmap inventory (fairseq dictionary)")
+    return {line.split(" ", 1)[0] for line in read_lines(path) if line}
+
+
+def segmenter_pieces(vocabulary: WordmapVocabulary) -> list[str]:
+    """Pieces the Wordmap segmenter writes for lower-case and capitalised verbs, in a fixed order: every
+    vocabulary piece word-initially (``▁x``, ``▁X``) and as a continuation (``x``, ``X``: after a glued
+    symbol), and the single letters that may close a segmentation.  The recipe adds them to the dictionary so
+    that a verb seen only in valid or test is written with known pieces."""
+    letters = "abcdefghijklmnopqrstuvwxyzäöüß"
+    out: dict[str, None] = {}
+    for p in sorted(vocabulary.pieces):
+        cap = p[:1].upper() + p[1:]
+        for form in (SPACE_SYMBOL + p, p, SPACE_SYMBOL + cap, cap):
+            out.setdefault(form, None)
+    for c in letters:
+        out.setdefault(c, None)
+    return list(out)
+
+
+class VerbLister:
+    """A line encoder for :class:`preprocess.encode.FileEncoder`: every line becomes the verbs that
+    :func:`extract_verbs` collects from it (normalised, space-separated), so the training text is tagged by the
+    workers, ``--chunk-size`` lines at a time."""
+
+    def __init__(self, tagger=None):
+        self.tagger = tagger or load_tagger()
+
+    def verbs(self, line: str) -> list[str]:
+        out = []
+        for _a, _b, tok, tag in tag_line(flatten_line(line), self.tagger):
+            if is_verb_tag(tag):
+                w = normalise_verb(tok)
+                if w:
+                    out.append(w)
+        return out
+
+    def encode_lines(self, lines: list[str]) -> list[str]:
+        return [" ".join(self.verbs(line)) for line in lines]
+
+
+def extract_verbs_file(path: str, workers: int = 1, chunk_size: int = 2000, max_lines: int = 0,
+                       quiet: bool = True, extra_words: Iterable[str] | None = None, tmp_dir: str | None = None
+                       ) -> list[str]:
+    """:func:`extract_verbs` of the first ``max_lines`` lines (0: all) of a text file, tagged by ``workers``
+    processes as ``preprocess.encode`` encodes (memory bounded by ``workers x chunk_size`` lines and the verb
+    types, whatever the file size); the verbs of every line go through a temporary file in ``tmp_dir`` (default:
+    the system's temporary folder).  The same verbs in the same order as :func:`extract_verbs`."""
+    import tempfile
+
+    from preprocess.encode import FileEncoder, file_options
+    require_file(path, "corpus")
+    with tempfile.TemporaryDirectory(prefix="wordmap-verbs-", dir=tmp_dir) as tmp:
+        src = path
+        if max_lines:
+            src = os.path.join(tmp, "head.txt")
+            with open(src, "w", encoding="utf-8", newline="\n") as fh:
+                for i, line in enumerate(read_lines(path, errors="replace")):
+                    if i >= max_lines:
+                        break
+                    fh.write(line + "\n")
+        dst = os.path.join(tmp, "verbs.txt")
+        options = file_options(workers=workers, chunk_size=chunk_size, errors="replace", quiet=quiet,
+                               scheme="wordmap-verbs")
+        FileEncoder(options, factory=VerbLister).encode_file(src, dst)
+        seen: dict[str, None] = {}
+        for line in read_lines(dst):
+            for w in line.split():
+                seen.setdefault(w, None)
+    return extract_verbs([], extra_words=list(seen) + list(extra_words or ()))
 
 
 def train_spm(lines: Iterable[str], model_prefix: str, vocab_size: int, model_type: str = "unigram",
@@ -761,12 +869,15 @@ def train_spm(lines: Iterable[str], model_prefix: str, vocab_size: int, model_ty
 def add_encoder_args(parser) -> None:
     parser.add_argument("--wordmap-vocab", help="Wordmap vocabulary (python -m preprocess.wordmap build)")
     parser.add_argument("--wordmap-spm", help="base SentencePiece model for the non-verb words")
+    parser.add_argument("--wordmap-dict", help="fairseq dictionary: verbs are written only with its pieces "
+                        "(Wordmap's, else the whole verb, else the base model's)")
 
 
 def make_encoder(args: argparse.Namespace) -> WordmapTokenizer:
     vocab = WordmapVocabulary.load(require_file(getattr(args, "wordmap_vocab", None), "--wordmap-vocab"))
     sp = load_spm(require_file(getattr(args, "wordmap_spm", None), "--wordmap-spm"))
-    return WordmapTokenizer(vocab, sp)
+    inventory = getattr(args, "wordmap_dict", None)
+    return WordmapTokenizer(vocab, sp, inventory=read_inventory(inventory) if inventory else None)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -328,3 +328,79 @@ def test_build_cli(run_cli, tmp_path, multi30k_verbs):
     proc = run_cli(["python", "-m", "preprocess.wordmap", "build", "--verbs", tmp_path / "missing",
                     "--output", tmp_path / "w.txt"], check=False)
     assert proc.returncode == 2 and "error:" in proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Corpus scale: parallel verb extraction, the inventory (no dictionary holes)
+# ---------------------------------------------------------------------------------------------------------
+
+
+def test_extract_verbs_file_with_workers_equals_extract_verbs(tmp_path, multi30k_verbs):
+    """Tagging the training text on 2 workers in small chunks gives the verbs of the one-process
+    extract_verbs, in the same order; --max-lines takes the first lines only."""
+    from tests.conftest import require_shared
+    with gzip.open(require_shared("multi30k/train.de.gz"), "rt", encoding="utf-8") as fh:
+        lines = [line.rstrip("\n") for line in itertools.islice(fh, 3000)]
+    path = tmp_path / "train.de"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    assert wm.extract_verbs_file(str(path), workers=2, chunk_size=150, tmp_dir=str(tmp_path)) == multi30k_verbs
+    assert wm.extract_verbs_file(str(path), workers=2, chunk_size=100, max_lines=400) == wm.extract_verbs(
+        lines[:400])
+    assert [p.name for p in tmp_path.iterdir()] == ["train.de"]   # its temporary files are gone
+
+
+def test_inventory_keeps_verbs_inside_it(tokenizer):
+    """With an inventory, every piece written for a verb is in it: Wordmap's pieces where they all are, else
+    the whole verb where it is, else the base model's pieces.  An inventory holding everything the plain
+    tokenizer wrote reproduces its output exactly."""
+    tok, lines, d = tokenizer
+    plain = tok.encode_lines(lines[:300])
+    inventory = {p for line in plain for p in line.split()}
+    again = wm.WordmapTokenizer(tok.vocabulary, tok.sp, inventory=inventory)
+    assert again.encode_lines(lines[:300]) == plain
+    spm_only = {tok.sp.id_to_piece(i) for i in range(tok.sp.get_piece_size())}
+    narrow = wm.WordmapTokenizer(tok.vocabulary, tok.sp, inventory=spm_only)
+    line = "Zwei Männer stehen am Herd."
+    seg = wm.segment("stehen", tok.vocabulary)
+    assert len(seg) > 1 and not all(p in spm_only for p in [SPACE_SYMBOL + seg[0]] + seg[1:])
+    pieces = narrow.encode_pieces(line)
+    assert all(p in spm_only for p in pieces)
+    assert wm.decode_line(" ".join(pieces)) == line
+    whole_ok = wm.WordmapTokenizer(tok.vocabulary, tok.sp, inventory=spm_only | {SPACE_SYMBOL + "stehen"})
+    assert SPACE_SYMBOL + "stehen" in whole_ok.encode_pieces(line)
+    for src in lines[300:600]:
+        enc = narrow.encode_line(src)
+        assert wm.decode_line(enc) == " ".join(src.split())
+        assert all(p in spm_only for p in enc.split()), src
+
+
+def test_segmenter_pieces_cover_lower_and_capitalised_verbs(tokenizer):
+    tok, lines, _ = tokenizer
+    inventory = set(wm.segmenter_pieces(tok.vocabulary))
+    for p in tok.vocabulary.pieces:
+        assert {SPACE_SYMBOL + p, p, SPACE_SYMBOL + p[0].upper() + p[1:]} <= inventory
+    checked = 0
+    for src in lines[:500]:
+        for a, b in tok.verb_spans(src):
+            word = src[a:b]
+            if word not in (word.lower(), word[0].upper() + word[1:].lower()):
+                continue
+            segs = wm.segment(word, tok.vocabulary)
+            if len(segs) > 1:
+                checked += 1
+                assert SPACE_SYMBOL + segs[0] in inventory and all(s in inventory for s in segs[1:]), word
+    assert checked > 300
+
+
+def test_tag_tokens_fast_equals_hanta_taglevel_1():
+    """Wordmap's tags from preprocess.hanta_fast equal those of HanTa's own tag_sent(taglevel=1) as Wordmap used
+    it, including the window HanTa's lemma pass cannot handle (all '?')."""
+    from HanTa import HanoverTagger as ht
+    hanta = ht.HanoverTagger("morphmodel_ger.pgz")
+    sentences = ["Die Herbstauktion beginnt morgen , sagt er .", "Ein Mann spielt Gitarre und singt laut .",
+                 "Spielt er ?" + " x" * 250 + " Herbstauktion"]
+    for line in sentences:
+        tokens = [m.group() for m in wm._TAG_TOKEN_RE.finditer(line)]
+        assert wm.tag_tokens(tokens) == wm.tag_tokens(tokens, tagger=hanta), line
+    assert set(wm.tag_tokens(sentences[0].split())) == {"?"}
+    assert "?" not in wm.tag_tokens(sentences[1].split())

@@ -74,3 +74,35 @@ def test_wordmap_de_en_end_to_end(run_cli, tmp_path):
                      "--cpu", "--beam", "2", "--max-len-a", "1", "--max-len-b", "5"],
                     input="Ein Hund rennt über die Wiese.\nSchaut zu!\n")
     assert sum(line.startswith("D-") for line in inter.stdout.splitlines()) == 2
+
+
+def test_recipe_on_all_multi30k_defaults_and_no_unk(run_cli, tmp_path, shared_path):
+    """``binarize --scheme wordmap`` with the recipe's defaults on all of the shared Multi30k: it runs (the English
+    side cannot give 8000 SentencePiece pieces: capped with a warning that names the side and the option), and
+    fairseq-preprocess's own log reports no ``<unk>`` in valid and test.  Every piece the segmenter can write is
+    in the German dictionary.  (Slow: tags and encodes 29,000 German lines; minutes.)"""
+    import re
+
+    from preprocess import wordmap as wm
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for split, name in (("train", "train"), ("valid", "val"), ("test", "test_2016_flickr")):
+        for lang in ("de", "en"):
+            (raw / f"{split}.{lang}.gz").symlink_to(shared_path(f"multi30k/{name}.{lang}.gz"))
+    out = tmp_path / "out"
+    proc = run_cli(["python", "-m", "train_scripts.binarize", "--scheme", "wordmap", "--data", raw, "--out", out,
+                    "--workers", "2"])
+    assert re.search(r"warning: wordmap: the en training text gives at most \d+ SentencePiece pieces; "
+                     r"--vocab-size 8000 capped at \d+ for the en side", proc.stderr)
+    log = (out / "data-bin" / "preprocess.log").read_text(encoding="utf-8")
+    found = {}
+    for lang, split, replaced in re.findall(r"\[(de|en)\] \S+/(train|valid|test)\.\1: \d+ sents, \d+ tokens, "
+                                            r"([0-9.e+-]+)% replaced", log):
+        found[(lang, split)] = float(replaced)
+    assert {k for k in found if k[1] != "train"} == {(lang, s) for lang in ("de", "en") for s in ("valid", "test")}
+    assert all(v == 0.0 for (lang, split), v in found.items() if split != "train"), found
+    dictionary = {line.split(" ")[0] for line in (out / "models" / "dict.wordmap.de.txt").read_text(
+        encoding="utf-8").splitlines()}
+    vocab = wm.WordmapVocabulary.load(str(out / "models" / "wordmap.de.txt"))
+    assert set(wm.segmenter_pieces(vocab)) <= dictionary

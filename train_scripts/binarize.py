@@ -103,7 +103,17 @@ def learn(scheme: Scheme, train: dict[str, str], workers: int = 1, quiet: bool =
         print("note: no learned models in OUT/models; learning them here (run --learn-only once and share "
               "OUT/models so that every shard uses one model)", file=sys.stderr)
     os.makedirs(scheme.models_dir, exist_ok=True)
-    scheme.learn(train, workers=workers, quiet=quiet)
+    try:
+        scheme.learn(train, workers=workers, quiet=quiet)
+    except UserError as exc:   # SentencePiece's own message names neither the option nor the training text
+        import re
+        too_high = re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", str(exc))
+        if not too_high:
+            raise
+        raise UserError(f"--vocab-size {too_high.group(1)} is more than the {scheme.name} training text "
+                        f"({', '.join(train[lang] for lang in scheme.langs if lang in train)}) gives a "
+                        f"SentencePiece model: at most {too_high.group(2)}; give --vocab-size "
+                        f"{too_high.group(2)} or less") from None
     with atomic_output(record) as fh:
         json.dump(wanted, fh, indent=1)
 

@@ -3,15 +3,22 @@ are segmented by a base SentencePiece model of that language; the other language
 model, so the dictionaries are not joined (train with ``--share-decoder-input-output-embed``).  Decoded by
 ``--bpe wordmap``.
 
-The training text is tagged once (HanTa): the tags that give the verbs for the vocabulary are remembered and
-reused when the training text is encoded."""
+Learning runs on the workers as encoding does (memory bounded by workers x chunk size): the training text is
+tagged once for its verbs and once more when it is encoded (HanTa's tags, cached per word).  The dictionary is
+the base model's pieces, then the pieces of the encoded training text, then every piece the Wordmap segmenter
+writes for lower-case and capitalised verbs (``preprocess.wordmap.segmenter_pieces``); valid and test are
+encoded with that dictionary as the inventory (``--wordmap-dict``), so a verb is never written with a piece
+outside it.  A ``--vocab-size`` that a side's text cannot reach is capped for that side, with a warning."""
 from __future__ import annotations
 
 import functools
+import re
+import sys
 from dataclasses import dataclass
 
 from preprocess import spm, wordmap
-from preprocess.common import atomic_output, read_lines
+from preprocess.common import UserError, read_lines
+from preprocess.encode import FileEncoder, file_options
 from preprocess.evaluate.morph import boundary_prf
 from preprocess.evaluate.wordmap import read_derivational_verbs
 from preprocess.spaces import SpacesEncoder
@@ -24,18 +31,22 @@ class WordmapOptions(SubwordOptions):
     wordmap_max_lines: int = option(0, "extract verbs from the first N training lines (0 = all)")
 
 
-class _RememberingTagger:
-    """HanTa's ``tag_sent`` with every answer remembered, so a sentence is tagged once per run."""
+_TOO_HIGH = re.compile(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)")
 
-    def __init__(self, tagger):
-        self.tagger = tagger
-        self.memo: dict = {}
 
-    def tag_sent(self, tokens, taglevel=1):
-        key = (tuple(tokens), taglevel)
-        if key not in self.memo:
-            self.memo[key] = self.tagger.tag_sent(list(tokens), taglevel=taglevel)
-        return self.memo[key]
+def _capped(lang: str, size: int, train):
+    """``train(size)``, or, where SentencePiece says the ``lang`` side's text cannot give ``size`` pieces,
+    ``train(largest size it can give)`` with a warning naming the side and the option."""
+    try:
+        return train(size)
+    except UserError as exc:
+        m = _TOO_HIGH.search(str(exc))
+        if not m or int(m.group(2)) >= size:
+            raise
+        most = int(m.group(2))
+        print(f"warning: wordmap: the {lang} training text gives at most {most} SentencePiece pieces; "
+              f"--vocab-size {size} capped at {most} for the {lang} side", file=sys.stderr)
+        return train(most)
 
 
 @register_scheme
@@ -54,23 +65,24 @@ class WordmapScheme(Scheme):
         o = self.options
         for lang in self.langs:
             if not self.applies(lang):
-                spm.train([train[lang]], self.path(f"spm.{lang}"), model_type=o.model_type,
-                          vocab_size=o.vocab_size, character_coverage=o.character_coverage,
-                          input_sentence_size=o.input_sentence_size, seed=o.seed)
+                _capped(lang, o.vocab_size, lambda size, lang=lang: spm.train(
+                    [train[lang]], self.path(f"spm.{lang}"), model_type=o.model_type, vocab_size=size,
+                    character_coverage=o.character_coverage, input_sentence_size=o.input_sentence_size,
+                    seed=o.seed))
                 continue
-            lines = list(read_lines(train[lang]))
-            tagger = _RememberingTagger(wordmap.load_tagger())
-            verbs = wordmap.extract_verbs(lines[:o.wordmap_max_lines] if o.wordmap_max_lines else lines,
-                                          tagger=tagger, progress=not quiet)
-            wordmap.build_vocabulary(verbs).save(self.path(f"wordmap.{lang}.txt"))
-            wordmap.train_spm(lines, self.path(f"wordmap-spm.{lang}"), o.vocab_size, o.model_type)
-            tok = wordmap.WordmapTokenizer(self.path(f"wordmap.{lang}.txt"), self._spm(lang), tagger=tagger)
+            verbs = wordmap.extract_verbs_file(train[lang], workers=workers, max_lines=o.wordmap_max_lines,
+                                               quiet=quiet, tmp_dir=self.models_dir)
+            vocab = wordmap.build_vocabulary(verbs)
+            vocab.save(self.path(f"wordmap.{lang}.txt"))
+            wordmap.train_spm(read_lines(train[lang]), self.path(f"wordmap-spm.{lang}"), o.vocab_size,
+                              o.model_type)
+            options = file_options(workers=workers, quiet=quiet, scheme="wordmap")
+            factory = functools.partial(wordmap.WordmapTokenizer, self.path(f"wordmap.{lang}.txt"), self._spm(lang))
+            FileEncoder(options, factory=factory).encode_file(train[lang], self.encoded_train(lang))
             inventory = dict.fromkeys(spm.dictionary_pieces(self._spm(lang)))
-            with atomic_output(self.encoded_train(lang)) as out:
-                for line in lines:
-                    pieces = tok.encode_pieces(line)
-                    inventory.update(dict.fromkeys(pieces))
-                    out.write(" ".join(pieces) + "\n")
+            for line in read_lines(self.encoded_train(lang)):
+                inventory.update(dict.fromkeys(line.split()))
+            inventory.update(dict.fromkeys(wordmap.segmenter_pieces(vocab)))
             spm.write_dict([p for p in inventory if p not in spm.FAIRSEQ_SPECIALS], self.dictionary(lang))
 
     def encoded_train(self, lang):
@@ -78,7 +90,8 @@ class WordmapScheme(Scheme):
 
     def encoder(self, lang, workers=1):
         if self.applies(lang):
-            return functools.partial(wordmap.WordmapTokenizer, self.path(f"wordmap.{lang}.txt"), self._spm(lang))
+            return functools.partial(wordmap.WordmapTokenizer, self.path(f"wordmap.{lang}.txt"), self._spm(lang),
+                                     inventory=self.dictionary(lang))
         return functools.partial(SpacesEncoder, self._spm(lang), "keep")
 
     def dictionary(self, lang):

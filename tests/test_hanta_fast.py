@@ -1,0 +1,168 @@
+"""preprocess.hanta_fast gives exactly HanTa's own ``tag_sent`` tags (German and English models)."""
+from __future__ import annotations
+
+import gzip
+import itertools
+import random
+import warnings
+
+import pytest
+
+pytest.importorskip("HanTa")
+
+from preprocess import hanta_fast as hf
+from preprocess.wordmap import _TAG_TOKEN_RE
+
+
+@pytest.fixture(scope="module")
+def german():
+    return hf.load("morphmodel_ger.pgz")
+
+
+@pytest.fixture(scope="module")
+def english():
+    return hf.load("morphmodel_en.pgz")
+
+
+def _sentences(path, n, start=0):
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        lines = [line.rstrip("\n") for line in itertools.islice(fh, start, start + n)]
+    return [[m.group() for m in _TAG_TOKEN_RE.finditer(line)] for line in lines]
+
+
+def _reference(h, sent, taglevel=0):
+    try:
+        return h.tag_sent(list(sent), taglevel=taglevel)
+    except Exception as e:   # noqa: BLE001 - the comparison includes raising
+        return type(e)
+
+
+def _fast(f, sent, taglevel=0):
+    try:
+        return f.tag_sent(sent, taglevel=taglevel)
+    except Exception as e:   # noqa: BLE001
+        return type(e)
+
+
+def test_load_gives_the_fast_tagger_with_the_installed_hanta(german, english):
+    assert isinstance(german, hf.FastHanta) and isinstance(english, hf.FastHanta)
+
+
+def test_multi30k_german_tags_identical(german, shared_path):
+    """2,000 Multi30k German sentences (tokens as Wordmap hands them to HanTa), from three places."""
+    path = shared_path("multi30k/train.de.gz")
+    sents = _sentences(path, 1000) + _sentences(path, 500, start=20000) + _sentences(
+        shared_path("multi30k/val.de.gz"), 500)
+    h = german.hanta
+    bad = [s for s in sents if german.tag_sent(s) != h.tag_sent(s, taglevel=0)]
+    assert not bad, bad[:3]
+
+
+def test_multi30k_english_tags_identical(english, shared_path):
+    sents = [line.split() for line in map(" ".join, _sentences(shared_path("multi30k/train.en.gz"), 1500))]
+    h = english.hanta
+    bad = [s for s in sents if english.tag_sent(s) != h.tag_sent(s, taglevel=0)]
+    assert not bad, bad[:3]
+
+
+def _random_sentences(h, rng, n):
+    known = sorted(h.cache)
+    alphabet = "abcdefghijklmnopqrstuvwxyzäöüßABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÜ0123456789.,;:!?'`´\"-()é"
+    out = []
+    for _ in range(n):
+        sent = []
+        for _ in range(rng.randint(1, 14)):
+            r = rng.random()
+            if r < 0.5:
+                w = rng.choice(known)
+            elif r < 0.7:
+                w = rng.choice(known).capitalize()
+            elif r < 0.85:
+                w = rng.choice(known) + rng.choice(["t", "en", "st", "ung", "x", "te"])
+            else:
+                w = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 9)))
+            sent.append(w)
+        out.append(sent)
+    return out
+
+
+@pytest.mark.parametrize("which", ["german", "english"])
+def test_random_token_sequences_identical(which, request):
+    """Random words from HanTa's table, capitalised, with made-up endings, and random strings (quote marks,
+    digits, punctuation): tags identical, and where HanTa raises, so does the fast path."""
+    f = request.getfixturevalue(which)
+    rng = random.Random(27)
+    for sent in _random_sentences(f.hanta, rng, 400):
+        assert _fast(f, sent) == _reference(f.hanta, sent), sent
+
+
+def test_taglevel_1_tags_and_lemmas_identical(german, shared_path):
+    sents = _sentences(shared_path("multi30k/train.de.gz"), 300, start=5000)
+    for s in sents:
+        assert german.tag_sent(s, taglevel=1) == german.hanta.tag_sent(s, taglevel=1), s
+
+
+def test_taglevel_0_equals_taglevel_1_tags(german, shared_path):
+    """The issue's measurement: the tag level changes no tag (the lemma pass only adds lemmas)."""
+    h = german.hanta
+    for s in _sentences(shared_path("multi30k/train.de.gz"), 300, start=9000):
+        assert h.tag_sent(s, taglevel=0) == [t for _w, _l, t in h.tag_sent(s, taglevel=1)]
+
+
+def test_check_lemmas_raises_where_hanta_lemma_pass_raises(german):
+    """HanTa's taglevel-1 pass fails on words made of a morpheme whose stem is '' (German: herbstauktio);
+    check_lemmas reproduces that, and passes everywhere else."""
+    h = german.hanta
+    for sent in (["Die", "Herbstauktion", "beginnt"], ["Ein", "Mann", "spielt", "Gitarre", "."]):
+        tags = german.tag_sent(sent)
+        try:
+            h.tag_sent(sent, taglevel=1)
+            raised = False
+        except IndexError:
+            raised = True
+        if raised:
+            with pytest.raises(IndexError):
+                german.check_lemmas(sent, tags)
+        else:
+            german.check_lemmas(sent, tags)
+    with pytest.raises(IndexError):
+        h.tag_sent(["Die", "Herbstauktion"], taglevel=1)
+
+
+def test_caches_are_bounded(german):
+    f = hf.FastHanta("morphmodel_ger.pgz", german.hanta, cache_size=50)
+    words = [f"Wort{i}x" for i in range(300)]
+    for i in range(0, 300, 10):
+        assert f.tag_sent(words[i:i + 10]) == german.hanta.tag_sent(words[i:i + 10], taglevel=0)
+    info = f.cache_info()
+    assert info["candidates"].currsize <= 50 and info["analyses"].currsize <= 50
+
+
+def test_probe_mismatch_falls_back_to_hanta_with_a_warning(german, monkeypatch, capsys):
+    """Another HanTa whose sentence model differs (simulated: one transition probability changed) fails the
+    probe: load() warns and returns HanTa itself."""
+    hf.load.cache_clear()
+    try:
+        from HanTa import HanoverTagger as ht
+        real_init = ht.HanoverTagger.__init__
+
+        def altered_init(self, *args, **kwargs):
+            real_init(self, *args, **kwargs)
+            orig = self.tag_sent_viterbi
+
+            def viterbi(sent, casesensitive=True):   # a HanTa whose tags differ from 1.2.1's
+                return list(reversed(orig(sent, casesensitive)))
+            self.tag_sent_viterbi = viterbi
+
+        monkeypatch.setattr(ht.HanoverTagger, "__init__", altered_init)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            t = hf.load("morphmodel_ger.pgz")
+        assert isinstance(t, hf.ReferenceHanta)
+        assert any("does not behave like HanTa" in str(w.message) for w in caught)
+        assert "warning: HanTa" in capsys.readouterr().err
+        sent = ["Ein", "Hund", "rennt", "schnell", "."]
+        assert t.tag_sent(sent) == t.hanta.tag_sent(sent, taglevel=0)
+    finally:
+        monkeypatch.undo()
+        hf.load.cache_clear()
