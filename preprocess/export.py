@@ -90,7 +90,7 @@ def export(args: argparse.Namespace, out_dir: str) -> list[str]:
             from preprocess.bite import check_subword_model
             check_subword_model(args.subword_model, args.single_char)
             hf_export.write_dict(dictionary if dictionary is not None
-                                 else hf_export._spm_dictionary(args.subword_model), dict_path)
+                                 else hf_export.spm_dictionary(args.subword_model), dict_path)
             tok = hf_tokenizers.MorphtokBiteTokenizer(dict_path, args.subword_model, args.pretokenizer, args.tagger,
                                                       args.single_char)
         elif args.scheme == "flota":

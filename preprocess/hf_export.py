@@ -213,7 +213,7 @@ def export_sentencepiece(model_path: str, out_dir: str, spaces: str = "keep",
     ``out_dir``; returns the paths written."""
     tok = sentencepiece_tokenizer(model_path, spaces, dictionary)
     os.makedirs(out_dir, exist_ok=True)
-    tokens = list(dictionary) if dictionary is not None else _spm_dictionary(model_path)
+    tokens = list(dictionary) if dictionary is not None else spm_dictionary(model_path)
     written = []
     path = os.path.join(out_dir, "tokenizer.json")
     with atomic_output(path) as out:
@@ -232,7 +232,7 @@ def export_sentencepiece(model_path: str, out_dir: str, spaces: str = "keep",
     return written
 
 
-def _spm_dictionary(model_path: str) -> list[str]:
+def spm_dictionary(model_path: str) -> list[str]:
     from preprocess import spm
     return spm.dictionary_pieces(model_path)
 
