@@ -180,7 +180,14 @@ def sentencepiece_tokenizer(model_path: str, spaces: str = "keep", dictionary: O
         steps.append(normalizers.Precompiled(norm.precompiled_charsmap))
     if norm.remove_extra_whitespaces:
         steps += [normalizers.Replace(Regex(" {2,}"), " "), normalizers.Strip(left=True, right=True)]
-    if norm.add_dummy_prefix:
+    others = [u for u in user_defined if u != SPACE_SYMBOL]
+    if norm.add_dummy_prefix and others:
+        # tokenizers normalises the text of an added token with this normalizer too: a plain Prepend would make a
+        # user-defined symbol match only as "▁X", where SentencePiece gives "▁" "X"; so the dummy prefix goes
+        # before any non-empty text except a user-defined symbol alone (which is then the one difference)
+        alone = "|".join(re.escape(u) for u in sorted(others, key=len, reverse=True))
+        steps.append(normalizers.Replace(Regex(f"^(?=.)(?!(?:{alone})$)"), SPACE_SYMBOL))
+    elif norm.add_dummy_prefix:
         steps.append(normalizers.Prepend(SPACE_SYMBOL))
     steps.append(normalizers.Replace(" ", SPACE_SYMBOL))
     tok.normalizer = normalizers.Sequence(steps)
@@ -189,7 +196,6 @@ def sentencepiece_tokenizer(model_path: str, spaces: str = "keep", dictionary: O
     else:
         tok.pre_tokenizer = pre_tokenizers.Split(SPACE_SYMBOL, "merged_with_next")
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in FAIRSEQ_SPECIALS])
-    others = [u for u in user_defined if u != SPACE_SYMBOL]
     if others:
         tok.add_tokens([AddedToken(u, special=False, normalized=True) for u in others])
     tok.post_processor = processors.TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>",

@@ -265,3 +265,18 @@ def test_wordmap_export_needs_its_dictionary(wordmap_scheme, tmp_path):
         export.main(["--scheme", "wordmap", "--wordmap-vocab", wordmap_scheme.path("wordmap.de.txt"),
                      "--wordmap-spm", wordmap_scheme.vocabulary_file("de"), "--out", str(tmp_path / "hf")])
     assert not (tmp_path / "hf").exists()
+
+
+def test_sentencepiece_with_user_symbols_equals_project(bite_scheme, tmp_path):
+    """A plain SentencePiece model with user-defined symbols (BITE's subword model: [NNS] ..., ⧵, ⁀, ␣) as a
+    tokenizer.json: the symbols are added tokens, glued to a word or at a word start as SentencePiece puts them."""
+    from preprocess.bite import BiteTokenizer
+    model = bite_scheme.model
+    out = _export(["--scheme", "sentencepiece", "--model", model], tmp_path / "hf")
+    bite = BiteTokenizer("moses", "nltk")
+    raw = shared_lines("en", limit=150)
+    lines = [bite.subword_text(t) for t in bite.tokenize_batch(raw)] + raw + ["x[NNS]y", "[VBD] [VBD]a", "\u29f5[NNS]"]
+    enc = SpacesEncoder(model)
+    decode = fairseq_decoder({"bpe": "sentencepiece", "sentencepiece_model": model})
+    _check_fast(_fast(out), fairseq_dictionary(bite_scheme.dictionary("en")), lines,
+                [enc.encode_pieces(line) for line in lines], decode)
