@@ -26,12 +26,7 @@ from preprocess.common import UserError, _umask, check_distinct, run_main
 
 #: export scheme -> the preprocess.encode scheme whose options it takes
 SCHEMES = {"spaces": "spaces", "sentencepiece": "spaces", "bite": "bite", "flota": "flota", "wordmap": "wordmap"}
-SHIM = "tokenization_morphtok.py"
-_SHIM_TEXT = '''"""Loads the morphtok tokenizer classes from the installed package (AutoTokenizer with trust_remote_code=True).
-Written by morphtok-export; needs `pip install morphtok-fairseq[hf]`."""
-from preprocess.hf_tokenizers import (MorphtokBiteTokenizer, MorphtokFlotaTokenizer,  # noqa: F401
-                                      MorphtokWordmapTokenizer)
-'''
+SHIM = "tokenization_morphtok.py"   # written by the tokenizer classes' save_pretrained (auto_map)
 
 
 def build_parser(scheme: str | None) -> argparse.ArgumentParser:
@@ -79,7 +74,7 @@ def export(args: argparse.Namespace, out_dir: str) -> list[str]:
         return hf_export.export_sentencepiece(args.model, out_dir, args.spaces, dictionary, scheme=args.scheme)
 
     from preprocess import hf_tokenizers
-    from preprocess.common import atomic_output, require_file
+    from preprocess.common import require_file
     tmp = tempfile.mkdtemp(prefix="morphtok-export-")
     try:
         dict_path = os.path.join(tmp, hf_export.DICT_FILE)
@@ -115,17 +110,16 @@ def export(args: argparse.Namespace, out_dir: str) -> list[str]:
         written = list(tok.save_pretrained(out_dir))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    # auto_map: AutoTokenizer.from_pretrained(DIR, trust_remote_code=True) finds the class through a shim that
-    # imports it from the installed package (importing preprocess.hf_tokenizers registers it, no flag needed)
+    # auto_map: AutoTokenizer.from_pretrained(DIR, trust_remote_code=True) finds the class through the shim that
+    # save_pretrained wrote, which imports it from the installed package (importing preprocess.hf_tokenizers
+    # registers it, no flag needed)
     config_path = os.path.join(out_dir, "tokenizer_config.json")
     with open(config_path, encoding="utf-8") as fh:
         config = json.load(fh)
     config["auto_map"] = {"AutoTokenizer": [f"{SHIM[:-3]}.{type(tok).__name__}", None]}
     config["morphtok"] = {"scheme": args.scheme}
     hf_export._write_json(config_path, config)
-    with atomic_output(os.path.join(out_dir, SHIM)) as fh:
-        fh.write(_SHIM_TEXT)
-    return sorted(set(written) | {os.path.join(out_dir, SHIM)})
+    return written
 
 
 def main(argv=None) -> int:

@@ -23,7 +23,17 @@ from typing import Optional
 
 from transformers import AutoConfig, AutoTokenizer, PretrainedConfig, PreTrainedTokenizer
 
+from preprocess.common import atomic_output
 from preprocess.hf_export import FAIRSEQ_SPECIALS, SPACE_SYMBOL, UNK_ID, copy_file, fairseq_ids, read_fairseq_dict
+
+
+#: written beside the files by save_pretrained: what ``auto_map`` in tokenizer_config.json names
+SHIM = "tokenization_morphtok.py"
+SHIM_TEXT = '''"""Loads the morphtok tokenizer classes from the installed package (AutoTokenizer with trust_remote_code=True).
+Written by save_pretrained of preprocess.hf_tokenizers; needs `pip install morphtok-fairseq[hf]`."""
+from preprocess.hf_tokenizers import (MorphtokBiteTokenizer, MorphtokFlotaTokenizer,  # noqa: F401
+                                      MorphtokWordmapTokenizer)
+'''
 
 
 class MorphtokTokenizer(PreTrainedTokenizer):
@@ -90,7 +100,10 @@ class MorphtokTokenizer(PreTrainedTokenizer):
             if os.path.abspath(src) != os.path.abspath(dst):
                 copy_file(src, dst)
             written.append(dst)
-        return tuple(written)
+        shim = os.path.join(save_directory, SHIM)
+        with atomic_output(shim) as out:
+            out.write(SHIM_TEXT)
+        return tuple(written) + (shim,)
 
 
 def _sentencepiece_decode(text: str) -> str:

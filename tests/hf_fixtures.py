@@ -46,16 +46,26 @@ def learn_scheme(config: dict, dest: Path):
     return scheme
 
 
+#: scheme name -> learned scheme, once per session (both test modules import the fixtures below)
+_LEARNED: dict = {}
+
+
+def _learned(name: str, tmp_path_factory):
+    if name not in _LEARNED:
+        _LEARNED[name] = learn_scheme({"scheme": name, "vocab_size": 1000}, tmp_path_factory.mktemp(name))
+    return _LEARNED[name]
+
+
 @pytest.fixture(scope="session")
 def bite_scheme(tmp_path_factory):
     """BITE (English side, nltk tagger) + a 1,000-piece unigram SentencePiece model, learned by the bite scheme."""
-    return learn_scheme({"scheme": "bite", "vocab_size": 1000}, tmp_path_factory.mktemp("bite"))
+    return _learned("bite", tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
 def wordmap_scheme(tmp_path_factory):
     """Wordmap (German side) + its 1,000-piece base model and dictionary, learned by the wordmap scheme."""
-    return learn_scheme({"scheme": "wordmap", "vocab_size": 1000}, tmp_path_factory.mktemp("wordmap"))
+    return _learned("wordmap", tmp_path_factory)
 
 
 # --- the fairseq reference ----------------------------------------------------------------------------------------
