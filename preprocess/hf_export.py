@@ -13,7 +13,8 @@ the vocabulary's tokens for FLOTA (:func:`flota_dictionary`, what the flota sche
 ``dict.wordmap.LANG.txt`` that ``binarize`` wrote (its inventory is open, so it must be given).  ``--dict`` gives
 any other fairseq ``dict.txt`` (e.g. the one ``binarize --srcdict`` used).
 
-This module needs the ``hf`` extra (``tokenizers``, ``transformers``, ``protobuf``); it never imports fairseq.
+Writing a ``tokenizer.json`` needs ``tokenizers`` and ``protobuf`` (the ``hf`` extra); loading it needs only
+``tokenizers`` (or ``transformers``).  Nothing here imports fairseq.
 """
 from __future__ import annotations
 
@@ -227,7 +228,7 @@ def export_sentencepiece(model_path: str, out_dir: str, spaces: str = "keep",
     written.append(path)
     config = {"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "pad_token": "<pad>",
               "eos_token": "</s>", "unk_token": "<unk>", "clean_up_tokenization_spaces": False,
-              "model_max_length": 1024, "morphtok": {"scheme": scheme, "spaces": spaces,
+              "morphtok": {"scheme": scheme, "spaces": spaces,
                                                       "source_model": os.path.basename(model_path)}}
     written.append(_write_json(os.path.join(out_dir, "tokenizer_config.json"), config))
     written.append(_write_json(os.path.join(out_dir, "special_tokens_map.json"),
