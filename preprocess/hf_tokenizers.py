@@ -29,8 +29,9 @@ from preprocess.hf_export import FAIRSEQ_SPECIALS, SPACE_SYMBOL, UNK_ID, copy_fi
 
 #: written beside the files by save_pretrained: what ``auto_map`` in tokenizer_config.json names
 SHIM = "tokenization_morphtok.py"
-SHIM_TEXT = '''"""Loads the morphtok tokenizer classes from the installed package (AutoTokenizer with trust_remote_code=True).
-Written by save_pretrained of preprocess.hf_tokenizers; needs `pip install morphtok-fairseq[hf]`."""
+SHIM_TEXT = '''"""Loads the morphtok tokenizer classes from the installed package, for AutoTokenizer with
+trust_remote_code=True.  Written by save_pretrained of preprocess.hf_tokenizers; needs this package installed
+with its hf extra (pip install morphtok-fairseq[hf])."""
 from preprocess.hf_tokenizers import (MorphtokBiteTokenizer, MorphtokFlotaTokenizer,  # noqa: F401
                                       MorphtokWordmapTokenizer)
 '''

@@ -18,7 +18,7 @@ pytest.importorskip("transformers", reason="the hf extra (pip install .[hf]) is 
 from preprocess import export, flota, spm  # noqa: E402
 from preprocess.common import UserError  # noqa: E402
 from preprocess.spaces import SpacesEncoder  # noqa: E402
-from tests.conftest import REPO, cli_env, require_shared  # noqa: E402
+from tests.conftest import cli_env, require_shared  # noqa: E402
 from tests.hf_fixtures import (bite_scheme, fairseq_decoder, fairseq_dictionary, fairseq_ids,  # noqa: E402,F401
                                first_mismatch, shared_lines, wordmap_scheme)
 
@@ -100,7 +100,8 @@ def test_tokenizer_json_needs_no_project_code(tmp_path):
         "lines = json.loads(sys.stdin.read())\n"
         f"a = [e.ids for e in Tokenizer.from_file({out!r} + '/tokenizer.json').encode_batch(lines)]\n"
         f"b = AutoTokenizer.from_pretrained({out!r})(lines)['input_ids']\n"
-        "own = sorted(m for m in sys.modules if m.split('.')[0] in ('preprocess', 'fairseq_plugins', 'train_scripts'))\n"
+        "own = sorted(m for m in sys.modules\n"
+        "             if m.split('.')[0] in ('preprocess', 'fairseq_plugins', 'train_scripts'))\n"
         "print(json.dumps([a, b, own]))\n")
     env = {**cli_env(), "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""}
     proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(lines), capture_output=True, text=True,

@@ -111,8 +111,8 @@ def test_command_rejects_bad_input(tmp_path):
     assert proc.returncode == 2 and "error:" in proc.stderr and "--tokenizer" in proc.stderr
     short = tmp_path / "short.txt"
     short.write_text("", encoding="utf-8")
-    proc = run_command(["python", "-m", "preprocess.evaluate.intrinsic", "--text", text, "--encoded", f"x={short}"], check=False)
+    command = ["python", "-m", "preprocess.evaluate.intrinsic", "--text", text]
+    proc = run_command(command + ["--encoded", f"x={short}"], check=False)
     assert proc.returncode == 2 and "aligned" in proc.stderr
-    proc = run_command(["python", "-m", "preprocess.evaluate.intrinsic", "--text", text, "--tokenizer", f"x={tmp_path / 'none'}"],
-                       check=False)
+    proc = run_command(command + ["--tokenizer", f"x={tmp_path / 'none'}"], check=False)
     assert proc.returncode == 2 and "not found" in proc.stderr

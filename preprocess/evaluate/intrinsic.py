@@ -163,8 +163,9 @@ def main(argv=None) -> int:
                         help="an exported tokenizer directory (repeatable)")
     parser.add_argument("--encoded", action="append", default=[], metavar="NAME=FILE",
                         help="the text encoded by the project, line-aligned with --text (repeatable)")
-    parser.add_argument("--gold", default=None, help="gold segmentations for the boundary figures (SIGMORPHON "
-                                                     "2022 word level, e.g. ../shared/data/morph_gold/eng.word.dev.tsv)")
+    parser.add_argument("--gold", default=None,
+                        help="gold segmentations for the boundary figures (SIGMORPHON 2022 word level, e.g. "
+                             "../shared/data/morph_gold/eng.word.dev.tsv)")
     parser.add_argument("--protocol", choices=("paper", "all"), default="paper", help="boundary protocol (see "
                                                                                        "morphtok-metrics-morph)")
     parser.add_argument("--power", type=float, default=RENYI_POWER, help="order of the Rényi entropy")
