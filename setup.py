@@ -12,12 +12,14 @@ CONSOLE_SCRIPTS = {
     "morphtok-bite": "preprocess.bite",                  # BITE encode / decode
     "morphtok-flota": "preprocess.flota",                # fairseq dict.txt of a FLOTA vocabulary
     "morphtok-wordmap": "preprocess.wordmap",            # build a Wordmap vocabulary, segment words
+    "morphtok-export": "preprocess.export",              # Hugging Face tokenizer directory (extra: hf)
     # intrinsic metrics
     "morphtok-metrics-morph": "preprocess.evaluate.morph",
     "morphtok-metrics-bite": "preprocess.evaluate.bite",
     "morphtok-metrics-flota": "preprocess.evaluate.flota",
     "morphtok-metrics-wordmap": "preprocess.evaluate.wordmap",
     "morphtok-noise": "preprocess.evaluate.noise",       # perturbed test sets, similarity
+    "morphtok-metrics-intrinsic": "preprocess.evaluate.intrinsic",  # Rényi efficiency, fertility (extra: hf)
     # recipes
     "morphtok-prepare-wmt": "train_scripts.prepare_wmt",
     "morphtok-binarize": "train_scripts.binarize",
@@ -67,6 +69,8 @@ setup(
         "submitit", "scipy", "tensorboardX",
     ],
     ext_modules=compiled_extensions(),
-    extras_require={"fairseq": ["fairseq-fixed==0.12.3.1"], "test": ["pytest"]},
+    extras_require={"fairseq": ["fairseq-fixed==0.12.3.1"], "test": ["pytest"],
+                    # morphtok-export / morphtok-metrics-intrinsic (docs/export.md)
+                    "hf": ["tokenizers", "transformers", "protobuf", "tokenization-scorer"]},
     entry_points={"console_scripts": [f"{name} = {module}:cli" for name, module in CONSOLE_SCRIPTS.items()]},
 )

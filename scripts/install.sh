@@ -75,6 +75,12 @@ if [ "$state" = python ] && command -v cc >/dev/null; then
 fi
 echo "[install] FLOTA search: $state"
 
+# extra "hf" (setup.py): morphtok-export and morphtok-metrics-intrinsic; none of these packages needs torch
+if ! "$vpy" -c "import tokenizers, transformers, tokenization_scorer, google.protobuf" 2>/dev/null; then
+  echo "[install] hf extra: tokenizers transformers protobuf tokenization-scorer"
+  pipi tokenizers transformers protobuf tokenization-scorer
+fi
+
 # NLTK data (averaged perceptron tagger + universal tagset)
 nltk_dir=$VENV/nltk_data
 if "$vpy" - "$nltk_dir" <<'PYEOF' 2>/dev/null

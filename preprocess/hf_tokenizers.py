@@ -1,0 +1,220 @@
+"""Hugging Face tokenizer classes for the schemes a ``tokenizer.json`` cannot express: BITE (a POS tagger and a
+lemmatiser before the subword model), FLOTA (its longest-substring search) and Wordmap (HanTa-tagged verbs).
+
+Each class is a ``transformers.PreTrainedTokenizer`` whose segmentation is the project's own encoder and whose
+decode is the project's own decode (what the scheme's fairseq ``--bpe``/``--tokenizer`` gives), with the fairseq
+dictionary ids of ``dict.txt`` (see :mod:`preprocess.hf_export`).  ``save_pretrained`` copies the models into the
+directory; ``from_pretrained(DIR)`` reads them from there.
+
+Importing this module registers the classes with ``AutoTokenizer``, so ``AutoTokenizer.from_pretrained(DIR)``
+works after ``import preprocess.hf_tokenizers``; without that import, ``morphtok-export`` writes a small
+``tokenization_morphtok.py`` into the directory (``auto_map``), so ``AutoTokenizer.from_pretrained(DIR,
+trust_remote_code=True)`` works wherever this package is installed.
+
+The input text is read literally, as the project's encoders read it: ``<s>`` in the text is three characters, not
+the special token (``split_special_tokens=True``).  ``add_special_tokens=True`` (the default of ``__call__`` and
+``encode``) appends ``</s>`` as fairseq's binarisation does.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Optional
+
+from transformers import AutoConfig, AutoTokenizer, PretrainedConfig, PreTrainedTokenizer
+
+from preprocess.common import atomic_output
+from preprocess.hf_export import FAIRSEQ_SPECIALS, SPACE_SYMBOL, UNK_ID, copy_file, fairseq_ids, read_fairseq_dict
+
+
+#: written beside the files by save_pretrained: what ``auto_map`` in tokenizer_config.json names
+SHIM = "tokenization_morphtok.py"
+SHIM_TEXT = '''"""Loads the morphtok tokenizer classes from the installed package, for AutoTokenizer with
+trust_remote_code=True.  Written by save_pretrained of preprocess.hf_tokenizers; needs this package installed
+with its hf extra (pip install morphtok-fairseq[hf])."""
+from preprocess.hf_tokenizers import (MorphtokBiteTokenizer, MorphtokFlotaTokenizer,  # noqa: F401
+                                      MorphtokWordmapTokenizer)
+'''
+
+
+class MorphtokTokenizer(PreTrainedTokenizer):
+    """Common part: the fairseq dictionary (``dict.txt``) and the files a scheme needs, copied on save.
+
+    Subclasses set ``vocab_files_names`` (init argument -> file name in the directory) and implement
+    :meth:`_segment` (text -> pieces, the project's encoder) and :meth:`_detokenize` (pieces -> text, the
+    project's decode)."""
+
+    vocab_files_names = {"vocab_file": "dict.txt"}
+    model_input_names = ["input_ids", "attention_mask"]
+
+    def __init__(self, vocab_file: str, bos_token="<s>", pad_token="<pad>", eos_token="</s>", unk_token="<unk>",
+                 **kwargs):
+        self.vocab_file = vocab_file
+        self.fairseq_ids = fairseq_ids(read_fairseq_dict(vocab_file))
+        self.fairseq_tokens = {i: t for t, i in self.fairseq_ids.items()}
+        kwargs.setdefault("split_special_tokens", True)    # the text is read literally, as the project does
+        kwargs.setdefault("clean_up_tokenization_spaces", False)
+        kwargs["special_tokens_pattern"] = "eos"           # fairseq appends </s>
+        super().__init__(bos_token=bos_token, pad_token=pad_token, eos_token=eos_token, unk_token=unk_token,
+                         **kwargs)
+
+    # -- vocabulary --------------------------------------------------------------------------------------------
+    @property
+    def vocab_size(self) -> int:
+        return len(self.fairseq_ids)
+
+    def get_vocab(self) -> dict[str, int]:
+        vocab = dict(self.fairseq_ids)
+        vocab.update(getattr(self, "_added_tokens_encoder", {}))
+        return vocab
+
+    def _convert_token_to_id(self, token: str) -> int:
+        return self.fairseq_ids.get(token, UNK_ID)
+
+    def _convert_id_to_token(self, index: int) -> str:
+        return self.fairseq_tokens.get(index, FAIRSEQ_SPECIALS[UNK_ID])
+
+    # -- the scheme ----------------------------------------------------------------------------------------------
+    def _tokenize(self, text: str, **kwargs) -> list[str]:
+        return self._segment(text)
+
+    def convert_tokens_to_string(self, tokens: list[str]) -> str:
+        return self._detokenize(list(tokens))
+
+    def _segment(self, text: str) -> list[str]:
+        raise NotImplementedError
+
+    def _detokenize(self, tokens: list[str]) -> str:
+        raise NotImplementedError
+
+    # -- saving --------------------------------------------------------------------------------------------------
+    def save_vocabulary(self, save_directory: str, filename_prefix: Optional[str] = None) -> tuple[str, ...]:
+        if not os.path.isdir(save_directory):
+            raise ValueError(f"not a directory: {save_directory}")
+        prefix = f"{filename_prefix}-" if filename_prefix else ""
+        written = []
+        for attr, name in self.vocab_files_names.items():
+            src = getattr(self, attr, None)
+            if not src:
+                continue
+            dst = os.path.join(save_directory, prefix + name)
+            if os.path.abspath(src) != os.path.abspath(dst):
+                copy_file(src, dst)
+            written.append(dst)
+        shim = os.path.join(save_directory, SHIM)
+        with atomic_output(shim) as out:
+            out.write(SHIM_TEXT)
+        return tuple(written) + (shim,)
+
+
+def _sentencepiece_decode(text: str) -> str:
+    """fairseq's ``--bpe sentencepiece`` decode (``SentencepieceBPE.decode``)."""
+    return text.replace(" ", "").replace(SPACE_SYMBOL, " ").strip()
+
+
+class MorphtokBiteTokenizer(MorphtokTokenizer):
+    """BITE + its SentencePiece model (BITE+D), as ``preprocess.bite.BiteLineEncoder`` with ``subword_model``;
+    decode as ``--tokenizer bite --bpe sentencepiece``."""
+
+    vocab_files_names = {"vocab_file": "dict.txt", "subword_model_file": "subword.model"}
+
+    def __init__(self, vocab_file: str, subword_model_file: str, pretokenizer: str = "moses", tagger: str = "nltk",
+                 single_char: bool = False, **kwargs):
+        from preprocess.bite import BiteLineEncoder
+        self.subword_model_file = subword_model_file
+        self.encoder_args = (pretokenizer, tagger, bool(single_char))
+        self.line_encoder = BiteLineEncoder(pretokenizer, tagger, bool(single_char), subword_model_file)
+        super().__init__(vocab_file, pretokenizer=pretokenizer, tagger=tagger, single_char=bool(single_char),
+                         **kwargs)
+
+    def _segment(self, text: str) -> list[str]:
+        return self.line_encoder.encode_lines([text])[0].split()
+
+    def _detokenize(self, tokens: list[str]) -> str:
+        return self.line_encoder.bite.detokenize(_sentencepiece_decode(" ".join(tokens)).split())
+
+
+#: FLOTA vocabulary file name by what :func:`preprocess.flota.load_vocab` reads from its extension
+FLOTA_VOCAB_FILES = {"flota_model_file": "flota_vocab.model", "flota_json_file": "flota_vocab.json",
+                     "flota_list_file": "flota_vocab.txt"}
+
+
+def flota_vocab_slot(path: str) -> str:
+    """The init argument of :class:`MorphtokFlotaTokenizer` that holds a FLOTA vocabulary file ``path``."""
+    if path.endswith(".model"):
+        return "flota_model_file"
+    if path.endswith(".json"):
+        return "flota_json_file"
+    return "flota_list_file"
+
+
+class MorphtokFlotaTokenizer(MorphtokTokenizer):
+    """FLOTA over a vocabulary, as ``preprocess.flota.make_encoder`` with the same ``--flota-*`` options; decode as
+    ``--bpe flota``."""
+
+    vocab_files_names = {"vocab_file": "dict.txt", **FLOTA_VOCAB_FILES, "gpt2_encoder_file": "gpt2_encoder.json"}
+
+    def __init__(self, vocab_file: str, flota_model_file: Optional[str] = None, flota_json_file: Optional[str] = None,
+                 flota_list_file: Optional[str] = None, gpt2_encoder_file: Optional[str] = None,
+                 flota_style: str = "auto", flota_k: int = 3, flota_mode: str = "flota", flota_strict: bool = False,
+                 flota_max_len: Optional[int] = None, flota_unk: Optional[str] = None, flota_byte_level: bool = False,
+                 flota_case: str = "auto", **kwargs):
+        from preprocess import flota
+        files = [f for f in (flota_model_file, flota_json_file, flota_list_file) if f]
+        if len(files) != 1:
+            raise ValueError(f"a FLOTA tokenizer needs exactly one vocabulary file, got {files}")
+        self.flota_model_file, self.flota_json_file, self.flota_list_file = \
+            flota_model_file, flota_json_file, flota_list_file
+        self.gpt2_encoder_file = gpt2_encoder_file
+        options = dict(flota_style=flota_style, flota_k=int(flota_k), flota_mode=flota_mode,
+                       flota_strict=bool(flota_strict), flota_max_len=flota_max_len, flota_unk=flota_unk,
+                       flota_byte_level=bool(flota_byte_level), flota_case=flota_case)
+        self.line_encoder = flota.make_encoder(argparse.Namespace(
+            flota_vocab=files[0], flota_gpt2_encoder=gpt2_encoder_file, noise_p=0.0, noise_seed=0, **options))
+        super().__init__(vocab_file, **options, **kwargs)
+
+    def _segment(self, text: str) -> list[str]:
+        return self.line_encoder.encode_line(text).split()
+
+    def _detokenize(self, tokens: list[str]) -> str:
+        return self.line_encoder.tokenizer.decode(tokens)
+
+
+class MorphtokWordmapTokenizer(MorphtokTokenizer):
+    """Wordmap (HanTa-tagged verbs) + its base SentencePiece model, as ``preprocess.wordmap.WordmapTokenizer``;
+    decode as ``--bpe wordmap``."""
+
+    vocab_files_names = {"vocab_file": "dict.txt", "wordmap_vocab_file": "wordmap.txt",
+                         "wordmap_spm_file": "wordmap-spm.model"}
+
+    def __init__(self, vocab_file: str, wordmap_vocab_file: str, wordmap_spm_file: str, **kwargs):
+        from preprocess import wordmap
+        self.wordmap_vocab_file, self.wordmap_spm_file = wordmap_vocab_file, wordmap_spm_file
+        self.line_encoder = wordmap.make_encoder(argparse.Namespace(wordmap_vocab=wordmap_vocab_file,
+                                                                    wordmap_spm=wordmap_spm_file))
+        super().__init__(vocab_file, **kwargs)
+
+    def _segment(self, text: str) -> list[str]:
+        return self.line_encoder.encode_pieces(text)
+
+    def _detokenize(self, tokens: list[str]) -> str:
+        from preprocess.wordmap import decode_line
+        return decode_line(" ".join(tokens))
+
+
+#: scheme name -> tokenizer class
+TOKENIZER_CLASSES = {"bite": MorphtokBiteTokenizer, "flota": MorphtokFlotaTokenizer,
+                     "wordmap": MorphtokWordmapTokenizer}
+
+
+def _register() -> None:
+    """Make ``AutoTokenizer.from_pretrained`` find the classes by the ``tokenizer_class`` of
+    ``tokenizer_config.json`` (``AutoTokenizer.register`` wants a configuration class per tokenizer class)."""
+    for scheme, cls in TOKENIZER_CLASSES.items():
+        model_type = f"morphtok-{scheme}"
+        config = type(f"Morphtok{scheme.capitalize()}Config", (PretrainedConfig,), {"model_type": model_type})
+        AutoConfig.register(model_type, config, exist_ok=True)
+        AutoTokenizer.register(config, tokenizer_class=cls, exist_ok=True)
+
+
+_register()
