@@ -174,16 +174,23 @@ def stop_group(proc: subprocess.Popen, grace: float = STOP_GRACE) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the clean-up short
         signal.signal(sig, signal.SIG_IGN)
     signal_group(signal.SIGTERM)
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        pass
-    # the group leader may be gone while members live on: wait for them too, then kill what remains
     deadline = time.time() + grace
-    while signal_group(0) and time.time() < deadline:
+    while time.time() < deadline:
+        _reap()  # processes of the group orphaned on the way are re-parented to this (subreaper) process
+        if proc.poll() is not None and not signal_group(0):
+            break
         time.sleep(0.1)
     signal_group(signal.SIGKILL)
     proc.wait()
+
+
+def _reap() -> None:
+    """Collect exited children (orphans re-parented to this subreaper), so that they leave the process table."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
 
 
 class Stages:
@@ -746,11 +753,7 @@ def stop_descendants(grace: float = STOP_GRACE) -> None:
             except (ProcessLookupError, PermissionError):
                 pass
         time.sleep(0.1)
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0] > 0:
-                pass
-        except ChildProcessError:
-            pass
+        _reap()
 
 
 def significance(rows: list, row_runs: list, raw: Path, baseline: str) -> dict:
