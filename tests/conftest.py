@@ -91,3 +91,8 @@ def multi30k_slice(dest: Path, n_train: int = 1500, n_valid: int = 60, n_test: i
                 lines = [next(fh) for _ in range(n)]
             (dest / f"{split}.{lang}").write_text("".join(lines), encoding="utf-8")
     return dest
+
+
+def pytest_configure(config):
+    # registered here until the project's pytest configuration registers it (another change may)
+    config.addinivalue_line("markers", "slow: takes more than about 20 seconds (deselect with -m 'not slow')")
