@@ -12,16 +12,20 @@ Robustness (the BITE and FLOTA papers' threat models): the test source is pertur
 ``test.infl.en`` and ``test.ws.en``), encoded with each row's learned scheme and translated by the same model in
 one extra ``fairseq-generate`` per row, no extra training; the model-free counterpart is the similarity of clean
 and perturbed encodings.  Every BLEU/chrF carries sacreBLEU's 95% CI and a paired test against ``--baseline``
-(``train_scripts.significance``).  Budget: ``--preset cpu`` (default, about 30 minutes on 2 cores) or ``gpu``
-(Transformer-base to convergence with early stopping); ``--dry-run`` prints the commands.
+(``train_scripts.significance``).  Budget: ``--preset cpu`` (default: 2,000 updates of a small Transformer, at
+which the models learn; five rows, ``--schemes all`` for nine), ``fast`` (the 250-update smoke test) or ``gpu``
+(Transformer-base to convergence with early stopping); ``--dry-run`` prints the commands.  SIGINT or SIGTERM
+stops every process the pipeline started (each command runs in a process group of its own, and the pipeline is
+the subreaper of whatever they leave); the interrupted stage is not recorded, so a rerun redoes it from a clean
+folder and skips the finished ones.  See docs/demo.md.
 
 Each stage is resumable: a stage whose record exists, whose outputs are there and whose options and inputs are
 the same is skipped; a stage whose options or inputs changed reruns, and so does everything that depends on it
 (the record keeps a fingerprint of them).  An interrupted stage is cleaned and rerun.  A failing step stops with
 ``pipeline stage <name> failed: ...`` and the path of its log.
 
-    morphtok-demo --data ../shared/data/multi30k --output demo-output [--preset cpu|gpu] \\
-        [--schemes bpe unigram ...] [--baseline unigram] [--noise-fraction 0.3] [--noise-seed 1] [--dry-run]
+    morphtok-demo --data ../shared/data/multi30k --output demo-output [--preset cpu|fast|gpu] \\
+        [--schemes bpe unigram ... | all] [--baseline unigram] [--noise-fraction 0.3] [--noise-seed 1] [--dry-run]
 """
 from __future__ import annotations
 
@@ -774,8 +778,9 @@ def summary(args, counts: dict) -> str:
     budget = (f"trained with early stopping (patience {args.patience} validations, at most {args.max_update} "
               f"updates) on {args.device.upper()}, the best checkpoint averaged with the {args.average - 1} before "
               "it" if args.patience > 0 else
-              f"trained for {args.max_update} updates on {args.device.upper()}, the last {args.average} checkpoints "
-              "averaged")
+              f"trained for {args.max_update} updates of at most {args.max_tokens} tokens on {args.device.upper()} "
+              f"(the same budget for every row; what each row saw in sentence pairs and tokens: Training budget), "
+              f"the last {args.average} checkpoints averaged")
     return (f"{counts['train']} training pairs, {counts['valid']} validation, {counts['test']} test "
             f"(test_2016_flickr). Every scheme: the same Transformer ({args.layers} layers, {args.embed_dim} "
             f"dimensions, {args.heads} heads) {budget}, beam 4, length penalty 0.6, with the recipes users run "
