@@ -151,3 +151,32 @@ def test_sigterm_to_the_pipeline_during_training_stops_everything_and_a_rerun_re
     assert again.returncode == 0, again.stderr[-3000:]
     assert "[skip] data" in again.stderr and "[skip] unigram/binarize" in again.stderr
     assert "[run ] unigram/train" in again.stderr and (out / "results.json").exists()
+
+
+def test_fairseq_finishes_a_checkpoint_it_is_writing_before_a_signal_takes_effect(tmp_path):
+    """train_scripts.fairseq_launch wraps fairseq's save_checkpoint: SIGTERM during the save (here sent by the save
+    itself, half-way) is held until the checkpoint is complete, then stops the process as usual (exit by SIGTERM,
+    nothing after the save runs)."""
+    script = f"""
+import os, signal
+from fairseq import checkpoint_utils
+from train_scripts import fairseq_launch
+
+def save_checkpoint(*args, **kwargs):
+    with open({str(tmp_path / 'ckpt')!r}, "w") as fh:
+        fh.write("first half")
+        os.kill(os.getpid(), signal.SIGTERM)
+        fh.write(" second half")
+    return "saved"
+
+checkpoint_utils.save_checkpoint = save_checkpoint
+fairseq_launch._atomic_checkpoints()
+checkpoint_utils.save_checkpoint.best = 1.5       # fairseq keeps its best loss on the function: still works
+assert checkpoint_utils.save_checkpoint.best == 1.5
+checkpoint_utils.save_checkpoint()
+print("training went on after the signal")
+"""
+    proc = subprocess.run([sys.executable, "-c", script], env=cli_env(), cwd=REPO, capture_output=True, text=True)
+    assert proc.returncode == -signal.SIGTERM, proc.stderr[-2000:]
+    assert (tmp_path / "ckpt").read_text() == "first half second half"
+    assert "training went on" not in proc.stdout

@@ -63,21 +63,29 @@ def _dump_rank_state(directory: str) -> None:
 def _atomic_checkpoints() -> None:
     """Hold SIGTERM, SIGINT and SIGHUP while fairseq saves a checkpoint: fairseq writes the first file through a
     temporary name but *copies* it to the others (checkpoint_last.pt, checkpoint_best.pt), so a signal during the
-    copy would leave a truncated checkpoint that a resumed run cannot load.  A signal that arrives meanwhile takes
-    effect as soon as the save returns (train_scripts/common.sh gives the group time for that)."""
+    copy would leave a truncated checkpoint that a resumed run cannot load.  A signal that arrives meanwhile is
+    noted (a Python handler, so whichever thread the kernel hands it to, nothing dies mid-write) and raised again
+    as soon as the save returns, with the usual effect (train_scripts/common.sh gives the group time for that)."""
     import signal
+    import threading
 
     from fairseq import checkpoint_utils
 
     original = checkpoint_utils.save_checkpoint
-    held = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+    held = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
     def save_checkpoint(*args, **kwargs):
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        if threading.current_thread() is not threading.main_thread():
+            return original(*args, **kwargs)
+        pending: list[int] = []
+        previous = {sig: signal.signal(sig, lambda signum, frame: pending.append(signum)) for sig in held}
         try:
             return original(*args, **kwargs)
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            for sig in dict.fromkeys(pending):
+                signal.raise_signal(sig)
 
     checkpoint_utils.save_checkpoint = save_checkpoint
 
