@@ -17,9 +17,15 @@ N_STAGES = 2 + 2 * 7   # data, noise; per row binarize, train, average, evaluate
                        # intrinsic
 
 
+def _gold() -> list:
+    """The gold files from the shared data wherever it is (SHARED_DATA), not only beside the checkout."""
+    return ["--gold-en", require_shared("morph_gold/eng.word.dev.tsv"),
+            "--gold-de", require_shared("morph_gold/deu.derivational.v1.tsv")]
+
+
 def _pipeline(run_cli, data, out, *extra, check=True):
-    return run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *ARGS, *extra],
-                   check=check)
+    return run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *ARGS, *_gold(),
+                    *extra], check=check)
 
 
 def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
@@ -115,7 +121,7 @@ def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
 
     # a changed training option reruns exactly the stages it affects (training and what uses the model)
     changed = [a if a != "12" else "16" for a in ARGS]
-    fifth = run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *changed,
+    fifth = run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *changed, *_gold(),
                      "--noise-seed", "2"])
     reran = set(re.findall(r"\[run \] (\S+)", fifth.stderr))
     assert reran == {f"{row}/{stage}" for row in ("unigram", "unigram_prime_nospace")

@@ -206,10 +206,10 @@ def test_budget_and_the_kind_of_each_significant_difference(results, tmp_path):
     report.write_report(_with_budget_and_wordmap(results), str(tmp_path))
     md = (tmp_path / "REPORT.md").read_text(encoding="utf-8")
     first = md.split("\n\n")[1]
-    assert ("BITE+Unigram's can be a sequence-length effect as much as a quality one (it saw 40% fewer sentence "
+    assert ("BITE+Unigram: can be a sequence-length effect as much as a quality one (it saw 40% fewer sentence "
             "pairs and its source is 25% longer than Unigram's under the same number of updates)") in first
-    assert "FLOTA k=3's is a quality difference at this budget" in first
-    assert "Wordmap's" not in first          # not significant: no kind to tell
+    assert "FLOTA k=3: a quality difference at this budget" in first
+    assert "Wordmap:" not in first          # not significant: no kind to tell
     budget = md.split("## Training budget")[1].split("\n\n")[1]
     assert "| BITE+Unigram | 2,000 | 180,000 | -40.0% | 18.0 | 4,200,000 | 3,900,000 |" in budget
     assert "| Unigram | 2,000 | 300,000 | +0.0% | 30.0 |" in budget

@@ -375,12 +375,12 @@ def difference_kind(r: dict, base: dict) -> str:
             if abs(d) >= LENGTH_TOLERANCE:
                 facts.append(f"its {side} is {100 * abs(d):.0f}% {'longer' if d > 0 else 'shorter'}")
     if facts:
-        return (f"{_label(r)}'s can be a sequence-length effect as much as a quality one ({' and '.join(facts)} "
+        return (f"{_label(r)}: can be a sequence-length effect as much as a quality one ({' and '.join(facts)} "
                 f"than {_label(base)}'s under the same number of updates)")
     if not rb or not bb:
-        return f"{_label(r)}'s cannot be classified (no training budget recorded)"
-    return (f"{_label(r)}'s is a quality difference at this budget (sentence pairs seen and sequence lengths "
-            f"within {100 * LENGTH_TOLERANCE:.0f}% of {_label(base)}'s)")
+        return f"{_label(r)}: cannot be told (no training budget recorded)"
+    return (f"{_label(r)}: a quality difference at this budget (sentence pairs seen and sequence lengths within "
+            f"{100 * LENGTH_TOLERANCE:.0f}% of {_label(base)}'s)")
 
 
 def conclusions(rows: list, meta: dict) -> list:
