@@ -55,3 +55,27 @@ def test_morph_cli_json(run_cli, shared_path, tmp_path):
     r = json.loads(proc.stdout)["unigram_prime.model"]
     # Table 3: un|equal, uni|cycle -> 2 hits, no insertions; "went" is not concatenative and is left out
     assert r["n_words"] == 2 and r["precision"] == 1.0 and r["recall"] == 1.0
+
+
+def test_pieces_that_drop_characters_are_scored_on_the_same_words_by_covered_edges():
+    """FLOTA keeps at most k pieces: its words are scored like everyone's, by the edges of the covered characters
+    (a dropped stretch is delimited on both sides, gold boundaries inside it are misses); a piece that cannot be
+    placed in the word skips it, and the counts say so."""
+    gold = [("unbelievable", ["un", "believ", "able"]), ("walked", ["walk", "ed"]), ("dogs", ["dog", "s"])]
+    pieces = {"unbelievable": ["▁un", "able"],      # "believ" dropped: edges 2 and 8, both gold -> 2 hits
+              "walked": ["▁walk"],                   # "ed" dropped: edge 4 = the gold boundary -> 1 hit
+              "dogs": ["▁<unk>"]}                    # cannot be placed: skipped
+    r = morph.evaluate(pieces.__getitem__, gold)
+    assert (r["n_gold"], r["n_words"], r["skipped"], r["spelled"]) == (3, 2, 1, 0)
+    assert (r["hits"], r["insertions"], r["deletions"]) == (3, 0, 0)
+    assert r["coverage"] == pytest.approx((6 + 4) / (12 + 6))
+    # an uncovered stretch that hides a gold boundary: un|believ|able with only "unbel" kept
+    r = morph.evaluate({"unbelievable": ["▁unbel"]}.__getitem__, [gold[0]])
+    assert (r["hits"], r["insertions"], r["deletions"]) == (0, 1, 2)   # edge 5 inserted; 2 and 8 missed
+
+
+def test_words_spelled_exactly_keep_the_plain_definition():
+    r = morph.evaluate(SEGMENTS.__getitem__, GOLD, protocol="all")
+    assert r["spelled"] == r["n_words"] == r["n_gold"] == 4 and r["skipped"] == 0 and r["coverage"] == 1.0
+    # placement is left to right: a repeated piece goes after the previous one
+    assert morph.place(["ab", "ab"], "abab") == [(0, 2), (2, 4)] and morph.place(["b", "a"], "ab") is None

@@ -5,9 +5,11 @@ import json
 import math
 import re
 
+import pytest
+
 from tests.conftest import require_shared
 
-ARGS = ["--schemes", "unigram", "unigram_prime_nospace", "--train-lines", "600", "--valid-lines", "40",
+ARGS = ["--preset", "fast", "--schemes", "unigram", "unigram_prime_nospace", "--train-lines", "600", "--valid-lines", "40",
         "--test-lines", "30", "--vocab-size", "600", "--max-update", "12", "--valid-every", "4", "--average", "2",
         "--embed-dim", "32", "--ffn-dim", "64", "--layers", "1", "--example-ids", "0", "3"]
 PNG = "data:image/png;base64,iVBORw0KGgo"
@@ -15,9 +17,15 @@ N_STAGES = 2 + 2 * 7   # data, noise; per row binarize, train, average, evaluate
                        # intrinsic
 
 
+def _gold() -> list:
+    """The gold files from the shared data wherever it is (SHARED_DATA), not only beside the checkout."""
+    return ["--gold-en", require_shared("morph_gold/eng.word.dev.tsv"),
+            "--gold-de", require_shared("morph_gold/deu.derivational.v1.tsv")]
+
+
 def _pipeline(run_cli, data, out, *extra, check=True):
-    return run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *ARGS, *extra],
-                   check=check)
+    return run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *ARGS, *_gold(),
+                    *extra], check=check)
 
 
 def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
@@ -30,7 +38,7 @@ def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
     results = json.loads((out / "results.json").read_text())
     meta, rows = results["meta"], {r["name"]: r for r in results["schemes"]}
     assert set(rows) == {"unigram", "unigram_prime_nospace"} and meta["baseline"] == "unigram"
-    assert meta["preset"] == "cpu" and meta["preset_overrides"]["max_update"] == 12
+    assert meta["preset"] == "fast" and meta["preset_overrides"]["max_update"] == 12
     for name, row in rows.items():
         for test_set in ("clean", "infl", "ws"):
             for metric in ("bleu", "chrf"):
@@ -44,6 +52,13 @@ def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
         for kind in ("infl", "ws"):
             assert 0.0 <= row["robustness"][kind]["mean"] <= 1.0 and row["robustness"][kind]["n"] == 30
         assert row["boundary"]["protocol"] == "paper" and row["boundary"]["n_words"] > 1000
+        b = row["boundary"]
+        assert b["n_words"] + b["skipped"] == b["n_gold"] and 0.0 < b["coverage"] <= 1.0
+        # the budget it saw, from fairseq's log: 12 updates of at most 2048 tokens on 600 pairs
+        budget = row["budget"]
+        assert budget["updates"] == 12 and budget["train_pairs"] == 600
+        assert 0 < budget["sentences"] and 0 < budget["tgt_tokens"] <= 12 * 2048
+        assert budget["epochs"] == pytest.approx(budget["sentences"] / 600)
         assert {"precision", "recall", "f1"} <= set(row["boundary"])
         assert row["train_cpu_seconds"] > 0 and row["updates_per_cpu_second"] > 0
         assert row["hyps_with_token_marks"] == 0
@@ -78,6 +93,7 @@ def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
     assert "| scheme | BLEU clean | BLEU inflection noise | BLEU whitespace noise | chrF clean |" in report
     assert re.search(r"\| Unigram \| \d+\.\d ± \d+\.\d \|", report)
     assert "boundary P | boundary R | boundary F1" in report and "What this run can conclude" in report
+    assert "## Training budget" in report and "| Unigram | 12 |" in report
     html = (out / "report.html").read_text(encoding="utf-8")
     srcs = re.findall(r'src="([^"]*)"', html)
     assert len(srcs) == 5 and all(s.startswith(PNG) for s in srcs)
@@ -105,7 +121,7 @@ def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
 
     # a changed training option reruns exactly the stages it affects (training and what uses the model)
     changed = [a if a != "12" else "16" for a in ARGS]
-    fifth = run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *changed,
+    fifth = run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *changed, *_gold(),
                      "--noise-seed", "2"])
     reran = set(re.findall(r"\[run \] (\S+)", fifth.stderr))
     assert reran == {f"{row}/{stage}" for row in ("unigram", "unigram_prime_nospace")
@@ -161,3 +177,18 @@ def test_pipeline_reports_the_failing_stage(run_cli, tmp_path):
                     "--schemes", "unigram"], check=False)
     assert proc.returncode != 0
     assert "pipeline stage data failed" in proc.stderr and "misaligned train" in proc.stderr
+
+
+def test_default_preset_and_rows_dry_run(run_cli, tmp_path):
+    """The default budget is the one at which models learn (2,000 updates); five rows by default, all nine one
+    option away; the fast preset keeps the quick 250-update run."""
+    out = tmp_path / "o"
+    plain = run_cli(["python", "-m", "train_scripts.pipeline", "--dry-run", "--output", out]).stdout
+    assert plain.splitlines()[0].startswith("# preset cpu (cpu):") and "max-update 2000" in plain.splitlines()[0]
+    rows = [line[2:] for line in plain.splitlines() if line.startswith("# ") and " " not in line[2:]]
+    assert rows == ["unigram", "unigram_prime", "bite_unigram", "wordmap", "flota"]
+    assert plain.count("--max-update 2000") == 5
+    every = run_cli(["python", "-m", "train_scripts.pipeline", "--dry-run", "--output", out, "--schemes", "all",
+                     "--preset", "fast"]).stdout
+    assert sum(line.startswith("# ") and " " not in line[2:] for line in every.splitlines()) == 9
+    assert every.count("--max-update 250") == 9 and not out.exists()

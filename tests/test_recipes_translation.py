@@ -74,6 +74,24 @@ def test_tiny_train_average_evaluate(run_cli, corpus):
     assert len(gen_hyps) == N_TEST
 
 
+@pytest.mark.slow
+def test_tiny_preset_alone_saves_what_averaging_needs(run_cli, corpus):
+    """--tiny with no other option writes an update checkpoint every 10 updates (all kept), so averaging the last
+    three update checkpoints works right after it (before, only checkpoint_best/last existed)."""
+    root, _, out = corpus
+    ckpt = root / "tiny-only"
+    run_cli(["bash", "train_scripts/train_transformer_big.sh", "--data", out, "--save-dir", ckpt, "--tiny"])
+    updates = sorted(int(p.stem.rsplit("_", 1)[1]) for p in ckpt.glob("checkpoint_*_*.pt"))
+    assert updates == [10, 20, 30]
+    avg = root / "tiny-avg.pt"
+    run_cli(["python", "-m", "train_scripts.average_checkpoints", "--inputs", ckpt, "--num-update-checkpoints", "3",
+             "--output", avg])
+    state = torch.load(avg, map_location="cpu", weights_only=False)
+    last = torch.load(ckpt / "checkpoint_last.pt", map_location="cpu", weights_only=False)
+    assert state["model"].keys() == last["model"].keys()
+    assert any(not torch.equal(state["model"][k], last["model"][k]) for k in last["model"])  # a real average
+
+
 def test_compound_split_and_tokenized_bleu():
     from train_scripts.evaluate import compound_split, parse_generate_output, tokenized_bleu
 

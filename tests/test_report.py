@@ -175,3 +175,70 @@ def test_plots_are_drawn_from_the_numbers(results, tmp_path):
     assert heights == [25.0, 31.0, 22.0]
     # score 31.0, mean 30.9, ci 1.4: from 29.5 to 32.3
     assert low[1] == pytest.approx(1.5) and high[1] == pytest.approx(1.3)
+
+
+def _with_budget_and_wordmap(results):
+    """The sample rows with what the pipeline now records: the budget each row saw (BITE: 40% fewer sentence
+    pairs under the same updates, its source 25% longer; FLOTA: the baseline's budget and lengths), FLOTA's
+    boundary row scored by covered characters, and a Wordmap row scored on German verbs."""
+    budget = {"updates": 2000, "sentences": 300000, "tgt_tokens": 4_200_000, "src_tokens_est": 3_900_000,
+              "epochs": 30.0, "train_pairs": 10000}
+    rows = {r["name"]: r for r in results["schemes"]}
+    rows["unigram"]["budget"] = dict(budget)
+    rows["bite_unigram"]["budget"] = {**budget, "sentences": 180000, "epochs": 18.0}
+    rows["bite_unigram"]["src_tok_per_sent"] = 20.0
+    rows["flota"]["budget"] = {**budget, "sentences": 290000}
+    rows["flota"]["boundary"] = {"precision": 0.52, "recall": 0.31, "f1": 0.39, "mean_pieces": 1.6,
+                                 "n_words": 31400, "skipped": 61, "n_gold": 31461, "spelled": 6333,
+                                 "coverage": 0.87, "protocol": "paper", "gold": "eng.word.dev.tsv"}
+    for name in ("unigram", "bite_unigram"):
+        rows[name]["boundary"].update(skipped=0, n_gold=31461, spelled=31461, coverage=1.0)
+    results["schemes"].append(_row("wordmap", "Wordmap", 29.0, 24.0, 19.0, p_clean=0.3, p_infl=0.4, p_ws=0.5,
+                                   budget=dict(budget),
+                                   boundary={"precision": 0.8, "recall": 0.7, "f1": 0.75, "mean_pieces": 2.1,
+                                             "n_words": 950, "skipped": 3, "n_gold": 953, "spelled": 950,
+                                             "coverage": 1.0, "protocol": "all",
+                                             "gold": "German derivational verbs"}))
+    return results
+
+
+def test_budget_and_the_kind_of_each_significant_difference(results, tmp_path):
+    report.write_report(_with_budget_and_wordmap(results), str(tmp_path))
+    md = (tmp_path / "REPORT.md").read_text(encoding="utf-8")
+    first = md.split("\n\n")[1]
+    assert ("BITE+Unigram: can be a sequence-length effect as much as a quality one (it saw 40% fewer sentence "
+            "pairs and its source is 25% longer than Unigram's under the same number of updates)") in first
+    assert "FLOTA k=3: a quality difference at this budget" in first
+    assert "Wordmap:" not in first          # not significant: no kind to tell
+    budget = md.split("## Training budget")[1].split("\n\n")[1]
+    assert "| BITE+Unigram | 2,000 | 180,000 | -40.0% | 18.0 | 4,200,000 | 3,900,000 |" in budget
+    assert "| Unigram | 2,000 | 300,000 | +0.0% | 30.0 |" in budget
+
+
+def test_boundary_rows_on_the_same_words_and_other_gold_apart(results, tmp_path):
+    import matplotlib.pyplot as plt
+
+    results = _with_budget_and_wordmap(results)
+    drawn = []
+    real_bar = plt.Axes.bar
+
+    def spy(self, x, height, width, **kw):
+        drawn.append((kw.get("label"), list(height)))
+        return real_bar(self, x, height, width, **kw)
+
+    plt.Axes.bar = spy
+    try:
+        report.write_report(results, str(tmp_path))
+    finally:
+        plt.Axes.bar = real_bar
+    md = (tmp_path / "REPORT.md").read_text(encoding="utf-8")
+    english = md.split("## Morph boundaries on eng.word.dev.tsv")[1].split("## ")[0]
+    assert "| FLOTA k=3 | 31,461 | 31,400 | 61 | 6,333 | 87.0% | 52.0 | 31.0 | 39.0 |" in english
+    assert "| Unigram | 31,461 | 31,461 | 0 | 31,461 | 100.0% | 41.0 |" in english
+    assert "Wordmap" not in english and "edges of the characters its pieces cover" in english
+    other = md.split("## Morph boundaries on German derivational verbs (different gold")[1].split("## ")[0]
+    assert "| Wordmap | 953 | 950 | 3 |" in other and "all concatenative gold words" in other
+    assert "protocol not recorded" not in md
+    # the boundary chart holds the English rows only (precision bars: Unigram, BITE, FLOTA), Wordmap stays out
+    assert ("precision", [41.0, 41.0, 52.0]) in drawn
+    assert "Not in this chart (other gold, see the tables): Wordmap (German derivational verbs)" in md

@@ -3,6 +3,38 @@
 #   NNODES, NODE_RANK, MASTER_ADDR, MASTER_PORT   multi-node torchrun settings (default: one node); --gpus is
 #              the number of processes per node, so a run has NNODES x --gpus processes
 
+# A clean stop: SIGTERM, SIGINT or SIGHUP to a recipe stops every process it started.  The recipe runs again as
+# the leader of a process group of its own (setsid), and this first shell only waits for it and passes a signal on
+# to the whole group (fairseq-train, torchrun and its ranks, data-loader workers, downloads), waits for the group
+# to be gone (fairseq finishes a checkpoint it is writing, train_scripts/fairseq_launch.py), SIGKILLs what is left
+# after MORPHTOK_STOP_GRACE seconds (default 20) and exits with 128 + the signal's number.  Without setsid (not
+# Linux) the recipe runs directly.
+if [[ -z "${MORPHTOK_RECIPE_GROUP:-}" ]] && command -v setsid > /dev/null; then
+    export MORPHTOK_RECIPE_GROUP=$$
+    setsid "$BASH" "$0" "$@" <&0 &
+    _recipe_pid=$!
+    _recipe_signal=0
+    _recipe_stop() {
+        _recipe_signal=$1
+        kill -TERM -- "-$_recipe_pid" 2> /dev/null || true
+    }
+    trap '_recipe_stop 129' HUP
+    trap '_recipe_stop 130' INT
+    trap '_recipe_stop 143' TERM
+    _recipe_status=0
+    while true; do
+        wait "$_recipe_pid" && _recipe_status=0 || _recipe_status=$?
+        kill -0 "$_recipe_pid" 2> /dev/null || break   # wait returned for a signal: the recipe still stops
+    done
+    _recipe_wait=$(( ${MORPHTOK_STOP_GRACE:-20} * 10 ))
+    while [[ $_recipe_wait -gt 0 ]] && kill -0 -- "-$_recipe_pid" 2> /dev/null; do
+        sleep 0.1; _recipe_wait=$((_recipe_wait - 1))
+    done
+    kill -KILL -- "-$_recipe_pid" 2> /dev/null || true
+    [[ $_recipe_signal -eq 0 ]] || exit "$_recipe_signal"
+    exit "$_recipe_status"
+fi
+
 RECIPES_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO_DIR="$(cd "$RECIPES_DIR/.." && pwd)"
 PYTHON="${PYTHON:-python}"

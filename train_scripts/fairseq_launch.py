@@ -71,6 +71,36 @@ def _dump_rank_state(directory: str) -> None:
     checkpoint_utils.save_checkpoint = save_checkpoint
 
 
+def _atomic_checkpoints() -> None:
+    """Hold SIGTERM, SIGINT and SIGHUP while fairseq saves a checkpoint: fairseq writes the first file through a
+    temporary name but *copies* it to the others (checkpoint_last.pt, checkpoint_best.pt), so a signal during the
+    copy would leave a truncated checkpoint that a resumed run cannot load.  A signal that arrives meanwhile is
+    noted (a Python handler, so whichever thread the kernel hands it to, nothing dies mid-write) and raised again
+    as soon as the save returns, with the usual effect (train_scripts/common.sh gives the group time for that)."""
+    import signal
+    import threading
+
+    from fairseq import checkpoint_utils
+
+    original = checkpoint_utils.save_checkpoint
+    held = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+    def save_checkpoint(*args, **kwargs):
+        if threading.current_thread() is not threading.main_thread():
+            return original(*args, **kwargs)
+        pending: list[int] = []
+        previous = {sig: signal.signal(sig, lambda signum, frame: pending.append(signum)) for sig in held}
+        try:
+            return original(*args, **kwargs)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            for sig in dict.fromkeys(pending):
+                signal.raise_signal(sig)
+
+    checkpoint_utils.save_checkpoint = save_checkpoint
+
+
 def plan_batch(unit: str, global_batch: int, per_process: int, processes: int,
                update_freq: int | None = None) -> tuple[int, int, int]:
     """(per-process batch, update-freq, effective global batch) for ``processes`` data-parallel workers.
@@ -163,6 +193,8 @@ def main(argv=None) -> int:
     import fairseq_plugins  # noqa: F401  (torch compatibility fixes before fairseq loads anything)
 
     tool = argv.pop(0)
+    if tool == "fairseq-train":
+        _atomic_checkpoints()
     if os.environ.get("FAIRSEQ_LAUNCH_RANK_STATE_DIR") and tool == "fairseq-train":
         _dump_rank_state(os.environ["FAIRSEQ_LAUNCH_RANK_STATE_DIR"])
     sys.argv = [tool, *argv, *distributed_args(tool_args=argv)]

@@ -12,16 +12,20 @@ Robustness (the BITE and FLOTA papers' threat models): the test source is pertur
 ``test.infl.en`` and ``test.ws.en``), encoded with each row's learned scheme and translated by the same model in
 one extra ``fairseq-generate`` per row, no extra training; the model-free counterpart is the similarity of clean
 and perturbed encodings.  Every BLEU/chrF carries sacreBLEU's 95% CI and a paired test against ``--baseline``
-(``train_scripts.significance``).  Budget: ``--preset cpu`` (default, about 30 minutes on 2 cores) or ``gpu``
-(Transformer-base to convergence with early stopping); ``--dry-run`` prints the commands.
+(``train_scripts.significance``).  Budget: ``--preset cpu`` (default: 2,000 updates of a small Transformer, at
+which the models learn; five rows, ``--schemes all`` for nine), ``fast`` (the 250-update smoke test) or ``gpu``
+(Transformer-base to convergence with early stopping); ``--dry-run`` prints the commands.  SIGINT or SIGTERM
+stops every process the pipeline started (each command runs in a process group of its own, and the pipeline is
+the subreaper of whatever they leave); the interrupted stage is not recorded, so a rerun redoes it from a clean
+folder and skips the finished ones.  See docs/demo.md.
 
 Each stage is resumable: a stage whose record exists, whose outputs are there and whose options and inputs are
 the same is skipped; a stage whose options or inputs changed reruns, and so does everything that depends on it
 (the record keeps a fingerprint of them).  An interrupted stage is cleaned and rerun.  A failing step stops with
 ``pipeline stage <name> failed: ...`` and the path of its log.
 
-    morphtok-demo --data ../shared/data/multi30k --output demo-output [--preset cpu|gpu] \\
-        [--schemes bpe unigram ...] [--baseline unigram] [--noise-fraction 0.3] [--noise-seed 1] [--dry-run]
+    morphtok-demo --data ../shared/data/multi30k --output demo-output [--preset cpu|fast|gpu] \\
+        [--schemes bpe unigram ... | all] [--baseline unigram] [--noise-fraction 0.3] [--noise-seed 1] [--dry-run]
 """
 from __future__ import annotations
 
@@ -124,7 +128,9 @@ class Runner:
 
     def run(self, stage: str, args: list, log: Path, on_line=None, merge_stderr: bool = False) -> str:
         """Run ``args``, stdout to ``log`` (and ``on_line``), stderr to ``log.err`` or, with ``merge_stderr``
-        (a tool that logs only to stderr), into the stdout stream."""
+        (a tool that logs only to stderr), into the stdout stream.  The command runs in a process group of its
+        own: an interrupted pipeline (SIGINT, SIGTERM) stops the whole group (:func:`stop_group`), so no
+        training process outlives it."""
         args = [str(a) for a in args]
         if args[0] == "python":
             args[0] = sys.executable
@@ -136,7 +142,7 @@ class Runner:
         # stdout and stderr stay separate: merged, their buffers interleave mid-line and lines get lost
         with open(log, "w", encoding="utf-8") as fh, open(err_log, "w", encoding="utf-8") as err:
             proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else err,
-                                    text=True, env=self.env, cwd=REPO)
+                                    text=True, env=self.env, cwd=REPO, start_new_session=True)
             lines = []
             try:
                 for line in proc.stdout:
@@ -146,13 +152,49 @@ class Runner:
                         on_line(line)
                 rc = proc.wait()
             except BaseException:  # interrupted: never leave a training process running behind us
-                proc.kill()
-                proc.wait()
+                stop_group(proc)
                 raise
         if rc != 0:
             tail = "".join(lines[-4:]) + "".join(err_log.read_text(encoding="utf-8").splitlines(True)[-6:])
             raise PipelineError(f"pipeline stage {stage} failed (exit {rc}); logs: {log} {err_log}\n{tail.strip()}")
         return "".join(lines)
+
+
+#: seconds a stopped command's process group gets to finish (a checkpoint being written completes) before SIGKILL
+STOP_GRACE = 20.0
+
+
+def stop_group(proc: subprocess.Popen, grace: float = STOP_GRACE) -> None:
+    """Stop ``proc`` and every process of its group (it was started with ``start_new_session``): SIGTERM (the
+    recipes pass it on to fairseq, which finishes a checkpoint it is writing), then SIGKILL after ``grace``
+    seconds to whatever is left of the group."""
+    def signal_group(sig) -> bool:
+        try:
+            os.killpg(proc.pid, sig)
+            return True
+        except (ProcessLookupError, PermissionError):
+            return False
+
+    for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the clean-up short
+        signal.signal(sig, signal.SIG_IGN)
+    signal_group(signal.SIGTERM)
+    deadline = time.time() + grace
+    while time.time() < deadline:
+        _reap()  # processes of the group orphaned on the way are re-parented to this (subreaper) process
+        if proc.poll() is not None and not signal_group(0):
+            break
+        time.sleep(0.1)
+    signal_group(signal.SIGKILL)
+    proc.wait()
+
+
+def _reap() -> None:
+    """Collect exited children (orphans re-parented to this subreaper), so that they leave the process table."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
 
 
 class Stages:
@@ -254,12 +296,18 @@ def prepare_raw(data: Path, raw: Path, sizes: dict) -> dict:
 
 #: Every option a preset sets; an option given on the command line wins over its preset.  Sizes 0 = the whole split.
 PRESETS = {
-    "cpu": {"note": "the whole comparison in about 30 minutes on 2 CPU cores: a tiny Transformer (2 layers, 64 "
-                    "dimensions) trained for a fixed 250 updates on 10,000 pairs; BLEU compares the schemes under "
-                    "that budget, not at their best",
+    "cpu": {"note": "the default: a small Transformer (2 layers, 64 dimensions) trained for a fixed 2,000 updates on "
+                    "10,000 pairs, the last 3 checkpoints (100 updates apart) averaged; at this budget the models "
+                    "learn (the Unigram baseline reaches about 15-20 BLEU), so BLEU compares the schemes as "
+                    "translators, not only how fast they start to learn",
             "device": "cpu", "train_lines": 10000, "valid_lines": 300, "test_lines": 500, "vocab_size": 4000,
-            "max_update": 250, "valid_every": 50, "average": 3, "max_tokens": 2048, "embed_dim": 64, "ffn_dim": 128,
-            "heads": 4, "layers": 2, "dropout": 0.1, "lr": 2e-3, "warmup": 100, "patience": -1},
+            "max_update": 2000, "valid_every": 100, "average": 3, "max_tokens": 2048, "embed_dim": 64,
+            "ffn_dim": 128, "heads": 4, "layers": 2, "dropout": 0.1, "lr": 2e-3, "warmup": 100, "patience": -1},
+    "fast": {"note": "a smoke test (the old quick run): the same model for only 250 updates; BLEU 0.5-6, so it shows "
+                     "that everything runs and how fast each scheme starts to learn, not translation quality",
+             "device": "cpu", "train_lines": 10000, "valid_lines": 300, "test_lines": 500, "vocab_size": 4000,
+             "max_update": 250, "valid_every": 50, "average": 3, "max_tokens": 2048, "embed_dim": 64,
+             "ffn_dim": 128, "heads": 4, "layers": 2, "dropout": 0.1, "lr": 2e-3, "warmup": 100, "patience": -1},
     "gpu": {"note": "one GPU: a Transformer-base-sized model (6+6 layers, 512 dimensions, 8 heads, FFN 2048, "
                     "dropout 0.3) on all 29,000 Multi30k pairs, trained to convergence with early stopping on the "
                     "validation loss (patience 10 validations of 500 updates, at most 30,000 updates), the best "
@@ -268,6 +316,8 @@ PRESETS = {
             "max_update": 30000, "valid_every": 500, "average": 5, "max_tokens": 4096, "embed_dim": 512,
             "ffn_dim": 2048, "heads": 8, "layers": 6, "dropout": 0.3, "lr": 5e-4, "warmup": 4000, "patience": 10},
 }
+#: the rows a plain run compares (one per scheme, plus the baseline's own scheme); ``--schemes all`` runs every row
+DEFAULT_ROWS = ("unigram", "unigram_prime", "bite_unigram", "wordmap", "flota")
 PRESET_OPTIONS = [k for k in PRESETS["cpu"] if k not in ("note", "device")]
 
 
@@ -478,7 +528,16 @@ class RowRun:
                                    after=(f"{name}/average", f"{name}/binarize_noisy")))
         row.update(self.stage("intrinsic", [], self.intrinsic,
                               key=[str(a.gold_en), str(a.gold_de), a.example_ids], after=("binarize",)))
+        row["budget"] = self.budget()
         return row
+
+    def budget(self) -> dict:
+        """What the training saw, from fairseq's log (read on every run, so older outputs get it too): updates,
+        sentences (pairs) and target tokens summed over the epochs (each epoch record's mean batch x its updates),
+        epochs, and source tokens estimated from the mean encoded length of the training source."""
+        info = evaluate_recipe.load_binarize_info(str(self.work))
+        return budget_seen(str(self.ckpt / "train.log"), Path(info["tok_dir"]) / f"train.{info['src']}",
+                           Path(info["tok_dir"]) / f"train.{info['tgt']}")
 
     def plan(self) -> list[str]:
         """The commands this row runs, for ``--dry-run`` (Python recipes shown as their command lines)."""
@@ -498,6 +557,32 @@ class RowRun:
         cmds.append([*evaluate, "--data-bin", self.noisy / "data-bin", "--subset", "test", "--ref",
                      self.noisy / "ref.de", "--out", self.dir / "eval_noisy", *GENERATE_EXTRA])
         return [c if isinstance(c, str) else " ".join(shlex.quote(str(x)) for x in c) for c in cmds]
+
+
+def budget_seen(train_log: str, train_src: Path, train_tgt: Path) -> dict:
+    """Updates, sentence pairs, target and (estimated) source tokens a training run saw (see RowRun.budget)."""
+    from train_scripts.train_log import _records
+
+    updates = sentences = tgt_tokens = 0.0
+    try:
+        records = [r for r in _records(train_log) if "train_num_updates" in r and "train_bsz" in r]
+    except UserError:
+        records = []
+    for r in records:  # one record per (possibly partial) epoch, means over its updates; num_updates cumulative
+        n = float(r["train_num_updates"]) - updates
+        sentences += n * float(r["train_bsz"])
+        tgt_tokens += n * float(r["train_wpb"])
+        updates = float(r["train_num_updates"])
+    if not records:
+        return {}
+    src_lens = [len(line.split()) for line in _read(train_src)]
+    tgt_lens = [len(line.split()) for line in _read(train_tgt)]
+    pairs = len(src_lens)
+    return {"updates": int(updates), "sentences": int(round(sentences)), "tgt_tokens": int(round(tgt_tokens)),
+            "src_tokens_est": int(round(sentences * sum(src_lens) / max(1, pairs))),
+            "epochs": sentences / max(1, pairs), "train_pairs": pairs,
+            "train_src_tokens_per_pair": sum(src_lens) / max(1, pairs),
+            "train_tgt_tokens_per_pair": sum(tgt_lens) / max(1, pairs)}
 
 
 def _json_record(line: str):
@@ -547,7 +632,8 @@ def parse_args(argv=None):
     ap.add_argument("--preset", default="cpu",
                     help="budget: " + "; ".join(f"{k}: {v['note']}" for k, v in PRESETS.items())
                          + ". The size, model and training options below default to the preset's")
-    ap.add_argument("--schemes", nargs="+", default=list(ROWS), help=f"rows of the comparison ({', '.join(ROWS)})")
+    ap.add_argument("--schemes", nargs="+", default=list(DEFAULT_ROWS),
+                    help=f"rows of the comparison ({', '.join(ROWS)}), or 'all' for every row")
     ap.add_argument("--baseline", default=None,
                     help="row every other row is tested against (default: unigram when it runs, else the first)")
     ap.add_argument("--noise-fraction", default="0.3",
@@ -574,6 +660,8 @@ def parse_args(argv=None):
     args = ap.parse_args(argv)
     if args.preset not in PRESETS:
         raise UserError(f"unknown preset {args.preset!r} (choose from {', '.join(PRESETS)})")
+    if "all" in args.schemes:
+        args.schemes = list(ROWS)
     unknown = [n for n in args.schemes if n not in ROWS]
     if unknown:
         raise UserError(f"unknown scheme {unknown[0]!r} in --schemes (choose from {', '.join(ROWS)})")
@@ -620,6 +708,58 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt(f"terminated by signal {signum}")
 
 
+def _become_subreaper() -> None:
+    """Linux: orphans of this process's descendants (e.g. the worker pool of a killed fairseq-preprocess) are
+    re-parented to this process instead of init, so :func:`stop_descendants` still finds them."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (read from /proc; empty where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z":  # zombies are already gone; they only wait to be reaped
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def stop_descendants(grace: float = STOP_GRACE) -> None:
+    """The pipeline's last act when interrupted: SIGTERM to every process still below it (a tool run in-process
+    stages started), SIGKILL to those left after ``grace`` seconds; zombies reaped."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    deadline = time.time() + grace
+    sent = signal.SIGTERM
+    while True:
+        left = descendants(os.getpid())
+        if not left:
+            break
+        if time.time() > deadline:
+            sent = signal.SIGKILL
+        for pid in left:
+            try:
+                os.kill(pid, sent)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.1)
+        _reap()
+
+
 def significance(rows: list, row_runs: list, raw: Path, baseline: str) -> dict:
     """sacreBLEU's CIs and paired tests against the baseline row, per test set, into each row's ``tests``."""
     from train_scripts.significance import compare_test_sets
@@ -638,8 +778,9 @@ def summary(args, counts: dict) -> str:
     budget = (f"trained with early stopping (patience {args.patience} validations, at most {args.max_update} "
               f"updates) on {args.device.upper()}, the best checkpoint averaged with the {args.average - 1} before "
               "it" if args.patience > 0 else
-              f"trained for {args.max_update} updates on {args.device.upper()}, the last {args.average} checkpoints "
-              "averaged")
+              f"trained for {args.max_update} updates of at most {args.max_tokens} tokens on {args.device.upper()} "
+              f"(the same budget for every row; what each row saw in sentence pairs and tokens: Training budget), "
+              f"the last {args.average} checkpoints averaged")
     return (f"{counts['train']} training pairs, {counts['valid']} validation, {counts['test']} test "
             f"(test_2016_flickr). Every scheme: the same Transformer ({args.layers} layers, {args.embed_dim} "
             f"dimensions, {args.heads} heads) {budget}, beam 4, length penalty 0.6, with the recipes users run "
@@ -665,6 +806,7 @@ def main(argv=None) -> int:
             print("\n".join(RowRun(ROWS[name], args, None, None, raw).plan()))
         return 0
     signal.signal(signal.SIGTERM, _terminate)  # a killed pipeline stops its child processes too
+    _become_subreaper()
     os.environ["NLTK_DATA"] = child_env()["NLTK_DATA"]  # BITE runs in this process (binarize, metrics)
     out.mkdir(parents=True, exist_ok=True)
     runner = Runner(out, args.threads)
@@ -685,6 +827,9 @@ def main(argv=None) -> int:
     except (PipelineError, UserError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except BaseException:  # interrupted (SIGINT, SIGTERM): nothing this run started may outlive it
+        stop_descendants()
+        raise
     from train_scripts.report import write_report
 
     meta = {

@@ -15,8 +15,11 @@ A row (one scheme)::
     robustness  {"infl" | "ws": {"mean", "n", "mean_changed", "n_changed"}}: Ratcliff/Obershelp similarity of
                 the row's *source* encoding of each clean test sentence and its perturbed copy
                 (preprocess.evaluate.noise.mean_similarity)
-    boundary    {"precision", "recall", "f1", "mean_pieces", "n_words", "protocol", "gold"}
-                (preprocess.evaluate.morph.evaluate; protocol "paper" or "all")
+    boundary    {"precision", "recall", "f1", "mean_pieces", "n_words", "skipped", "n_gold", "spelled",
+                "coverage", "protocol", "gold"} (preprocess.evaluate.morph.evaluate; protocol "paper" or "all";
+                pieces that do not spell a word are scored by the edges of the characters they cover)
+    budget      {"updates", "sentences", "tgt_tokens", "src_tokens_est", "epochs", "train_pairs", ...}: what the
+                training saw (pipeline.budget_seen)
     src_tok_per_sent, tgt_tok_per_sent, src_tok_per_word, tgt_tok_per_word   test-set lengths
     train_cpu_seconds   CPU seconds (user + system) of the training process and its children
     num_updates         updates trained (else meta["max_update"])
@@ -171,24 +174,20 @@ def robustness_table(rows: list) -> Optional[list]:
 
 
 def intrinsic_table(rows: list, meta: dict) -> list:
-    """Lengths, boundary P/R/F1, pieces per word, training cost and the final validation loss."""
+    """Lengths, training cost and the final validation loss."""
     base = _baseline(rows, meta)
     # CPU time; wall time only for older results that have nothing else
     wall = not any(r.get("train_cpu_seconds") for r in rows) and any(r.get("train_seconds") for r in rows)
-    header = ["scheme", "src tok/sent", "tgt tok/sent", "src tok/word", "tgt tok/word", "src length vs baseline",
-              "boundary P", "boundary R", "boundary F1", "pieces/word"]
+    header = ["scheme", "src tok/sent", "tgt tok/sent", "src tok/word", "tgt tok/word", "src length vs baseline"]
     header += ["train s (wall)"] if wall else ["train CPU s", "updates per CPU s"]
     header += ["final valid loss"]
     body = []
     for r in rows:
-        b = r.get("boundary") or {}
         rel = DASH
         if base and base.get("src_tok_per_sent") and r.get("src_tok_per_sent") is not None:
             rel = f"{100 * (r['src_tok_per_sent'] / base['src_tok_per_sent'] - 1):+.1f}%"
         line = [_label(r), _fmt(r.get("src_tok_per_sent"), 1), _fmt(r.get("tgt_tok_per_sent"), 1),
-                _fmt(r.get("src_tok_per_word")), _fmt(r.get("tgt_tok_per_word")), rel,
-                _fmt(b.get("precision"), 1, 100), _fmt(b.get("recall"), 1, 100), _fmt(b.get("f1"), 1, 100),
-                _fmt(b.get("mean_pieces"))]
+                _fmt(r.get("src_tok_per_word")), _fmt(r.get("tgt_tok_per_word")), rel]
         if wall:
             line += [_fmt(r.get("train_seconds"), 0)]
         else:
@@ -197,6 +196,81 @@ def intrinsic_table(rows: list, meta: dict) -> list:
         line.append(_fmt(r.get("final_valid_loss"), 3))
         body.append(line)
     return [header] + body
+
+
+def _count(value) -> str:
+    return DASH if value is None else f"{value:,.0f}"
+
+
+def budget_table(rows: list, meta: dict) -> Optional[list]:
+    """What each row's training saw: updates, sentence pairs, epochs, target tokens (fairseq's log) and source
+    tokens (estimated from the mean encoded training source length), with the sentences relative to the
+    baseline's."""
+    if not any(r.get("budget") for r in rows):
+        return None
+    base = (_baseline(rows, meta) or {}).get("budget") or {}
+    header = ["scheme", "updates", "sentence pairs seen", "vs baseline", "epochs", "target tokens seen",
+              "source tokens seen (est.)"]
+    body = []
+    for r in rows:
+        b = r.get("budget") or {}
+        rel = DASH
+        if b.get("sentences") is not None and base.get("sentences"):
+            rel = f"{100 * (b['sentences'] / base['sentences'] - 1):+.1f}%"
+        body.append([_label(r), _count(b.get("updates", _updates(r, meta))), _count(b.get("sentences")), rel,
+                     _fmt(b.get("epochs"), 1), _count(b.get("tgt_tokens")), _count(b.get("src_tokens_est"))])
+    return [header] + body
+
+
+def _gold_key(r: dict):
+    b = r.get("boundary") or {}
+    return b.get("gold") if b else None
+
+
+def boundary_groups(rows: list) -> list:
+    """[(gold, rows)]: rows scored on the same gold words together, the gold most rows use first (the English
+    gold of the demo), each other gold (Wordmap's German verbs) apart."""
+    groups: dict = {}
+    for r in rows:
+        key = _gold_key(r)
+        if key is not None and (r.get("boundary") or {}).get("f1") is not None:
+            groups.setdefault(key, []).append(r)
+    return sorted(groups.items(), key=lambda kv: -len(kv[1]))
+
+
+def _protocol(b: dict) -> str:
+    from preprocess.evaluate.morph import PROTOCOLS
+
+    p = b.get("protocol")
+    return PROTOCOLS.get(p, p) if p else "protocol not recorded (older results)"
+
+
+def boundary_table(rows: list) -> list:
+    """Boundary P/R/F1 with the words behind them: scored, skipped (pieces that cannot be placed in the word),
+    spelled exactly, character coverage."""
+    header = ["scheme", "gold words", "scored", "skipped", "spelled exactly", "coverage", "boundary P", "boundary R",
+              "boundary F1", "pieces/word"]
+    body = []
+    for r in rows:
+        b = r.get("boundary") or {}
+        body.append([_label(r), _count(b.get("n_gold")), _count(b.get("n_words")), _count(b.get("skipped")),
+                     _count(b.get("spelled")), _fmt(b.get("coverage"), 1, 100) + ("%" if b.get("coverage")
+                                                                                 is not None else ""),
+                     _fmt(b.get("precision"), 1, 100), _fmt(b.get("recall"), 1, 100), _fmt(b.get("f1"), 1, 100),
+                     _fmt(b.get("mean_pieces"))])
+    return [header] + body
+
+
+def boundary_sections(rows: list) -> list:
+    """[(heading, table, note)] per gold: the comparable rows first, each other gold apart."""
+    out = []
+    for i, (gold, group) in enumerate(boundary_groups(rows)):
+        protocols = sorted({_protocol(r["boundary"]) for r in group})
+        head = f"Morph boundaries on {gold}" + ("" if i == 0 else " (different gold: not comparable with the rows "
+                                                               "above)")
+        note = (f"Gold: {gold}; protocol: {'; '.join(protocols)}. " + BOUNDARY_NOTE)
+        out.append((head, boundary_table(group), note))
+    return out
 
 
 def flatten(d, prefix: str = "") -> list:
@@ -280,6 +354,35 @@ def _significant_findings(rows: list, base: dict) -> tuple:
     return found, tested, n
 
 
+#: relative difference (sentence pairs seen, tokens per sentence) from which a row's budget or lengths count as
+#: different from the baseline's
+LENGTH_TOLERANCE = 0.10
+
+
+def difference_kind(r: dict, base: dict) -> str:
+    """Which kind of difference a significant result of row ``r`` against ``base`` can be: a sequence-length
+    effect (under the same updates and token cap it saw fewer or more sentence pairs, or its sequences are longer
+    or shorter) or, with budget and lengths within :data:`LENGTH_TOLERANCE`, a quality difference."""
+    facts = []
+    rb, bb = r.get("budget") or {}, base.get("budget") or {}
+    if rb.get("sentences") and bb.get("sentences"):
+        d = rb["sentences"] / bb["sentences"] - 1
+        if abs(d) >= LENGTH_TOLERANCE:
+            facts.append(f"it saw {100 * abs(d):.0f}% {'fewer' if d < 0 else 'more'} sentence pairs")
+    for key, side in (("src_tok_per_sent", "source"), ("tgt_tok_per_sent", "target")):
+        if r.get(key) and base.get(key):
+            d = r[key] / base[key] - 1
+            if abs(d) >= LENGTH_TOLERANCE:
+                facts.append(f"its {side} is {100 * abs(d):.0f}% {'longer' if d > 0 else 'shorter'}")
+    if facts:
+        return (f"{_label(r)}: can be a sequence-length effect as much as a quality one ({' and '.join(facts)} "
+                f"than {_label(base)}'s under the same number of updates)")
+    if not rb or not bb:
+        return f"{_label(r)}: cannot be told (no training budget recorded)"
+    return (f"{_label(r)}: a quality difference at this budget (sentence pairs seen and sequence lengths within "
+            f"{100 * LENGTH_TOLERANCE:.0f}% of {_label(base)}'s)")
+
+
 def conclusions(rows: list, meta: dict) -> list:
     """The report's opening paragraphs, in plain words, from the numbers: the first says what this run can and
     cannot conclude; the others give the evidence (interval widths, the tests, the drops under noise)."""
@@ -311,6 +414,8 @@ def conclusions(rows: list, meta: dict) -> list:
         can = (f"What this run can conclude: with these trained models and this test set, compared with the "
                f"baseline {_label(base)} (p < {alpha}), " + "; ".join(parts)
                + (f"; {', '.join(quiet)} cannot be told apart from it on any test set" if quiet else "")
+               + f". Which kind of difference each can be: "
+               + "; ".join(difference_kind(r, base) for r in rows if _label(r) in found)
                + f". With {n_tests} tests uncorrected for multiple comparisons, about {n_tests * alpha:.1f} "
                  "significant results are expected by chance alone")
     cannot = ["whether the differences hold for another training run (one model per row: the intervals cover "
@@ -400,15 +505,18 @@ def plot_bleu(rows: list, path: str, meta: Optional[dict] = None) -> Optional[st
 
 
 def plot_boundary(rows: list, path: str) -> Optional[str]:
-    have = [r for r in rows if (r.get("boundary") or {}).get("f1") is not None]
-    if not have:
+    """Precision and F1 of the rows scored on the most used gold only (rows on other gold are not comparable)."""
+    groups = boundary_groups(rows)
+    if not groups:
         return None
+    gold, have = groups[0]
     fig, ax = plt.subplots(figsize=(8, 4.2))
     xs, w = _bar_positions(len(have), 2)
     ax.bar(xs[0], [100 * r["boundary"].get("precision", 0) for r in have], w, label="precision")
     ax.bar(xs[1], [100 * r["boundary"]["f1"] for r in have], w, label="F1")
     protocols = {r["boundary"].get("protocol") for r in have} - {None}
-    title = "Morph boundary precision and F1" + (f" ({', '.join(sorted(protocols))} protocol)" if protocols else "")
+    title = (f"Morph boundary precision and F1 on {gold}"
+             + (f" ({', '.join(sorted(protocols))} protocol)" if protocols else ""))
     return _finish(fig, ax, have, path, "percent", title)
 
 
@@ -465,10 +573,20 @@ QUALITY_NOTE = ("Each cell: score ± half-width of sacreBLEU's 95% bootstrap con
 INTRINSIC_NOTE = ("Token counts are on the clean test set; per word = tokens / whitespace-separated words of the "
                   "raw text (inflection symbols, spaces and pieces all count). Source length vs baseline: the "
                   "relative increase of source tokens per sentence over the baseline row (for BITE the BITE "
-                  "paper's Figure 8 measure). Boundary P/R/F1: Creutz et al. (2004) micro-averaged boundaries on "
-                  "the gold morph segmentations (protocol below); pieces/word over the scored gold words. "
+                  "paper's Figure 8 measure). "
                   "Training cost in CPU seconds of the training process, which a busy shared machine does not "
                   "inflate the way it inflates wall time.")
+BOUNDARY_NOTE = ("Boundary P/R/F1: Creutz et al. (2004), micro-averaged over the scored gold words; every row of a "
+                 "table is scored on the same gold words. A scheme whose pieces do not spell a word (FLOTA keeps at "
+                 "most k pieces and drops the rest) is scored by the edges of the characters its pieces cover, "
+                 "placed in the word left to right: a dropped stretch counts as delimited on both sides and the "
+                 "gold boundaries inside it as misses. Coverage: share of the scored words' characters inside a "
+                 "piece; spelled exactly: words whose pieces spell them; skipped: words whose pieces cannot be "
+                 "placed at all (normalisation, unknown symbols). Pieces/word over the scored words.")
+BUDGET_NOTE = ("Every row trains for the same number of updates with the same token cap per batch (--max-tokens), so "
+               "a scheme with longer sequences fits fewer sentence pairs into each update and sees fewer of them in "
+               "all; sentence pairs and target tokens are summed from fairseq's log (mean batch x updates, per "
+               "epoch), source tokens estimated from the mean encoded length of the training source.")
 SIMILARITY_NOTE = ("Model-free robustness (BITE paper, Figure 5): the Ratcliff/Obershelp similarity (Python's "
                    "difflib) between each scheme's source encoding of a clean test sentence and of its perturbed "
                    "copy, in percent, averaged over all test sentences and over the sentences the noise changed.")
@@ -505,16 +623,18 @@ def _signatures(rows: list, meta: dict) -> tuple:
 
 
 def _boundary_note(rows: list) -> str:
-    from preprocess.evaluate.morph import PROTOCOLS
-
-    groups: dict = {}
-    for r in rows:
-        b = r.get("boundary") or {}
-        if b:
-            desc = PROTOCOLS.get(b.get("protocol"), b.get("protocol") or "protocol not recorded (older results)")
-            groups.setdefault(f"{b.get('gold', 'gold')}, {desc}, {b.get('n_words', DASH)} words", []).append(_label(r))
-    return "Gold and protocol: " + "; ".join(f"{', '.join(labels)}: {key}" for key, labels in groups.items()) + "." \
-        if groups else ""
+    groups = boundary_groups(rows)
+    if not groups:
+        return ""
+    gold, group = groups[0]
+    n = {(r["boundary"].get("n_words"), r["boundary"].get("skipped")) for r in group}
+    words = ("; ".join(f"{_label(r)}: {_count(r['boundary'].get('n_words'))} scored, "
+                       f"{_count(r['boundary'].get('skipped'))} skipped" for r in group) if len(n) > 1 else
+             f"every row: {_count(group[0]['boundary'].get('n_words'))} words scored, "
+             f"{_count(group[0]['boundary'].get('skipped'))} skipped")
+    other = [f"{', '.join(_label(r) for r in g)} ({k})" for k, g in groups[1:]]
+    return (f"Rows scored on {gold} ({'; '.join(sorted({_protocol(r['boundary']) for r in group}))}): {words}."
+            + (f" Not in this chart (other gold, see the tables): {'; '.join(other)}." if other else ""))
 
 
 def write_report(results: dict, outdir: str) -> dict:
@@ -539,6 +659,8 @@ def write_report(results: dict, outdir: str) -> dict:
     quality = quality_table(rows, meta)
     robustness = robustness_table(rows)
     intrinsic = intrinsic_table(rows, meta)
+    budget = budget_table(rows, meta)
+    boundaries = boundary_sections(rows)
     words = conclusions(rows, meta)
     bleu_sig, chrf_sig = _signatures(rows, meta)
     base = _baseline(rows, meta)
@@ -562,7 +684,11 @@ def write_report(results: dict, outdir: str) -> dict:
     md += [f"- BLEU signature: `{bleu_sig}`", f"- chrF signature: `{chrf_sig}`", ""]
     if robustness:
         md += ["## Robustness without a model", "", markdown_table(robustness), "", SIMILARITY_NOTE, ""]
-    md += ["## Length, morphology, cost", "", markdown_table(intrinsic), "", INTRINSIC_NOTE, ""]
+    if budget:
+        md += ["## Training budget", "", markdown_table(budget), "", BUDGET_NOTE, ""]
+    md += ["## Length and cost", "", markdown_table(intrinsic), "", INTRINSIC_NOTE, ""]
+    for head, table, note in boundaries:
+        md += [f"## {head}", "", markdown_table(table), "", note, ""]
     for head, alt, path, note in plots:
         md += [f"## {head}", "", f"![{alt}]({os.path.basename(path)})", ""] + ([note, ""] if note else [])
     md += ["## Examples", ""]
@@ -593,7 +719,11 @@ def write_report(results: dict, outdir: str) -> dict:
     parts += [f"<p>BLEU signature: <code>{e(bleu_sig)}</code><br>chrF signature: <code>{e(chrf_sig)}</code></p>"]
     if robustness:
         parts += ["<h2>Robustness without a model</h2>", html_table(robustness), f"<p>{e(SIMILARITY_NOTE)}</p>"]
-    parts += ["<h2>Length, morphology, cost</h2>", html_table(intrinsic), f"<p>{e(INTRINSIC_NOTE)}</p>"]
+    if budget:
+        parts += ["<h2>Training budget</h2>", html_table(budget), f"<p>{e(BUDGET_NOTE)}</p>"]
+    parts += ["<h2>Length and cost</h2>", html_table(intrinsic), f"<p>{e(INTRINSIC_NOTE)}</p>"]
+    for head, table, note in boundaries:
+        parts += [f"<h2>{e(head)}</h2>", html_table(table), f"<p>{e(note)}</p>"]
     for head, alt, path, note in plots:
         parts += [f"<h2>{e(head)}</h2>", f'<img alt="{e(alt)}" src="{img(path)}">'] + ([f"<p>{e(note)}</p>"]
                                                                                        if note else [])

@@ -11,7 +11,9 @@
 # --save-dir   checkpoints, train.log (fairseq json log) and valid_log.jsonl (validation loss per update)
 # --gpus N     processes per node: N GPUs via torchrun (default: all visible GPUs; 1 process without GPUs);
 #              with --cpu, N CPU processes on the gloo backend.  NNODES nodes run NNODES x N processes.
-# --tiny       CPU preset: a 1-layer 32-dim transformer, 30 updates, validation every 10 updates
+# --tiny       CPU preset: a 1-layer 32-dim transformer, 30 updates, validation and an update checkpoint
+#              (checkpoint_E_U.pt, all kept) every 10 updates, so that averaging the last N update checkpoints
+#              (average_checkpoints --num-update-checkpoints 3) works after it
 # --dry-run    print the effective batch and the full launch command instead of running it (no GPU needed)
 #
 # The paper's global batch is kept on any number of GPUs: 3,584 tokens x 8 GPUs x update-freq 16 = 458,752
@@ -53,7 +55,7 @@ if [[ $TINY -eq 1 ]]; then
     ARGS+=(--arch transformer --encoder-layers 1 --decoder-layers 1 --encoder-embed-dim 32 --decoder-embed-dim 32
            --encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64 --encoder-attention-heads 2
            --decoder-attention-heads 2 --dropout 0.1 --lr 0.001 --warmup-updates 10 --max-update 30
-           --validate-interval-updates 10 --log-interval 5 --num-workers 0 --seed 1)
+           --validate-interval-updates 10 --save-interval-updates 10 --log-interval 5 --num-workers 0 --seed 1)
 else
     plan_batch tokens 458752 --max-tokens 3584 "batch (paper: 3,584 tokens x 8 GPUs x 16)"
     ARGS+=(--arch transformer_vaswani_wmt_en_de_big --dropout 0.3 --lr 0.001 --warmup-updates 4000

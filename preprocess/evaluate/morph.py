@@ -15,6 +15,15 @@ hits H (in both), insertions I (predicted only), deletions D (gold only), summed
 precision = H / (H + I), recall = H / (H + D), F1 their harmonic mean.  Mean sequence length is the mean
 number of pieces per word.  Only concatenative gold entries (morphs joined == word) are used.
 
+Schemes that do not spell every word (FLOTA keeps at most k pieces and drops the rest of the word by design) are
+scored on the same gold words as the others: the pieces are placed in the word left to right (each piece at its
+first occurrence after the previous one), and a boundary is predicted at every edge of a placed piece inside the
+word, so an uncovered stretch counts as delimited on both sides and the gold boundaries inside it count as
+deletions.  For a word whose pieces spell it this is the plain definition above.  ``coverage`` (covered
+characters / characters of the scored words) and ``spelled`` (words whose pieces spell them exactly) say how much
+of the words the pieces kept.  Only a word whose pieces cannot be placed at all (a piece that is not in the word:
+normalisation, an unknown-token symbol) is skipped; ``skipped`` counts them beside ``n_words``.
+
     python -m preprocess.evaluate.morph --model P.model [--spaces drop] [--protocol paper|all] \\
         --gold ../shared/data/morph_gold/eng.word.dev.tsv [--json]
 """
@@ -106,26 +115,57 @@ def select_gold(gold: list[tuple[str, list[str]]], protocol: str = "paper") -> l
     return [(w, m) for w, m in gold if len(m) >= 2]
 
 
+def place(pieces: Sequence[str], word: str) -> list[tuple[int, int]] | None:
+    """(start, end) of each piece in ``word``, left to right, each at its first occurrence after the previous piece
+    (see the module docstring); None when a piece cannot be placed."""
+    spans, pos = [], 0
+    for p in pieces:
+        start = word.find(p, pos)
+        if start < 0:
+            return None
+        spans.append((start, start + len(p)))
+        pos = start + len(p)
+    return spans
+
+
+def span_boundaries(spans: Sequence[tuple[int, int]], length: int) -> set[int]:
+    """Predicted boundaries of placed pieces: every piece edge strictly inside the word."""
+    return {x for a, b in spans for x in (a, b) if 0 < x < length}
+
+
 def evaluate(segment: Callable[[str], list[str]], gold: list[tuple[str, list[str]]],
              protocol: str = "paper") -> dict:
-    """Evaluate a word segmenter on the gold entries ``protocol`` selects; words whose cleaned pieces do not
-    spell the word (normalisation, unknown characters) are left out and counted in ``skipped``.  The result
-    carries ``protocol`` and ``mean_pieces`` (pieces per scored word)."""
-    preds, refs, skipped = [], [], 0
+    """Evaluate a word segmenter on the gold entries ``protocol`` selects (see the module docstring): every word
+    whose pieces can be placed in it is scored, whether or not they spell it.  The result carries ``protocol``,
+    ``n_gold`` (words the protocol selects), ``n_words`` (scored), ``skipped`` (pieces not placeable),
+    ``spelled`` (scored words spelled exactly), ``coverage`` (share of the scored words' characters inside a
+    piece) and ``mean_pieces`` (pieces per scored word)."""
     selected = select_gold(gold, protocol)
     if not selected:
         raise UserError(f"no gold words left under the {protocol!r} protocol")
+    hits = ins = dels = n = total_pieces = skipped = spelled = covered = chars = 0
     for word, morphs in selected:
         pieces = clean_pieces(segment(word))
-        if "".join(pieces) != word:
+        spans = place(pieces, word)
+        if spans is None or not pieces:
             skipped += 1
             continue
-        preds.append(pieces)
-        refs.append(morphs)
-    result = boundary_prf(preds, refs)
-    result["skipped"] = skipped
-    result["protocol"] = protocol
-    return result
+        bp, br = span_boundaries(spans, len(word)), boundaries(morphs)
+        hits += len(bp & br)
+        ins += len(bp - br)
+        dels += len(br - bp)
+        n += 1
+        total_pieces += len(pieces)
+        spelled += "".join(pieces) == word
+        covered += sum(b - a for a, b in spans)
+        chars += len(word)
+    precision = hits / (hits + ins) if hits + ins else 0.0
+    recall = hits / (hits + dels) if hits + dels else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1, "mean_pieces": total_pieces / n if n else 0.0,
+            "n_words": n, "hits": hits, "insertions": ins, "deletions": dels, "skipped": skipped,
+            "n_gold": len(selected), "spelled": spelled, "coverage": covered / chars if chars else 0.0,
+            "protocol": protocol}
 
 
 def spm_segmenter(model_path: str, spaces: str = "keep") -> Callable[[str], list[str]]:
@@ -153,11 +193,12 @@ def main(argv=None) -> int:
     else:
         print(f"gold: {args.gold} ({len(gold)} concatenative entries; protocol {args.protocol}: "
               f"{PROTOCOLS[args.protocol]})\n")
-        print("| model | words | mean pieces/word | precision | recall | F1 |")
-        print("|---|---:|---:|---:|---:|---:|")
+        print("| model | words scored | skipped | coverage | mean pieces/word | precision | recall | F1 |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
         for name, r in rows.items():
-            print(f"| {name} | {r['n_words']} | {r['mean_pieces']:.2f} | {100 * r['precision']:.1f} | "
-                  f"{100 * r['recall']:.1f} | {100 * r['f1']:.1f} |")
+            print(f"| {name} | {r['n_words']} | {r['skipped']} | {100 * r['coverage']:.1f}% | "
+                  f"{r['mean_pieces']:.2f} | {100 * r['precision']:.1f} | {100 * r['recall']:.1f} | "
+                  f"{100 * r['f1']:.1f} |")
     return 0
 
 

@@ -162,7 +162,9 @@ class Scheme:
         from preprocess.evaluate import morph
 
         r = morph.evaluate(seg, morph.read_gold(gold["en"]))
-        return {**{k: r[k] for k in ("precision", "recall", "f1", "mean_pieces", "n_words", "protocol") if k in r},
+        keep = ("precision", "recall", "f1", "mean_pieces", "n_words", "skipped", "n_gold", "spelled", "coverage",
+                "protocol")
+        return {**{k: r[k] for k in keep if k in r},
                 "gold": os.path.basename(gold["en"])}
 
     def intrinsic(self, raw: dict[str, list[str]], gold: dict[str, str]) -> dict:

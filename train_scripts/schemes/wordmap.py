@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from preprocess import spm, wordmap
 from preprocess.common import UserError, read_lines
 from preprocess.encode import FileEncoder, file_options
-from preprocess.evaluate.morph import boundary_prf
+from preprocess.evaluate import morph
 from preprocess.evaluate.wordmap import read_derivational_verbs
 from preprocess.spaces import SpacesEncoder
 from train_scripts.schemes import Scheme, SubwordOptions, option, register_scheme
@@ -118,9 +118,10 @@ class WordmapScheme(Scheme):
             return None
         vocab = wordmap.WordmapVocabulary.load(self.path(f"wordmap.{lang}.txt"))
         pairs = read_derivational_verbs(gold["de_verbs"])
-        r = boundary_prf([wordmap.segment(w, vocab) for w, _ in pairs], [m for _, m in pairs])
-        return {**{k: r[k] for k in ("precision", "recall", "f1", "mean_pieces", "n_words")},
-                "gold": "German derivational verbs"}
+        r = morph.evaluate(lambda w: wordmap.segment(w, vocab), pairs, "all")
+        keep = ("precision", "recall", "f1", "mean_pieces", "n_words", "skipped", "n_gold", "spelled", "coverage",
+                "protocol")
+        return {**{k: r[k] for k in keep}, "gold": "German derivational verbs"}
 
     def intrinsic(self, raw, gold):
         lang = next((lang for lang in self.langs if self.applies(lang)), None)
