@@ -10,7 +10,6 @@ import errno
 import os
 import resource
 import shutil
-import signal
 import stat
 import subprocess
 import sys

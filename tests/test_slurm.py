@@ -8,7 +8,6 @@ never start are one line each.  Skipped (with the reason) where SLURM is not ins
 MORPHTOK_REQUIRE_SLURM=1 (CI) turns that into a failure."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
