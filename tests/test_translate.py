@@ -12,12 +12,12 @@ import pytest
 
 from preprocess.common import UserError
 from train_scripts.schemes import Scheme, make_options, register_scheme
-from train_scripts.schemes.bite import BiteOptions, BiteScheme
+from train_scripts.schemes.bite import BiteScheme, BiteSchemeOptions
 from train_scripts.schemes.wordmap import WordmapOptions, WordmapScheme
 
 
 @dataclass
-class _PairOptions(BiteOptions, WordmapOptions):
+class _PairOptions(BiteSchemeOptions, WordmapOptions):
     """BITE's options (applied to --bite-langs) and Wordmap's (applied to --wordmap-langs)."""
 
 
@@ -33,7 +33,7 @@ class BiteSourceWordmapTarget(Scheme):
         super().__init__(options, langs, models_dir)
         values = {k: getattr(self.options, k) for k in self.options.__dataclass_fields__}
         pick = lambda cls: make_options(cls, {k: v for k, v in values.items() if k in cls.__dataclass_fields__})  # noqa
-        self.sides = {lang: (BiteScheme(pick(BiteOptions), (lang,), self.path("bite")) if lang == "en" else
+        self.sides = {lang: (BiteScheme(pick(BiteSchemeOptions), (lang,), self.path("bite")) if lang == "en" else
                              WordmapScheme(pick(WordmapOptions), (lang,), self.path("wordmap"))) for lang in langs}
 
     def learn(self, train, workers=1, quiet=True):
