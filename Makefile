@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 export NLTK_DATA := $(abspath $(VENV))/nltk_data:$(abspath $(SHARED))/nltk_data
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install demo test test-fast fuzz bench clean
+.PHONY: install demo test test-fast fuzz docs bench clean
 
 install:
 	@bash scripts/install.sh
@@ -32,6 +32,10 @@ test-fast: install
 FUZZ_EXAMPLES ?= 2000
 fuzz: install
 	MORPHTOK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -rs $(PYTEST_ARGS) tests/test_fuzz.py -k hypothesis
+
+# the manual (docs/, mkdocs.yml) as a static site in site/; --strict: a broken link or a page left out of the nav fails
+docs: install
+	$(PY) -m mkdocs build --strict
 
 bench: install
 	$(PY) bench/scale.py

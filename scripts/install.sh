@@ -47,7 +47,7 @@ if [ ! -f "$stamp" ]; then
   echo "[install] fairseq dependencies and field packages"
   pipi cffi cython "hydra-core==1.3.2" "omegaconf==2.3.0" numpy regex sacrebleu tqdm bitarray \
        scikit-learn scipy packaging sentencepiece sacremoses lemminflect nltk HanTa matplotlib pytest ruff \
-       submitit tensorboardX hypothesis \
+       submitit tensorboardX hypothesis mkdocs \
        setuptools wheel
   if ! "$vpy" -c "import fairseq" 2>/dev/null; then
     echo "[install] building fairseq-fixed==0.12.3.1 (about 3 minutes, once)"
