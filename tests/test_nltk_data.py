@@ -40,7 +40,8 @@ def test_found_in_the_venv_or_the_shared_folder(where, monkeypatch, tmp_path, sh
 
 def test_missing_data_is_one_line_saying_how_to_get_it(monkeypatch, tmp_path):
     pytest.importorskip("nltk")
-    import nltk.data   # (imported with this process's NLTK_DATA: NLTK reads it only then)
+    # imported with this process's NLTK_DATA (NLTK reads it only then), before _clean removes it
+    import nltk.data
     _clean(monkeypatch, tmp_path)
     if any(os.path.isdir(os.path.join(d, "taggers")) for d in taggers._nltk_data_dirs()):
         pytest.skip("this machine has NLTK tagger data in one of NLTK's default folders")
