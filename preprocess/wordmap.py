@@ -692,13 +692,16 @@ class WordmapTokenizer:
         self.sp = spm_model
         self.tagger = tagger or load_tagger()
         self.character_fallbacks = 0
+        self.inventory_fallbacks = 0
         # the base model's pieces of one word, remembered (bounded): a word is encoded the same way every time
         self._spm_cached = functools.lru_cache(maxsize=SPM_CACHE_SIZE)(self._spm_uncached)
 
     def counters(self) -> dict[str, int]:
         """Fallbacks so far (preprocess.encode prints them as ``note:`` lines)."""
         return {"Wordmap words split into characters (the SentencePiece pieces did not spell them, "
-                "e.g. a normalising model)": self.character_fallbacks}
+                "e.g. a normalising model)": self.character_fallbacks,
+                "verbs written with the base model's pieces (neither their Wordmap pieces nor the whole verb are "
+                "in --wordmap-dict)": self.inventory_fallbacks}
 
     def _spm(self, text: str, word_start: bool) -> list[str]:
         pieces, fell_back = self._spm_cached(text, word_start)
@@ -759,7 +762,11 @@ class WordmapTokenizer:
                 inv = self.inventory
                 if inv is not None and not all(p in inv for p in segs):
                     whole = (SPACE_SYMBOL if first else "") + line[vs:ve]
-                    segs = [whole] if whole in inv else self._spm(line[vs:ve], first)
+                    if whole in inv:
+                        segs = [whole]
+                    else:
+                        self.inventory_fallbacks += 1
+                        segs = self._spm(line[vs:ve], first)
                 out.extend(segs)
                 first = False
                 cursor = ve

@@ -374,6 +374,7 @@ def test_inventory_keeps_verbs_inside_it(tokenizer):
         enc = narrow.encode_line(src)
         assert wm.decode_line(enc) == " ".join(src.split())
         assert all(p in spm_only for p in enc.split()), src
+    assert narrow.inventory_fallbacks > 0 and again.inventory_fallbacks == 0
 
 
 def test_segmenter_pieces_cover_lower_and_capitalised_verbs(tokenizer):
