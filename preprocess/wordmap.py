@@ -908,6 +908,7 @@ def main(argv=None) -> int:
     b.add_argument("--spm-vocab-size", type=int, default=8000)
     b.add_argument("--spm-type", choices=["unigram", "bpe"], default="unigram")
     b.add_argument("--method", choices=["fast", "naive"], default="fast", help="naive = pairwise reference")
+    b.add_argument("--workers", type=int, default=1, help="processes that tag --input (as preprocess.encode)")
     b.add_argument("--quiet", action="store_true")
     s = sub.add_parser("segment", help="segment words (arguments or stdin, one per line) with a vocabulary")
     s.add_argument("--vocab", required=True)
@@ -933,7 +934,8 @@ def main(argv=None) -> int:
     if args.verbs:
         verbs = extract_verbs([], extra_words=_read_word_list(require_file(args.verbs, "verb list")))
     else:
-        verbs = extract_verbs(corpus(), progress=not args.quiet)
+        verbs = extract_verbs_file(require_file(args.input, "corpus"), workers=args.workers,
+                                   max_lines=args.max_lines, quiet=args.quiet)
     if args.extra_words:
         verbs = extract_verbs([], extra_words=verbs + _read_word_list(require_file(args.extra_words, "word list")))
     if not verbs:
