@@ -153,8 +153,9 @@ def per_core(pairs: dict, src: str, one_line: str, n_words: int, tmp: str, round
 
 def ratio(result: dict, name: str, base: str) -> tuple:
     """Median and range over rounds of the per-round ratio words/s(name) / words/s(base)."""
+    import statistics
     rs = sorted(a / b for a, b in zip(result[name][1], result[base][1]))
-    return rs[len(rs) // 2], rs[0], rs[-1]
+    return statistics.median(rs), rs[0], rs[-1]
 
 
 def peak_rss(args: list) -> tuple[float, dict]:

@@ -115,8 +115,12 @@ def _nltk_perceptron():
     try:
         import nltk.data
         from nltk.tag.perceptron import PerceptronTagger
+        # NLTK reads NLTK_DATA once, when imported: its current value first, then this package's folders
         env = [os.path.expanduser(d) for d in os.environ.get("NLTK_DATA", "").split(os.pathsep) if d]
-        at = max((nltk.data.path.index(d) + 1 for d in env if d in nltk.data.path), default=0)
+        for d in reversed(env):
+            if d not in nltk.data.path:
+                nltk.data.path.insert(0, d)
+        at = max((nltk.data.path.index(d) + 1 for d in env), default=0)
         for d in reversed(_package_data_dirs()):
             if os.path.isdir(d) and d not in nltk.data.path:
                 nltk.data.path.insert(at, d)

@@ -694,13 +694,16 @@ class WordmapTokenizer:
         self.sp = spm_model
         self.tagger = tagger or load_tagger()
         self.character_fallbacks = 0
+        self.inventory_fallbacks = 0
         # the base model's pieces of one word, remembered (bounded): a word is encoded the same way every time
         self._spm_cached = functools.lru_cache(maxsize=SPM_CACHE_SIZE)(self._spm_uncached)
 
     def counters(self) -> dict[str, int]:
         """Fallbacks so far (preprocess.encode prints them as ``note:`` lines)."""
         return {"Wordmap words split into characters (the SentencePiece pieces did not spell them, "
-                "e.g. a normalising model)": self.character_fallbacks}
+                "e.g. a normalising model)": self.character_fallbacks,
+                "verbs written with the base model's pieces (neither their Wordmap pieces nor the whole verb are "
+                "in --wordmap-dict)": self.inventory_fallbacks}
 
     def _spm(self, text: str, word_start: bool) -> list[str]:
         pieces, fell_back = self._spm_cached(text, word_start)
@@ -761,7 +764,11 @@ class WordmapTokenizer:
                 inv = self.inventory
                 if inv is not None and not all(p in inv for p in segs):
                     whole = (SPACE_SYMBOL if first else "") + line[vs:ve]
-                    segs = [whole] if whole in inv else self._spm(line[vs:ve], first)
+                    if whole in inv:
+                        segs = [whole]
+                    else:
+                        self.inventory_fallbacks += 1
+                        segs = self._spm(line[vs:ve], first)
                 out.extend(segs)
                 first = False
                 cursor = ve
@@ -903,6 +910,7 @@ def main(argv=None) -> int:
     b.add_argument("--spm-vocab-size", type=int, default=8000)
     b.add_argument("--spm-type", choices=["unigram", "bpe"], default="unigram")
     b.add_argument("--method", choices=["fast", "naive"], default="fast", help="naive = pairwise reference")
+    b.add_argument("--workers", type=int, default=1, help="processes that tag --input (as preprocess.encode)")
     b.add_argument("--quiet", action="store_true")
     s = sub.add_parser("segment", help="segment words (arguments or stdin, one per line) with a vocabulary")
     s.add_argument("--vocab", required=True)
@@ -938,7 +946,8 @@ def main(argv=None) -> int:
     if args.verbs:
         verbs = extract_verbs([], extra_words=_read_word_list(require_file(args.verbs, "verb list")))
     else:
-        verbs = extract_verbs(corpus(), progress=not args.quiet)
+        verbs = extract_verbs_file(require_file(args.input, "corpus"), workers=args.workers,
+                                   max_lines=args.max_lines, quiet=args.quiet)
     if args.extra_words:
         verbs = extract_verbs([], extra_words=verbs + _read_word_list(require_file(args.extra_words, "word list")))
     if not verbs:

@@ -39,11 +39,12 @@ def test_found_in_the_venv_or_the_shared_folder(where, monkeypatch, tmp_path, sh
 
 
 def test_missing_data_is_one_line_saying_how_to_get_it(monkeypatch, tmp_path):
+    pytest.importorskip("nltk")
+    # imported with this process's NLTK_DATA (NLTK reads it only then), before _clean removes it
+    import nltk.data
     _clean(monkeypatch, tmp_path)
     if any(os.path.isdir(os.path.join(d, "taggers")) for d in taggers._nltk_data_dirs()):
         pytest.skip("this machine has NLTK tagger data in one of NLTK's default folders")
-    pytest.importorskip("nltk")
-    import nltk.data
     monkeypatch.setattr(nltk.data, "path", [d for d in nltk.data.path if not os.path.isdir(os.path.join(d, "taggers"))])
     with pytest.raises(taggers.TaggerUnavailable) as err:
         taggers._load_perceptron()

@@ -322,6 +322,14 @@ def test_build_cli(run_cli, tmp_path, multi30k_verbs):
              "--output", tmp_path / "v.txt", "--spm-prefix", tmp_path / "spm", "--spm-vocab-size", "60"])
     vocab = wm.WordmapVocabulary.load(str(tmp_path / "v.txt"))
     assert len(vocab) > 20 and (tmp_path / "spm.model").exists()
+    # verbs tagged from --input on 2 workers: those of extract_verbs
+    mixed = tmp_path / "m.de"
+    mixed.write_text("Ein Mann spielt Gitarre.\nZwei Kinder schauen zu.\nSie lacht und tanzt.\n" * 40,
+                     encoding="utf-8")
+    run_cli(["python", "-m", "preprocess.wordmap", "build", "--input", mixed, "--workers", "2", "--quiet",
+             "--output", tmp_path / "m.txt", "--verbs-out", tmp_path / "m.verbs"])
+    assert (tmp_path / "m.verbs").read_text(encoding="utf-8").split() == wm.extract_verbs(
+        mixed.read_text(encoding="utf-8").splitlines())
     proc = run_cli(["python", "-m", "preprocess.wordmap", "segment", "--vocab", tmp_path / "v.txt", "anschauen",
                     "viertelt"])
     assert len(proc.stdout.splitlines()) == 2
@@ -372,6 +380,7 @@ def test_inventory_keeps_verbs_inside_it(tokenizer):
         enc = narrow.encode_line(src)
         assert wm.decode_line(enc) == " ".join(src.split())
         assert all(p in spm_only for p in enc.split()), src
+    assert narrow.inventory_fallbacks > 0 and again.inventory_fallbacks == 0
 
 
 def test_segmenter_pieces_cover_lower_and_capitalised_verbs(tokenizer):
