@@ -523,9 +523,27 @@ def test_time_grows_linearly_in_line_and_token_length(what, scheme, public_encod
         make = lambda n: (lambda i: [f"The dogs {_token(n, i)} were barking ."])   # noqa: E731
         small = 2_000
     encoder.encode_lines(make(50)(99))   # warm up (lazy loading)
-    short = _best_time(encoder.encode_lines, make(small))
-    while short < 0.02 and small < 200_000:   # sub-millisecond timings are noise: grow the small case first
+    assert _growth(encoder.encode_lines, make, small) < 10
+
+
+def _growth(fn, make, small: int) -> float:
+    """Time of ``fn`` on ``make(4n)`` over its time on ``make(n)`` (best of three each; n grown from ``small``
+    until one timing is above the noise of sub-millisecond runs)."""
+    short = _best_time(fn, make(small))
+    while short < 0.02 and small < 200_000:
         small *= 2
-        short = _best_time(encoder.encode_lines, make(small))
-    long = _best_time(encoder.encode_lines, make(4 * small))
-    assert long / short < 10, (small, short, long)
+        short = _best_time(fn, make(small))
+    return _best_time(fn, make(4 * small)) / short
+
+
+def test_growth_check_catches_a_quadratic_encoder():
+    """The doubling check can fail: a pairwise comparison of characters gives about 16x, a single pass 4x."""
+    def quadratic(lines):
+        return [str(sum(a == b for a in line[:len(line) // 8] for b in line[:len(line) // 8])) for line in lines]
+
+    def linear(lines):
+        return [str(sum(c == "a" for c in line)) for line in lines]
+
+    make = lambda n: (lambda i: [_token(n, i)])   # noqa: E731
+    assert _growth(quadratic, make, 200) > 10
+    assert _growth(linear, make, 200) < 10
