@@ -37,6 +37,7 @@ from preprocess.bite import BiteOptions
 from preprocess.common import UserError, read_lines, require_file, run_main
 from preprocess.evaluate.noise import InflectionNoise, sequence_similarity
 from preprocess.options import add_arguments
+from preprocess.spm import load_model
 
 
 def noise_options(p: argparse.ArgumentParser) -> None:
@@ -103,8 +104,7 @@ def symbol_complexity(encoded: Iterable[Sequence[int]], unk_id: int, lam: float 
 
 
 def model_complexity(model_path: str, words: Sequence[str], lam: float = 2.0) -> dict:
-    import sentencepiece as spm
-    sp = spm.SentencePieceProcessor(model_file=model_path)
+    sp = load_model(model_path)
     ids = sp.encode(list(words))
     value, n = symbol_complexity(ids, sp.unk_id(), lam)
     n_unk = sum(1 for s in ids for i in s if i == sp.unk_id())
@@ -127,12 +127,10 @@ def similarity_report(lines: Sequence[str], seed: int = 0, fraction: float = 0.3
     encoders = {"unencoded": lambda ls: [b.pretokenize(l) for l in ls],
                 "bite": lambda ls: b.tokenize_batch(ls)}
     if model:
-        import sentencepiece as spm
-        sp = spm.SentencePieceProcessor(model_file=model)
+        sp = load_model(model)
         encoders["D"] = lambda ls: sp.encode([" ".join(b.pretokenize(l)) for l in ls], out_type=str)
     if bite_model:
-        import sentencepiece as spm
-        spb = spm.SentencePieceProcessor(model_file=bite_model)
+        spb = load_model(bite_model)
         encoders["BITE+D"] = lambda ls: spb.encode([b.subword_text(t) for t in b.tokenize_batch(ls)], out_type=str)
     res = {"sentences": len(lines), "words_changed": int(sum(n_changed)), "seed": seed, "fraction": fraction}
     # only sentences that the noise actually changed are informative
