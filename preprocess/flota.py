@@ -648,8 +648,9 @@ class FlotaOptions:
     flota_byte_level: bool = option(False, "gpt2 only: look words up in GPT-2's byte-level alphabet (the released "
                                            "code does not)")
     flota_case: str = option("auto", "lower-case the text before the search: auto = when the vocabulary is uncased "
-                                     "(has no capital letters, e.g. bert-base-uncased), as its own tokenizer does",
-                             ("auto", "keep", "lower"))
+                                     "(has no capital letters, e.g. bert-base-uncased), as its own tokenizer does; an "
+                                     "uncased WordPiece vocabulary also gets its tokenizer's accent stripping (café -> "
+                                     "cafe)", ("auto", "keep", "lower"))
     flota_gpt2_encoder: Optional[str] = option(None, "GPT-2 encoder.json, when --flota-vocab is a dict.txt of GPT-2 "
                                                      "ids (official fairseq RoBERTa/BART checkpoints): emit the ids "
                                                      "that dictionary holds")
