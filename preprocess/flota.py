@@ -59,7 +59,6 @@ STYLES = {
     "sentencepiece": (SPACE_SYMBOL, True, 16),
 }
 MODES = ("flota", "first", "longest")
-FAIRSEQ_RESERVED = ("<s>", "<pad>", "</s>", "<unk>")
 
 
 # --- GPT-2 byte-level alphabet ---------------------------------------------------------------------------------
@@ -218,27 +217,24 @@ def guess_style(tokens: Iterable[str]) -> str:
 
 
 def write_fairseq_dict(vocab, path: str) -> dict:
-    """Write a fairseq ``dict.txt`` holding every token of ``vocab`` (count 1, vocabulary order).
+    """Write a fairseq ``dict.txt`` holding every token of ``vocab`` in vocabulary order, atomically, with the
+    project's rank pseudo-counts (:func:`preprocess.spm.write_dict`: any frequency threshold keeps the order).
 
     fairseq's Dictionary reserves ``<s> <pad> </s> <unk>`` itself, so those are not written again (a duplicate
     would make fairseq refuse the file); tokens that contain whitespace cannot be written and are skipped (FLOTA
     never emits one: its words contain no whitespace).  Returns ``{"written": n, "skipped": [...]}``.
     """
-    v = load_vocab(vocab)
-    written, skipped, seen = 0, [], set()
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="\n") as fh:
-        for tok in v.tokens:
-            if tok in FAIRSEQ_RESERVED or tok in seen:
-                continue
-            if tok == "" or any(c.isspace() for c in tok) or re.search(r"\s", tok):
-                skipped.append(tok)
-                continue
-            seen.add(tok)
-            fh.write(f"{tok} 1\n")
-            written += 1
-    return {"written": written, "skipped": skipped}
+    from preprocess.spm import FAIRSEQ_SPECIALS, write_dict
+
+    tokens, skipped = [], []
+    for tok in dict.fromkeys(load_vocab(vocab).tokens):
+        if tok in FAIRSEQ_SPECIALS:
+            continue
+        if tok == "" or any(c.isspace() for c in tok) or re.search(r"\s", tok):
+            skipped.append(tok)
+            continue
+        tokens.append(tok)
+    return {"written": write_dict(tokens, path), "skipped": skipped}
 
 
 # --- standard segmenters (for the FIRST and LONGEST baselines) --------------------------------------------------
