@@ -15,6 +15,7 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq_plugins._errors import required_path, user_errors
 from preprocess.flota import STYLES, FlotaOptions, tokenizer_from_options
 from preprocess.options import fairseq_config
+from preprocess.spm import FAIRSEQ_SPECIALS
 
 #: the adapter's options: FLOTA's one declaration (preprocess.flota.FlotaOptions), --flota-vocab required
 FlotaBPEConfig = fairseq_config(FlotaOptions, "FlotaBPEConfig", FairseqDataclass, required=("flota_vocab",))
@@ -36,7 +37,7 @@ class FlotaBPE:
         return self.tokenizer.decode(x)
 
     def is_beginning_of_word(self, x: str) -> bool:
-        if x in ("<unk>", "<s>", "</s>", "<pad>"):
+        if x in FAIRSEQ_SPECIALS:
             return True
         x = getattr(self.tokenizer, "id_to_piece", {}).get(x, x)  # an official checkpoint's GPT-2 id
         if self.marker_on_start:

@@ -61,7 +61,6 @@ STYLES = {
     "sentencepiece": (SPACE_SYMBOL, True, 16),
 }
 MODES = ("flota", "first", "longest")
-FAIRSEQ_RESERVED = ("<s>", "<pad>", "</s>", "<unk>")
 
 
 # --- GPT-2 byte-level alphabet ---------------------------------------------------------------------------------
@@ -221,29 +220,29 @@ def guess_style(tokens: Iterable[str]) -> str:
 
 
 def write_fairseq_dict(vocab, path: str) -> dict:
-    """Write a fairseq ``dict.txt`` holding every token of ``vocab`` (count 1, vocabulary order).
+    """Write a fairseq ``dict.txt`` holding every token of ``vocab`` in vocabulary order, atomically, with the
+    project's rank pseudo-counts (:func:`preprocess.spm.write_dict`: any frequency threshold keeps the order).
 
     fairseq's Dictionary reserves ``<s> <pad> </s> <unk>`` itself, so those are not written again (a duplicate
     would make fairseq refuse the file); tokens that contain whitespace cannot be written and are skipped (FLOTA
     never emits one: its words contain no whitespace).  Returns ``{"written": n, "skipped": [...]}``.
     """
-    from preprocess.common import atomic_output, check_distinct, check_output_path
+    from preprocess.common import check_distinct, check_output_path
+    from preprocess.spm import FAIRSEQ_SPECIALS, write_dict
+
     check_output_path(path)
     if isinstance(vocab, (str, os.PathLike)):
         check_distinct([(path, "output")], [(vocab, "vocabulary")])
-    v = load_vocab(vocab)
-    written, skipped, seen = 0, [], set()
-    with atomic_output(path) as fh:   # temporary file, renamed on success: never a truncated dict.txt
-        for tok in v.tokens:
-            if tok in FAIRSEQ_RESERVED or tok in seen:
-                continue
-            if tok == "" or any(c.isspace() for c in tok) or re.search(r"\s", tok):
-                skipped.append(tok)
-                continue
-            seen.add(tok)
-            fh.write(f"{tok} 1\n")
-            written += 1
-    return {"written": written, "skipped": skipped}
+
+    tokens, skipped = [], []
+    for tok in dict.fromkeys(load_vocab(vocab).tokens):
+        if tok in FAIRSEQ_SPECIALS:
+            continue
+        if tok == "" or any(c.isspace() for c in tok) or re.search(r"\s", tok):
+            skipped.append(tok)
+            continue
+        tokens.append(tok)
+    return {"written": write_dict(tokens, path), "skipped": skipped}
 
 
 # --- standard segmenters (for the FIRST and LONGEST baselines) --------------------------------------------------
@@ -670,9 +669,9 @@ class FlotaOptions:
     flota_byte_level: bool = option(False, "gpt2 only: look words up in GPT-2's byte-level alphabet (the released "
                                            "code does not)")
     flota_case: str = option("auto", "lower-case the text before the search: auto = when the vocabulary is uncased "
-                                     "(has no capital letters, e.g. bert-base-uncased), as its own tokenizer does; an uncased "
-                                     "WordPiece vocabulary also gets its tokenizer's accent stripping (café -> cafe)",
-                             ("auto", "keep", "lower"))
+                                     "(has no capital letters, e.g. bert-base-uncased), as its own tokenizer does; an "
+                                     "uncased WordPiece vocabulary also gets its tokenizer's accent stripping (café -> "
+                                     "cafe)", ("auto", "keep", "lower"))
     flota_gpt2_encoder: Optional[str] = option(None, "GPT-2 encoder.json, when --flota-vocab is a dict.txt of GPT-2 "
                                                      "ids (official fairseq RoBERTa/BART checkpoints): emit the ids "
                                                      "that dictionary holds")

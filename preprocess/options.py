@@ -88,10 +88,10 @@ def make_options(options_cls: type, values: dict | None = None):
 
 
 def add_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, options_cls: type,
-                  required: tuple[str, ...] = (), only: tuple[str, ...] | None = None) -> None:
+                  required: tuple[str, ...] = (), only: tuple[str, ...] | None = None, aliases: bool = True) -> None:
     """One ``--name`` per dataclass field (``only``: these fields), with its help, default and choices
-    (``required``: fields that must be given); :func:`from_namespace` turns the parsed values back into the
-    dataclass."""
+    (``required``: fields that must be given; ``aliases=False``: without the older spellings, for command lines
+    that never had them); :func:`from_namespace` turns the parsed values back into the dataclass."""
     hints = typing.get_type_hints(options_cls)
     for f in dataclasses.fields(options_cls):
         if only is not None and f.name not in only:
@@ -99,13 +99,14 @@ def add_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, opt
         kind = field_kind(f, hints)
         default = default_of(f)
         helptext = f.metadata.get("help", "")
+        older = f.metadata.get("aliases", ()) if aliases else ()
         if kind is bool:
-            parser.add_argument(flag(f.name), *f.metadata.get("aliases", ()), dest=f.name, default=bool(default),
+            parser.add_argument(flag(f.name), *older, dest=f.name, default=bool(default),
                                 action=argparse.BooleanOptionalAction, help=helptext)
         elif kind == "list":
             parser.add_argument(flag(f.name), dest=f.name, default=",".join(default), metavar="A,B", help=helptext)
         else:
-            parser.add_argument(flag(f.name), *f.metadata.get("aliases", ()), dest=f.name, default=default, type=kind,
+            parser.add_argument(flag(f.name), *older, dest=f.name, default=default, type=kind,
                                 choices=f.metadata.get("choices"), required=f.name in required, help=helptext)
 
 

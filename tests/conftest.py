@@ -133,6 +133,12 @@ SLOW_TESTS = {
     "test_binarize.py::test_binarize_flota_over_a_learned_model",
     "test_binarize.py::test_binarize_wordmap_separate_dictionaries",
     "test_binarize.py::test_binarize_shards_shard_id_and_extra_test",
+    # tests sharing a module fixture that binarises or encodes a corpus end to end (the fixture is the cost)
+    "test_bite_fairseq.py::test_symbols_are_single_pieces_in_the_encoded_english",
+    "test_bite_fairseq.py::test_adapter_composes_with_bpe_spaces",
+    "test_masked_lm_words.py::test_masked_spans_are_the_words",
+    "test_masked_lm_words.py::test_drop_without_whole_words_and_sizes",
+    "test_masked_lm_words.py::test_whole_words_needs_the_scheme_options",
     # data preparation from the shared copies
     "test_recipes_data.py::test_prepare_multi30k_from_local_copy",
     "test_recipes_data.py::test_prepare_wmt14_from_local_copy",

@@ -162,3 +162,18 @@ def test_a_trusted_global_is_allowed_explicitly(tmp_path, monkeypatch):
     monkeypatch.setenv(compat.TRUST_GLOBALS_ENV, "collections.NoSuchThing")
     with pytest.raises(compat.UserError, match="cannot import 'collections.NoSuchThing'"):
         _load(path)
+
+
+def test_fairseq_tool_refuses_in_one_line_exit_2(tmp_path, run_cli):
+    """Inside a fairseq command-line tool the refusal is ``error: ...`` on one line and exit status 2."""
+    marker = tmp_path / "pwned"
+    path = tmp_path / "hostile.pt"
+    torch.save({"args": argparse.Namespace(arch="x"), "model": {}, "extra": _Hostile(marker)}, path)
+    code = ("import sys; sys.argv[0] = 'fairseq-generate'\n"
+            "import fairseq_plugins\nfrom fairseq import checkpoint_utils\n"
+            f"checkpoint_utils.load_checkpoint_to_cpu({str(path)!r})\n")
+    proc = run_cli(["python", "-W", "ignore", "-c", code], check=False)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: refusing to load") and str(path) in lines[0]
+    assert not marker.exists()

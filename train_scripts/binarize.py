@@ -304,12 +304,6 @@ def binarize(scheme_config: dict, raw_dir: str, out_dir: str, src: str = "en", t
     return result
 
 
-def binarize_lm(scheme_config: dict, raw_dir: str, out_dir: str, lang: str = "en", **kwargs) -> dict:
-    """Monolingual data for ``masked_lm``: ``RAW/{train,valid}.LANG`` -> ``OUT/data-bin/{dict.txt,train,valid}``
-    (or shards); the same as ``binarize(..., lm=True)``."""
-    return binarize(scheme_config, raw_dir, out_dir, lang, None, lm=True, **kwargs)
-
-
 # --- command line ----------------------------------------------------------------------------------------------
 
 def build_parser(name: str | None) -> argparse.ArgumentParser:

@@ -37,6 +37,7 @@ from preprocess.bite import BiteOptions
 from preprocess.common import UserError, read_lines, require_file, run_main
 from preprocess.evaluate.noise import InflectionNoise, sequence_similarity
 from preprocess.options import add_arguments
+from preprocess.spm import load_model
 
 
 def noise_options(p: argparse.ArgumentParser) -> None:
@@ -103,8 +104,7 @@ def symbol_complexity(encoded: Iterable[Sequence[int]], unk_id: int, lam: float 
 
 
 def model_complexity(model_path: str, words: Sequence[str], lam: float = 2.0) -> dict:
-    from preprocess.spm import load_model
-    sp = load_model(model_path)   # the one loader: a missing, corrupt or truncated model is one line
+    sp = load_model(model_path)
     ids = sp.encode(list(words))
     value, n = symbol_complexity(ids, sp.unk_id(), lam)
     n_unk = sum(1 for s in ids for i in s if i == sp.unk_id())
@@ -127,11 +127,9 @@ def similarity_report(lines: Sequence[str], seed: int = 0, fraction: float = 0.3
     encoders = {"unencoded": lambda ls: [b.pretokenize(l) for l in ls],
                 "bite": lambda ls: b.tokenize_batch(ls)}
     if model:
-        from preprocess.spm import load_model
         sp = load_model(model)
         encoders["D"] = lambda ls: sp.encode([" ".join(b.pretokenize(l)) for l in ls], out_type=str)
     if bite_model:
-        from preprocess.spm import load_model
         spb = load_model(bite_model)
         encoders["BITE+D"] = lambda ls: spb.encode([b.subword_text(t) for t in b.tokenize_batch(ls)], out_type=str)
     res = {"sentences": len(lines), "words_changed": int(sum(n_changed)), "seed": seed, "fraction": fraction}
@@ -187,7 +185,7 @@ def sequence_lengths(lines: Sequence[str], base_model: str, bite_model: str, pre
     cause if it did not change the segmentation at all (one more token per symbol: ``symbols / D tokens``) and
     the number of standalone ``▁`` pieces directly before a symbol (0 by construction)."""
     from preprocess.bite import TAG_OF_SYMBOL, BiteTokenizer
-    from preprocess.spm import SPACE_SYMBOL, load_model
+    from preprocess.spm import SPACE_SYMBOL
     b = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger, single_char=single_char)
     lines = [" ".join(l.split()) for l in lines]
     base, bite_sp = load_model(base_model), load_model(bite_model)

@@ -24,7 +24,8 @@ import time
 from preprocess import wordmap as wm
 from preprocess.common import UserError, read_lines, require_file, run_main
 from preprocess.evaluate.morph import boundary_prf
-from preprocess.spm import SPACE_SYMBOL
+from preprocess import spm
+from preprocess.spm import SPACE_SYMBOL, load_model
 
 
 
@@ -57,7 +58,6 @@ def spm_segment(sp, word: str) -> list[str]:
 
 def evaluate(corpus_lines: list[str], gold: list[tuple[str, list[str]]], verbs: list[str],
              vocab_size: int | None, mode: str) -> tuple[list[dict], dict]:
-    import sentencepiece as spm
     t0 = time.time()
     vocab = wm.build_vocabulary(verbs, mode=mode)
     build_s = time.time() - t0
@@ -73,11 +73,10 @@ def evaluate(corpus_lines: list[str], gold: list[tuple[str, list[str]]], verbs: 
     with tempfile.TemporaryDirectory() as tmp:
         for kind in ("bpe", "unigram"):
             prefix = os.path.join(tmp, kind)
-            spm.SentencePieceTrainer.train(
-                sentence_iterator=iter(corpus_lines), model_prefix=prefix, vocab_size=size, model_type=kind,
-                character_coverage=1.0, normalization_rule_name="identity", hard_vocab_limit=False,
-                minloglevel=2, num_threads=1)
-            sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
+            sp = load_model(spm.train([], prefix, model_type=kind, vocab_size=size, character_coverage=1.0,
+                                      num_threads=1, sentences=corpus_lines,
+                                      extra_options={"normalization_rule_name": "identity", "hard_vocab_limit": False,
+                                                     "shuffle_input_sentence": False}))
             pred = [spm_segment(sp, w) for w in words]
             res = boundary_prf(pred, golds)
             res.update(system=f"SentencePiece {'BPE' if kind == 'bpe' else 'Unigram'}", vocab=sp.get_piece_size(),

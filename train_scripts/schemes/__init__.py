@@ -86,7 +86,7 @@ class SubwordOptions:
 
 def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, options_cls: type) -> None:
     """One ``--name`` per field of a scheme's options (see :func:`preprocess.options.add_arguments`)."""
-    add_arguments(parser, options_cls)
+    add_arguments(parser, options_cls, aliases=False)
 
 
 def options_from_namespace(options_cls: type, ns: argparse.Namespace):

@@ -69,9 +69,7 @@ class FlotaScheme(SentencePieceScheme):
 
     def learn(self, train, workers=1, quiet=True):
         if self.options.flota_vocab:
-            tokens = flota.load_vocab(self.options.flota_vocab).tokens
-            spm.write_dict([t for t in dict.fromkeys(tokens) if t and not any(c.isspace() for c in t)
-                            and t not in spm.FAIRSEQ_SPECIALS], self.dictionary(self.langs[0]))
+            flota.write_fairseq_dict(self.options.flota_vocab, self.dictionary(self.langs[0]))
         else:
             super().learn(train, workers, quiet)
 
