@@ -414,7 +414,7 @@ def conclusions(rows: list, meta: dict) -> list:
         can = (f"What this run can conclude: with these trained models and this test set, compared with the "
                f"baseline {_label(base)} (p < {alpha}), " + "; ".join(parts)
                + (f"; {', '.join(quiet)} cannot be told apart from it on any test set" if quiet else "")
-               + f". Which kind of difference each can be: "
+               + ". Which kind of difference each can be: "
                + "; ".join(difference_kind(r, base) for r in rows if _label(r) in found)
                + f". With {n_tests} tests uncorrected for multiple comparisons, about {n_tests * alpha:.1f} "
                  "significant results are expected by chance alone")
