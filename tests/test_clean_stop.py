@@ -116,7 +116,7 @@ def test_sigterm_to_the_recipe_stops_fairseq_and_a_rerun_resumes(binarized, tmp_
     updates = done["num_updates"]
 
     # a rerun resumes from checkpoint_last.pt and trains on to the new limit
-    again = subprocess.run([*[str(a) for a in recipe[:-1]], str(updates + 2)], env=cli_env(), cwd=REPO,
+    again = subprocess.run([*[str(a) for a in recipe[:-1]], str(updates + 2)], env=cli_env(), cwd=REPO, check=False,
                            capture_output=True, text=True)
     assert again.returncode == 0, again.stderr[-3000:]
     assert f"@ {updates} updates" in again.stdout + again.stderr   # fairseq: "loaded checkpoint ... (epoch E @ N updates)"
@@ -147,7 +147,7 @@ def test_sigterm_to_the_pipeline_during_training_stops_everything_and_a_rerun_re
 
     # a rerun skips what was finished and reruns the interrupted stage from a clean folder
     again = subprocess.run([sys.executable if a == "python" else str(a) for a in args] + ["--max-update", "10"],
-                           env=cli_env(), cwd=REPO, capture_output=True, text=True)
+                           env=cli_env(), cwd=REPO, capture_output=True, text=True, check=False)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "[skip] data" in again.stderr and "[skip] unigram/binarize" in again.stderr
     assert "[run ] unigram/train" in again.stderr and (out / "results.json").exists()
@@ -176,7 +176,8 @@ assert checkpoint_utils.save_checkpoint.best == 1.5
 checkpoint_utils.save_checkpoint()
 print("training went on after the signal")
 """
-    proc = subprocess.run([sys.executable, "-c", script], env=cli_env(), cwd=REPO, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", script], env=cli_env(), cwd=REPO, capture_output=True, text=True,
+                          check=False)
     assert proc.returncode == -signal.SIGTERM, proc.stderr[-2000:]
     assert (tmp_path / "ckpt").read_text() == "first half second half"
     assert "training went on" not in proc.stdout

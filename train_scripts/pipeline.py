@@ -578,8 +578,8 @@ def budget_seen(train_log: str, train_src: Path, train_tgt: Path) -> dict:
     src_lens = [len(line.split()) for line in _read(train_src)]
     tgt_lens = [len(line.split()) for line in _read(train_tgt)]
     pairs = len(src_lens)
-    return {"updates": int(updates), "sentences": int(round(sentences)), "tgt_tokens": int(round(tgt_tokens)),
-            "src_tokens_est": int(round(sentences * sum(src_lens) / max(1, pairs))),
+    return {"updates": int(updates), "sentences": round(sentences), "tgt_tokens": round(tgt_tokens),
+            "src_tokens_est": round(sentences * sum(src_lens) / max(1, pairs)),
             "epochs": sentences / max(1, pairs), "train_pairs": pairs,
             "train_src_tokens_per_pair": sum(src_lens) / max(1, pairs),
             "train_tgt_tokens_per_pair": sum(tgt_lens) / max(1, pairs)}
