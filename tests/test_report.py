@@ -242,3 +242,25 @@ def test_boundary_rows_on_the_same_words_and_other_gold_apart(results, tmp_path)
     # the boundary chart holds the English rows only (precision bars: Unigram, BITE, FLOTA), Wordmap stays out
     assert ("precision", [41.0, 41.0, 52.0]) in drawn
     assert "Not in this chart (other gold, see the tables): Wordmap (German derivational verbs)" in md
+
+
+def test_tokeniser_scores_per_row(results, tmp_path):
+    """The field's intrinsic scores (issue 30): each row's Rényi efficiency, fertility and pieces per word, as the
+    pipeline computes them from the row's test encodings, shown per row; rows without them get a dash."""
+    from train_scripts.pipeline import tokenizer_scores
+
+    raw = {"test.en": ["Two dogs run .", "A man walks ."], "test.de": ["Zwei Hunde rennen .", "Ein Mann geht ."]}
+    tok = {"en": ["▁Two ▁dog s ▁run ▁.", "▁A ▁man ▁walk s ▁."],
+           "de": ["▁Zwei ▁Hund e ▁renn en ▁.", "▁Ein ▁Mann ▁geht ▁."]}
+    scores = tokenizer_scores(tok, raw)
+    assert scores["src"]["fertility"] == 10 / 8 and scores["tgt"]["fertility"] == 10 / 8
+    assert 0 < scores["src"]["renyi_efficiency"] <= 1
+    results["schemes"][0]["tokenizer_scores"] = scores
+    report.write_report(results, str(tmp_path))
+    md = (tmp_path / "REPORT.md").read_text(encoding="utf-8")
+    assert "## Tokeniser scores" in md
+    section = md.split("## Tokeniser scores", 1)[1].split("\n## ", 1)[0]
+    row = next(line for line in section.splitlines() if line.startswith("| Unigram |"))
+    assert f"{scores['src']['renyi_efficiency']:.3f}" in row and "1.25" in row
+    flota = next(line for line in section.splitlines() if line.startswith("| FLOTA k=3 |"))
+    assert flota.count(report.DASH) == 6

@@ -256,6 +256,19 @@ def default_data() -> Path | None:
     return shared if shared.exists() else None
 
 
+
+def tokenizer_scores(tok: dict, raw: dict) -> dict:
+    """The field's tokeniser scores of a row's test encodings per side (``preprocess.evaluate.intrinsic``: Rényi
+    efficiency, fertility, pieces per word); ``{"error": ...}`` where tokenization-scorer (the ``hf`` extra) is
+    missing, so the report says why the columns are empty."""
+    from preprocess.common import UserError
+    from preprocess.evaluate.intrinsic import text_scores
+
+    try:
+        return {side: text_scores(tok[lang], raw[f"test.{lang}"]) for lang, side in (("en", "src"), ("de", "tgt"))}
+    except UserError as exc:
+        return {"error": str(exc)}
+
 def _read(path: Path, n: int = 0) -> list[str]:
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
@@ -458,6 +471,7 @@ class RowRun:
         gold = {"en": str(self.args.gold_en) if self.args.gold_en and self.args.gold_en.exists() else None,
                 "de_verbs": str(self.args.gold_de) if self.args.gold_de and self.args.gold_de.exists() else None}
         res["boundary"] = scheme.boundary(gold)
+        res["tokenizer_scores"] = tokenizer_scores(tok, raw)
         try:
             res["extra"] = scheme.intrinsic(raw, gold)
         except Exception as exc:  # noqa: BLE001 - extras must not sink the comparison; the report says why

@@ -198,6 +198,29 @@ def intrinsic_table(rows: list, meta: dict) -> list:
     return [header] + body
 
 
+def tokenizer_scores_table(rows: list) -> Optional[list]:
+    """Rényi efficiency, fertility and pieces per word of each row's test encodings, source and target
+    (``morphtok-metrics-intrinsic``'s measures); None when no row has them."""
+    if not any((r.get("tokenizer_scores") or {}).get("src") for r in rows):
+        return None
+    header = ["scheme", "src Rényi efficiency", "tgt Rényi efficiency", "src fertility", "tgt fertility",
+              "src pieces/word", "tgt pieces/word"]
+    body = []
+    for r in rows:
+        s = r.get("tokenizer_scores") or {}
+        src, tgt = s.get("src") or {}, s.get("tgt") or {}
+        body.append([_label(r), _fmt(src.get("renyi_efficiency"), 3), _fmt(tgt.get("renyi_efficiency"), 3),
+                     _fmt(src.get("fertility")), _fmt(tgt.get("fertility")), _fmt(src.get("pieces_per_word")),
+                     _fmt(tgt.get("pieces_per_word"))])
+    return [header] + body
+
+
+TOKENIZER_SCORES_NOTE = ("Rényi efficiency (order 2.5, the tokenization-scorer package) of the unigram distribution "
+                         "of each row's pieces on the clean test set; fertility = all pieces per whitespace word; "
+                         "pieces per word leaves out standalone ▁ pieces (so space-as-token rows can be compared "
+                         "with the others).")
+
+
 def _count(value) -> str:
     return DASH if value is None else f"{value:,.0f}"
 
@@ -660,6 +683,7 @@ def write_report(results: dict, outdir: str) -> dict:
     robustness = robustness_table(rows)
     intrinsic = intrinsic_table(rows, meta)
     budget = budget_table(rows, meta)
+    scores = tokenizer_scores_table(rows)
     boundaries = boundary_sections(rows)
     words = conclusions(rows, meta)
     bleu_sig, chrf_sig = _signatures(rows, meta)
@@ -687,6 +711,8 @@ def write_report(results: dict, outdir: str) -> dict:
     if budget:
         md += ["## Training budget", "", markdown_table(budget), "", BUDGET_NOTE, ""]
     md += ["## Length and cost", "", markdown_table(intrinsic), "", INTRINSIC_NOTE, ""]
+    if scores:
+        md += ["## Tokeniser scores", "", markdown_table(scores), "", TOKENIZER_SCORES_NOTE, ""]
     for head, table, note in boundaries:
         md += [f"## {head}", "", markdown_table(table), "", note, ""]
     for head, alt, path, note in plots:
@@ -722,6 +748,8 @@ def write_report(results: dict, outdir: str) -> dict:
     if budget:
         parts += ["<h2>Training budget</h2>", html_table(budget), f"<p>{e(BUDGET_NOTE)}</p>"]
     parts += ["<h2>Length and cost</h2>", html_table(intrinsic), f"<p>{e(INTRINSIC_NOTE)}</p>"]
+    if scores:
+        parts += ["<h2>Tokeniser scores</h2>", html_table(scores), f"<p>{e(TOKENIZER_SCORES_NOTE)}</p>"]
     for head, table, note in boundaries:
         parts += [f"<h2>{e(head)}</h2>", html_table(table), f"<p>{e(note)}</p>"]
     for head, alt, path, note in plots:
