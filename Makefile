@@ -37,10 +37,16 @@ fuzz: install
 docs: install
 	$(PY) -m mkdocs build --strict
 
+# every benchmark, its output also written to bench/results/DATE-make-bench.md with the machine's load and versions
+BENCH_OUT = bench/results/$(shell date +%Y-%m-%d-%H%M)-make-bench.md
 bench: install
-	$(PY) bench/scale.py
-	$(PY) bench/spaces.py
-	@for b in bench/bite.py bench/flota.py bench/wordmap.py; do [ -f $$b ] && $(PY) $$b || true; done
+	@mkdir -p bench/results
+	@{ echo "# make bench, $$(date '+%Y-%m-%d %H:%M %Z')"; echo; echo '```'; echo "load: $$(cat /proc/loadavg)"; \
+	   echo "cpus: $$(nproc)"; $(PY) -c 'import platform, sentencepiece, torch; print("python", platform.python_version(), "| torch", torch.__version__, "| sentencepiece", sentencepiece.__version__)'; \
+	   echo "commit: $$(git rev-parse --short HEAD 2>/dev/null)"; echo; \
+	   for b in bench/scale.py bench/spaces.py bench/bite.py bench/flota.py bench/wordmap.py; do \
+	     echo "## $$b"; $(PY) $$b 2>&1 || echo "($$b failed)"; echo; done; echo '```'; } | tee $(BENCH_OUT)
+	@echo "written: $(BENCH_OUT)"
 
 clean:
 	rm -rf $(OUT) .pytest_cache
