@@ -53,7 +53,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def _inputs(args) -> list[str]:
-    names = ("dict", "model", "subword_model", "flota_vocab", "flota_gpt2_encoder", "wordmap_vocab", "wordmap_spm")
+    names = ("dict", "spaces_model", "subword_model", "flota_vocab", "flota_gpt2_encoder", "wordmap_vocab", "wordmap_spm")
     return [getattr(args, n) for n in names if getattr(args, n, None)]
 
 
@@ -71,7 +71,7 @@ def export(args: argparse.Namespace, out_dir: str) -> list[str]:
 
     dictionary = hf_export.read_fairseq_dict(args.dict) if args.dict else None
     if SCHEMES[args.scheme] == "spaces":
-        return hf_export.export_sentencepiece(args.model, out_dir, args.spaces, dictionary, scheme=args.scheme)
+        return hf_export.export_sentencepiece(args.spaces_model, out_dir, args.spaces, dictionary, scheme=args.scheme)
 
     from preprocess import hf_tokenizers
     from preprocess.common import require_file
@@ -83,11 +83,11 @@ def export(args: argparse.Namespace, out_dir: str) -> list[str]:
                 raise UserError("export --scheme bite needs --subword-model (BITE+D: the BITE scheme's spm.model)")
             require_file(args.subword_model, "SentencePiece model (--subword-model)")
             from preprocess.bite import check_subword_model
-            check_subword_model(args.subword_model, args.single_char)
+            check_subword_model(args.subword_model, args.bite_single_char)
             hf_export.write_dict(dictionary if dictionary is not None
                                  else hf_export.spm_dictionary(args.subword_model), dict_path)
-            tok = hf_tokenizers.MorphtokBiteTokenizer(dict_path, args.subword_model, args.pretokenizer, args.tagger,
-                                                      args.single_char)
+            tok = hf_tokenizers.MorphtokBiteTokenizer(dict_path, args.subword_model, args.bite_pretokenizer,
+                                                      args.bite_tagger, args.bite_single_char)
         elif args.scheme == "flota":
             if getattr(args, "noise_p", 0.0):
                 raise UserError("--noise-p is a test-set perturbation, not part of a tokenizer: export without it")

@@ -190,8 +190,10 @@ class MorphtokWordmapTokenizer(MorphtokTokenizer):
     def __init__(self, vocab_file: str, wordmap_vocab_file: str, wordmap_spm_file: str, **kwargs):
         from preprocess import wordmap
         self.wordmap_vocab_file, self.wordmap_spm_file = wordmap_vocab_file, wordmap_spm_file
+        # the dictionary is also the inventory verbs are written with, as the recipe encodes (``--wordmap-dict``)
         self.line_encoder = wordmap.make_encoder(argparse.Namespace(wordmap_vocab=wordmap_vocab_file,
-                                                                    wordmap_spm=wordmap_spm_file))
+                                                                    wordmap_spm=wordmap_spm_file,
+                                                                    wordmap_dict=vocab_file))
         super().__init__(vocab_file, **kwargs)
 
     def _segment(self, text: str) -> list[str]:
