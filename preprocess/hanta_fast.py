@@ -32,12 +32,20 @@ Multi30k sentences and on random token sequences.
 from __future__ import annotations
 
 import functools
+import hashlib
+import importlib
 import math
+import os
 import sys
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
+
+try:   # the cython.* annotations type the hot loops' numbers in C when this file is compiled (setup.py)
+    import cython
+except ImportError:   # plain Python without Cython installed: only the annotations name it
+    cython = None
 
 #: entries per LRU cache (word candidates; analysis results; lemmas): bounded memory whatever the corpus size
 WORD_CACHE_SIZE = 1 << 17
@@ -168,8 +176,16 @@ class FastHanta:
         morpheme log probability ``lp_m_t(word[i:j], tag)`` is computed once per word instead of once per state
         that reaches position i (HanTa's own ``lp_m_t``: a pure function of its arguments)."""
         h = self.hanta
-        lowerbound = _LOWERBOUND
-        wlen = len(word)
+        lowerbound: cython.double = _LOWERBOUND
+        rowbound: cython.double
+        lp: cython.double
+        lpt: cython.double
+        lp1: cython.double
+        lpmd: cython.double
+        oldlp: cython.double
+        i: cython.Py_ssize_t
+        j: cython.Py_ssize_t
+        wlen: cython.Py_ssize_t = len(word)
         followups = self._followups
         morph_tags = self._morph_tags
         guess_base = self._guess_base
@@ -215,12 +231,17 @@ class FastHanta:
                                 if base is None:
                                     continue
                                 lpm = guesses[tag1] = _guess(m, base, wlen)
-                        lp1 = lp + lpt + lpm
+                        lpmd = lpm
+                        lp1 = lp + lpt + lpmd
                         if lp1 > lowerbound:
                             newstate = (s1, tag1)
                             old = target.get(newstate)
-                            if old is None or lp1 > old:
+                            if old is None:
                                 target[newstate] = lp1
+                            else:
+                                oldlp = old
+                                if lp1 > oldlp:
+                                    target[newstate] = lp1
         final = h.LP_trans_final
         last = table[-1]
         for state in table[-2]:
@@ -287,6 +308,12 @@ class FastHanta:
         """HanTa's ``tag_sent_viterbi(sent, casesensitive)``: the tag numbers of the best path."""
         cands = self._candidates
         trans = self._trans
+        lp0: cython.double
+        lp: cython.double
+        lpwc: cython.double
+        lpc: cython.double
+        oldlp: cython.double
+        rowbound: cython.double
         prevrow = {(_EMPTY, _START): 0.0}
         backpointers = []
         for i, w in enumerate(sent):
@@ -303,13 +330,19 @@ class FastHanta:
                 lp_t = trans[state]
                 s1 = state[1]
                 for c, lpwc in wc:
-                    lp = lp0 + lp_t[c] + lpwc
+                    lpc = lp_t[c]
+                    lp = lp0 + lpc + lpwc
                     if lp > _LOWERBOUND:
                         ns = (s1, c)
                         old = row.get(ns)
-                        if old is None or lp > old:
+                        if old is None:
                             row[ns] = lp
                             back[ns] = state
+                        else:
+                            oldlp = old
+                            if lp > oldlp:
+                                row[ns] = lp
+                                back[ns] = state
             backpointers.append(back)
             prevrow = row
         best = -math.inf
@@ -363,6 +396,30 @@ class FastHanta:
                 "lemmas": self._lemma.cache_info()}
 
 
+def _source_digest() -> str:
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "hanta_fast.py"), "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+@functools.cache
+def fast_class() -> type:
+    """The compiled :class:`FastHanta` when ``preprocess._hanta_fast`` exists and was built from this file's current
+    text (setup.py compiles this file with Cython and records the text's SHA-256 in it), else this module's (the same
+    tags: the same operations on the same floats, the hot loops' numbers typed as C doubles).  A stale build is
+    reported once and not used, so editing this file never runs old code."""
+    if "SOURCE_SHA256" in globals():   # this is the compiled module itself
+        return FastHanta
+    try:
+        compiled = importlib.import_module("preprocess._hanta_fast")
+    except ImportError:
+        return FastHanta
+    if getattr(compiled, "SOURCE_SHA256", None) != _source_digest():
+        warnings.warn(f"{compiled.__file__} was built from an older preprocess/hanta_fast.py and is not used; "
+                      "rebuild it with `make install` (or `pip install -e .`)", stacklevel=2)
+        return FastHanta
+    return compiled.FastHanta
+
+
 def probe_sentences(hanta=None) -> list[list[str]]:
     """:data:`PROBE` plus one sentence of the words HanTa's table knows best and of made-up variants of them."""
     out = [list(s) for s in PROBE]
@@ -396,7 +453,7 @@ def load(model: str = "morphmodel_ger.pgz"):
     probe, otherwise (with a warning) HanTa itself.  Worker processes forked after this call share it."""
     hanta = _load_hanta(model)
     try:
-        fast = FastHanta(model, hanta)
+        fast = fast_class()(model, hanta)
         ok = agrees(fast)
     except Exception as e:   # noqa: BLE001 - a model layout this module does not know
         ok, fast = False, None
