@@ -37,25 +37,33 @@ CONSOLE_SCRIPTS = {
 }
 
 
+#: pure-Python modules compiled with Cython where it and a C compiler exist: source -> compiled module (each module
+#: uses its compiled twin only when the twin records the source's current SHA-256)
+COMPILED = {"flota_search.py": "preprocess._flota_search",   # FLOTA's search
+            "hanta_fast.py": "preprocess._hanta_fast"}       # exact HanTa tagging (Wordmap, BITE --tagger hanta)
+
+
 def compiled_extensions() -> list:
-    """preprocess._flota_search: preprocess/flota_search.py compiled with Cython (as fairseq compiles its data
-    utilities), from a copy that records the source's SHA-256 so that a stale build is never used.  Optional: without
-    Cython or a C compiler the package installs and runs the same code as plain Python."""
+    """preprocess._flota_search and preprocess._hanta_fast: preprocess/flota_search.py and preprocess/hanta_fast.py
+    compiled with Cython (as fairseq compiles its data utilities), each from a copy that records the source's SHA-256
+    so that a stale build is never used.  Optional: without Cython or a C compiler the package installs and runs the
+    same code as plain Python."""
     try:
         from Cython.Build import cythonize
     except ImportError:
         return []
-    source = os.path.join("preprocess", "flota_search.py")
-    with open(source, "rb") as fh:
-        text = fh.read()
-    copy = os.path.join("build", "cython", "preprocess", "_flota_search.py")
-    os.makedirs(os.path.dirname(copy), exist_ok=True)
-    with open(copy, "wb") as fh:
-        fh.write(text + b"\nSOURCE_SHA256 = %r\n" % hashlib.sha256(text).hexdigest())
-    extension, = cythonize([Extension("preprocess._flota_search", [copy])], compiler_directives={"language_level": 3},
-                           quiet=True)
-    extension.optional = True   # a failed C compile is a warning (cythonize does not carry this flag over)
-    return [extension]
+    extensions = []
+    for name, module in COMPILED.items():
+        with open(os.path.join("preprocess", name), "rb") as fh:
+            text = fh.read()
+        copy = os.path.join("build", "cython", *module.split(".")) + ".py"
+        os.makedirs(os.path.dirname(copy), exist_ok=True)
+        with open(copy, "wb") as fh:
+            fh.write(text + b"\nSOURCE_SHA256 = %r\n" % hashlib.sha256(text).hexdigest())
+        extension, = cythonize([Extension(module, [copy])], compiler_directives={"language_level": 3}, quiet=True)
+        extension.optional = True   # a failed C compile is a warning (cythonize does not carry this flag over)
+        extensions.append(extension)
+    return extensions
 
 
 setup(

@@ -102,13 +102,17 @@ def bench_tagging(corpus: str, lines_n: int) -> None:
              for line in _head(corpus, lines_n, os.devnull)]
     n = sum(map(len, sents))
     h = hanta_fast.load("morphmodel_ger.pgz").hanta
-    fast = hanta_fast.FastHanta("morphmodel_ger.pgz", h)   # its own caches, empty (load()'s may be warm)
+    fast = hanta_fast.fast_class()("morphmodel_ger.pgz", h)   # its own caches, empty (load()'s may be warm)
+    plain = hanta_fast.FastHanta("morphmodel_ger.pgz", h)     # the same, run as plain Python
+    kind = "compiled" if type(fast) is not hanta_fast.FastHanta else "plain Python: preprocess._hanta_fast not built"
     print(f"## HanTa tagging ({lines_n} German lines, {n} tokens; CPU time of this process; {load()})")
     rows = []
     for name, fn in (("HanTa tag_sent, taglevel=1 (Wordmap before)", lambda s: h.tag_sent(s, taglevel=1)),
                      ("HanTa tag_sent, taglevel=0", lambda s: h.tag_sent(s, taglevel=0)),
-                     ("hanta_fast, first pass (caches empty)", fast.tag_sent),
-                     ("hanta_fast, second pass (words cached)", fast.tag_sent)):
+                     ("hanta_fast as plain Python, first pass (caches empty)", plain.tag_sent),
+                     ("hanta_fast as plain Python, second pass (words cached)", plain.tag_sent),
+                     (f"hanta_fast ({kind}), first pass (caches empty)", fast.tag_sent),
+                     (f"hanta_fast ({kind}), second pass (words cached)", fast.tag_sent)):
         t = time.process_time()
         out = [fn(s) for s in sents]
         rows.append((name, time.process_time() - t, out))

@@ -32,12 +32,20 @@ Multi30k sentences and on random token sequences.
 from __future__ import annotations
 
 import functools
+import hashlib
+import importlib
 import math
+import os
 import sys
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
+
+try:   # the cython.* annotations type the hot loops' numbers in C when this file is compiled (setup.py)
+    import cython
+except ImportError:   # plain Python without Cython installed: only the annotations name it
+    cython = None
 
 #: entries per LRU cache (word candidates; analysis results; lemmas): bounded memory whatever the corpus size
 WORD_CACHE_SIZE = 1 << 17
@@ -92,6 +100,28 @@ class ReferenceHanta:
             self.hanta._analyze(w, self.hanta.tag2int[t], taglevel=1)
 
 
+def _guess(m: str, base: tuple, wlen: int) -> float:
+    """``HanoverTagger.lp_m_t(m, t, wlen, strict=False)`` for a morpheme outside the tag's table, a tag that has
+    hapax and suffix tables (``base``: see ``FastHanta._guess_base``) and ``wlen < 4 or len(m) > 2`` (otherwise HanTa
+    returns -inf): the same operations in the same order."""
+    lengths, LP_s = base
+    mlen = len(m)
+    if mlen > 4 and m[-4:] in LP_s:
+        lp_suf = LP_s[m[-4:]]
+    elif mlen > 3 and m[-3:] in LP_s:
+        lp_suf = LP_s[m[-3:]]
+    elif mlen > 2 and m[-2:] in LP_s:
+        lp_suf = LP_s[m[-2:]]
+    elif mlen > 1 and m[-1:] in LP_s:
+        lp_suf = LP_s[m[-1:]]
+    else:
+        lp_suf = LP_s['']
+    lp = lengths[mlen if mlen < 24 else 24] + lp_suf
+    if wlen == mlen:
+        lp -= 4.6
+    return lp
+
+
 class FastHanta:
     """Exact ``HanoverTagger.tag_sent`` tags with per-word caches (see the module docstring)."""
 
@@ -132,6 +162,10 @@ class FastHanta:
             for m, lp in table.items():
                 morph_tags.setdefault(m, {})[t] = lp
         self._morph_tags = morph_tags
+        # per guessing tag: (Int_t + LP_hapax_t[t] + LP_len_t[t][n] for n = 0..24, the tag's suffix table); HanTa adds
+        # the same numbers in the same order, so the sums are the same floats
+        self._guess_base = {t: (tuple(h.Int_t + h.LP_hapax_t[t] + h.LP_len_t[t][n] for n in range(25)), h.LP_s_t[t])
+                            for t in self._guessable}
         self._candidates = functools.lru_cache(maxsize=cache_size)(self._word_candidates)
         self._forward = functools.lru_cache(maxsize=cache_size)(self.analyze_forward)
         self._lemma = functools.lru_cache(maxsize=cache_size)(self._analyze_lemma)
@@ -142,12 +176,20 @@ class FastHanta:
         morpheme log probability ``lp_m_t(word[i:j], tag)`` is computed once per word instead of once per state
         that reaches position i (HanTa's own ``lp_m_t``: a pure function of its arguments)."""
         h = self.hanta
-        lowerbound = _LOWERBOUND
-        wlen = len(word)
+        lowerbound: cython.double = _LOWERBOUND
+        rowbound: cython.double
+        lp: cython.double
+        lpt: cython.double
+        lp1: cython.double
+        lpmd: cython.double
+        oldlp: cython.double
+        i: cython.Py_ssize_t
+        j: cython.Py_ssize_t
+        wlen: cython.Py_ssize_t = len(word)
         followups = self._followups
         morph_tags = self._morph_tags
-        guessable = self._guessable
-        guesses: dict = {}
+        guess_base = self._guess_base
+        short = wlen < 4
         table = [{(_EMPTY, _START): 0}] + [{} for _ in range(wlen + 1)]
         for i in range(wlen + 1):
             row = table[i]
@@ -163,13 +205,17 @@ class FastHanta:
                 followup, followup_guessable = followups.get(state, _NO_FOLLOWUP)
                 if not followup:
                     continue
-                if segments is None:   # (j, word[i:j], the tags whose table holds word[i:j])
-                    segments = [(j, word[i:j], morph_tags.get(word[i:j])) for j in range(i + 1, wlen + 1)]
+                if segments is None:
+                    # (the row word[i:j] reaches, the tags whose table holds word[i:j] or None, word[i:j], its
+                    # guesses so far per tag; None where HanTa's guess is -inf for every tag)
+                    segments = []
+                    for j in range(i + 1, wlen + 1):
+                        m = word[i:j]
+                        segments.append((table[j], morph_tags.get(m), m, {} if short or j - i > 2 else None))
                 s1 = state[1]
-                for j, segment, known in segments:
-                    target = table[j]
+                for target, known, m, guesses in segments:
                     if known is None:   # no table holds the morpheme: only tags that guess can score
-                        if not followup_guessable:
+                        if guesses is None or not followup_guessable:
                             continue
                         todo = followup_guessable
                     else:
@@ -177,18 +223,25 @@ class FastHanta:
                     for tag1, lpt in todo:
                         lpm = known.get(tag1) if known is not None else None
                         if lpm is None:   # HanTa's guess for a morpheme outside the table, or -inf
-                            if tag1 not in guessable:
+                            if guesses is None:
                                 continue
-                            key = (segment, tag1)
-                            lpm = guesses.get(key)
+                            lpm = guesses.get(tag1)
                             if lpm is None:
-                                lpm = guesses[key] = self._guess(segment, tag1, wlen)
-                        lp1 = lp + lpt + lpm
+                                base = guess_base.get(tag1)
+                                if base is None:
+                                    continue
+                                lpm = guesses[tag1] = _guess(m, base, wlen)
+                        lpmd = lpm
+                        lp1 = lp + lpt + lpmd
                         if lp1 > lowerbound:
                             newstate = (s1, tag1)
                             old = target.get(newstate)
-                            if old is None or lp1 > old:
+                            if old is None:
                                 target[newstate] = lp1
+                            else:
+                                oldlp = old
+                                if lp1 > oldlp:
+                                    target[newstate] = lp1
         final = h.LP_trans_final
         last = table[-1]
         for state in table[-2]:
@@ -214,29 +267,6 @@ class FastHanta:
         if not result_list:
             result_list = [(_UNKNOWN, 0)]
         return result_list
-
-    def _guess(self, m: str, t: int, wlen: int) -> float:
-        """``HanoverTagger.lp_m_t(m, t, wlen, strict=False)`` for a morpheme outside the tag's table and a tag
-        that has hapax and suffix tables (the same operations in the same order)."""
-        h = self.hanta
-        mlen = len(m)
-        if not (wlen < 4 or mlen > 2):
-            return -math.inf
-        LP_s = h.LP_s_t[t]
-        if mlen > 4 and m[-4:] in LP_s:
-            lp_suf = LP_s[m[-4:]]
-        elif mlen > 3 and m[-3:] in LP_s:
-            lp_suf = LP_s[m[-3:]]
-        elif mlen > 2 and m[-2:] in LP_s:
-            lp_suf = LP_s[m[-2:]]
-        elif mlen > 1 and m[-1:] in LP_s:
-            lp_suf = LP_s[m[-1:]]
-        else:
-            lp_suf = LP_s['']
-        lp = h.Int_t + h.LP_hapax_t[t] + h.LP_len_t[t][min(mlen, 24)] + lp_suf
-        if wlen == mlen:
-            lp -= 4.6
-        return lp
 
     def _tag_word(self, word: str, casesensitive: bool) -> list:
         """``HanoverTagger._tag_word(word, cutoff=5, casesensitive, conditional=True)``, with the morphological
@@ -278,12 +308,18 @@ class FastHanta:
         """HanTa's ``tag_sent_viterbi(sent, casesensitive)``: the tag numbers of the best path."""
         cands = self._candidates
         trans = self._trans
-        prevrow: dict[tuple, float] = {(_EMPTY, _START): 0.0}
+        lp0: cython.double
+        lp: cython.double
+        lpwc: cython.double
+        lpc: cython.double
+        oldlp: cython.double
+        rowbound: cython.double
+        prevrow = {(_EMPTY, _START): 0.0}
         backpointers = []
         for i, w in enumerate(sent):
             wc = cands(w, casesensitive and i > 0)
-            row: dict[tuple, float] = {}
-            back: dict[tuple, tuple] = {}
+            row = {}
+            back = {}
             if len(prevrow) > 5:   # the beam: states more than 1 below the 6th best are dropped
                 rowbound = sorted(prevrow.values(), reverse=True)[5] - 1
             else:
@@ -294,13 +330,19 @@ class FastHanta:
                 lp_t = trans[state]
                 s1 = state[1]
                 for c, lpwc in wc:
-                    lp = lp0 + lp_t[c] + lpwc
+                    lpc = lp_t[c]
+                    lp = lp0 + lpc + lpwc
                     if lp > _LOWERBOUND:
                         ns = (s1, c)
                         old = row.get(ns)
-                        if old is None or lp > old:
+                        if old is None:
                             row[ns] = lp
                             back[ns] = state
+                        else:
+                            oldlp = old
+                            if lp > oldlp:
+                                row[ns] = lp
+                                back[ns] = state
             backpointers.append(back)
             prevrow = row
         best = -math.inf
@@ -354,6 +396,30 @@ class FastHanta:
                 "lemmas": self._lemma.cache_info()}
 
 
+def _source_digest() -> str:
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "hanta_fast.py"), "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+@functools.cache
+def fast_class() -> type:
+    """The compiled :class:`FastHanta` when ``preprocess._hanta_fast`` exists and was built from this file's current
+    text (setup.py compiles this file with Cython and records the text's SHA-256 in it), else this module's (the same
+    tags: the same operations on the same floats, the hot loops' numbers typed as C doubles).  A stale build is
+    reported once and not used, so editing this file never runs old code."""
+    if "SOURCE_SHA256" in globals():   # this is the compiled module itself
+        return FastHanta
+    try:
+        compiled = importlib.import_module("preprocess._hanta_fast")
+    except ImportError:
+        return FastHanta
+    if getattr(compiled, "SOURCE_SHA256", None) != _source_digest():
+        warnings.warn(f"{compiled.__file__} was built from an older preprocess/hanta_fast.py and is not used; "
+                      "rebuild it with `make install` (or `pip install -e .`)", stacklevel=2)
+        return FastHanta
+    return compiled.FastHanta
+
+
 def probe_sentences(hanta=None) -> list[list[str]]:
     """:data:`PROBE` plus one sentence of the words HanTa's table knows best and of made-up variants of them."""
     out = [list(s) for s in PROBE]
@@ -387,7 +453,7 @@ def load(model: str = "morphmodel_ger.pgz"):
     probe, otherwise (with a warning) HanTa itself.  Worker processes forked after this call share it."""
     hanta = _load_hanta(model)
     try:
-        fast = FastHanta(model, hanta)
+        fast = fast_class()(model, hanta)
         ok = agrees(fast)
     except Exception as e:   # noqa: BLE001 - a model layout this module does not know
         ok, fast = False, None

@@ -61,19 +61,20 @@ fi
 # property-based tests (tests/test_fuzz.py); also into venvs set up before it was needed
 "$vpy" -c "import hypothesis" 2>/dev/null || { echo "[install] hypothesis (tests)"; pipi hypothesis; }
 
-# FLOTA's search compiled with Cython (preprocess/_flota_search): rebuilt when preprocess/flota_search.py changed
-# since the last build; without a C compiler it stays plain Python (same output, slower)
+# FLOTA's search and the exact HanTa tagging compiled with Cython (preprocess/_flota_search, preprocess/_hanta_fast):
+# rebuilt when preprocess/flota_search.py or preprocess/hanta_fast.py changed since the last build; without a C
+# compiler they stay plain Python (same output, slower)
 search_state() {
-  (cd "$here" && "$vpy" -W ignore -c 'from preprocess import flota_search as f
-print("compiled" if f.search_class() is not f.FlotaSearch else "python")')
+  (cd "$here" && "$vpy" -W ignore -c 'from preprocess import flota_search as f, hanta_fast as h
+print("compiled" if f.search_class() is not f.FlotaSearch and h.fast_class() is not h.FastHanta else "python")')
 }
 state=$(search_state)
 if [ "$state" = python ] && command -v cc >/dev/null; then
-  echo "[install] compiling FLOTA's search (preprocess/flota_search.py, Cython)"
+  echo "[install] compiling FLOTA's search and HanTa tagging (preprocess/flota_search.py, hanta_fast.py; Cython)"
   pipi --no-deps --no-build-isolation -e "$here"
   state=$(search_state)
 fi
-echo "[install] FLOTA search: $state"
+echo "[install] FLOTA search and HanTa tagging: $state"
 
 # extra "hf" (setup.py): morphtok-export and morphtok-metrics-intrinsic; none of these packages needs torch
 if ! "$vpy" -c "import tokenizers, transformers, tokenization_scorer, google.protobuf" 2>/dev/null; then

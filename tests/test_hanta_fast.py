@@ -4,6 +4,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import random
+import shutil
 import warnings
 
 import pytest
@@ -14,14 +15,25 @@ from preprocess import hanta_fast as hf
 from preprocess.wordmap import _TAG_TOKEN_RE
 
 
-@pytest.fixture(scope="module")
-def german():
-    return hf.load("morphmodel_ger.pgz")
+def _tagger(model: str, kind: str):
+    """``kind`` "compiled": the tagger load() gives (preprocess._hanta_fast where built); "python": this module's
+    FastHanta run as plain Python.  Every exactness test runs on both."""
+    loaded = hf.load(model)
+    if kind == "python":
+        return hf.FastHanta(model, loaded.hanta)
+    if hf.fast_class() is hf.FastHanta:
+        pytest.skip("preprocess._hanta_fast is not built here (see test_tagging_is_compiled_where_cython_and_cc_exist)")
+    return loaded
 
 
-@pytest.fixture(scope="module")
-def english():
-    return hf.load("morphmodel_en.pgz")
+@pytest.fixture(scope="module", params=["compiled", "python"])
+def german(request):
+    return _tagger("morphmodel_ger.pgz", request.param)
+
+
+@pytest.fixture(scope="module", params=["compiled", "python"])
+def english(request):
+    return _tagger("morphmodel_en.pgz", request.param)
 
 
 def _sentences(path, n, start=0):
@@ -44,8 +56,33 @@ def _fast(f, sent, taglevel=0):
         return type(e)
 
 
-def test_load_gives_the_fast_tagger_with_the_installed_hanta(german, english):
-    assert isinstance(german, hf.FastHanta) and isinstance(english, hf.FastHanta)
+def test_load_gives_the_fast_tagger_with_the_installed_hanta():
+    for model in ("morphmodel_ger.pgz", "morphmodel_en.pgz"):
+        assert isinstance(hf.load(model), hf.fast_class())
+
+
+def test_tagging_is_compiled_where_cython_and_cc_exist():
+    """`make install` compiles preprocess/hanta_fast.py with Cython; only a machine without either runs it as plain
+    Python (then this skips, and says why)."""
+    pytest.importorskip("Cython", reason="Cython not installed: HanTa tagging runs as plain Python")
+    if not (shutil.which("cc") or shutil.which("gcc")):
+        pytest.skip("no C compiler: HanTa tagging runs as plain Python")
+    assert hf.fast_class() is not hf.FastHanta, "preprocess._hanta_fast is missing or stale: run `make install`"
+    assert type(hf.load("morphmodel_ger.pgz")).__module__ == "preprocess._hanta_fast"
+
+
+def test_stale_compiled_tagging_is_not_used(monkeypatch):
+    """A compiled module built from an older hanta_fast.py is reported and not used (plain Python instead)."""
+    pytest.importorskip("preprocess._hanta_fast", reason="HanTa tagging is not compiled here")
+    monkeypatch.setattr(hf, "_source_digest", lambda: "0" * 64)
+    hf.fast_class.cache_clear()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert hf.fast_class() is hf.FastHanta
+        assert any("older preprocess/hanta_fast.py" in str(w.message) for w in caught)
+    finally:
+        hf.fast_class.cache_clear()
 
 
 def test_multi30k_german_tags_identical(german, shared_path):
@@ -86,11 +123,12 @@ def _random_sentences(h, rng, n):
     return out
 
 
-@pytest.mark.parametrize("which", ["german", "english"])
-def test_random_token_sequences_identical(which, request):
+@pytest.mark.parametrize("kind", ["compiled", "python"])
+@pytest.mark.parametrize("model", ["morphmodel_ger.pgz", "morphmodel_en.pgz"])
+def test_random_token_sequences_identical(model, kind):
     """Random words from HanTa's table, capitalised, with made-up endings, and random strings (quote marks,
     digits, punctuation): tags identical, and where HanTa raises, so does the fast path."""
-    f = request.getfixturevalue(which)
+    f = _tagger(model, kind)
     rng = random.Random(27)
     for sent in _random_sentences(f.hanta, rng, 400):
         assert _fast(f, sent) == _reference(f.hanta, sent), sent
@@ -130,7 +168,7 @@ def test_check_lemmas_raises_where_hanta_lemma_pass_raises(german):
 
 
 def test_caches_are_bounded(german):
-    f = hf.FastHanta("morphmodel_ger.pgz", german.hanta, cache_size=50)
+    f = type(german)("morphmodel_ger.pgz", german.hanta, cache_size=50)
     words = [f"Wort{i}x" for i in range(300)]
     for i in range(0, 300, 10):
         assert f.tag_sent(words[i:i + 10]) == german.hanta.tag_sent(words[i:i + 10], taglevel=0)
