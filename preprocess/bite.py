@@ -289,7 +289,7 @@ def _get_lemma(word: str, upos: str) -> str:
     from lemminflect import getLemma
     try:
         lemmas = getLemma(word, upos=upos)
-    except Exception:  # lemminflect's OOV rules can fail on odd strings
+    except (IndexError, KeyError, ValueError):  # lemminflect's OOV rules index characters (e.g. of an empty string)
         lemmas = ()
     lemma = lemmas[0] if lemmas else ""
     if not lemma or any(c.isspace() for c in lemma):
@@ -465,7 +465,7 @@ class BiteTokenizer:
             if base:
                 try:
                     forms = getInflection(base, tag=tag)
-                except Exception:
+                except (IndexError, KeyError, ValueError):  # lemminflect's OOV rules index characters
                     forms = ()
                 if forms and forms[0] and not any(c.isspace() for c in forms[0]):
                     form = _match_case(forms[0], base)
@@ -669,6 +669,11 @@ class BiteLineEncoder:
         if subword_model:
             from preprocess.spm import load_model
             self.sp = load_model(subword_model)
+
+    def counters(self) -> dict:
+        """Fallbacks so far (preprocess.encode prints them as ``note:`` lines)."""
+        return {"sentences the tagger failed on (all words kept as they are)":
+                getattr(self.bite.tagger, "failed_sentences", 0)}
 
     def encode_lines(self, lines: List[str]) -> List[str]:
         if self.bite_input:

@@ -72,7 +72,7 @@ import re
 import sys
 import time
 from collections import Counter
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -601,12 +601,14 @@ def is_verb_tag(tag: str) -> bool:
     return tag.startswith(VERB_TAG_PREFIXES)
 
 
-def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200) -> list[str]:
+def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200,
+               on_untagged: Callable[[int], None] | None = None) -> list[str]:
     """HanTa POS tags for ``tokens`` (one per token).  Never raises: untaggable tokens get ``"?"``.
 
     The tags are those of HanTa's ``tag_sent(window, taglevel=1)`` over windows of ``window`` tokens, and a
-    window for which that call raises is all ``"?"``.  ``tagger``: a :mod:`preprocess.hanta_fast` tagger (which
-    computes the same without the lemma pass), or a ``HanoverTagger``."""
+    window for which that call raises is all ``"?"`` (``on_untagged`` is then called with its number of tokens,
+    so that a caller can report it).  ``tagger``: a :mod:`preprocess.hanta_fast` tagger (which computes the same
+    without the lemma pass), or a ``HanoverTagger``."""
     tagger = tagger or load_tagger()
     fast = hasattr(tagger, "check_lemmas")
     tags: list[str] = []
@@ -622,18 +624,21 @@ def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200) -> list[st
                 ctags = [r[2] if len(r) > 2 else r[1] for r in res]
             if len(ctags) != len(chunk):
                 raise ValueError("tag count mismatch")
-        except Exception:
+        except Exception:  # noqa: BLE001 - HanTa's own failures (its lemma pass): "?" as HanTa, counted
             ctags = ["?"] * len(chunk)
+            if on_untagged is not None:
+                on_untagged(len(chunk))
         tags.extend("?" if s != t else g for s, t, g in zip(safe, chunk, ctags))
     return tags
 
 
-def tag_line(line: str, tagger=None) -> list[tuple[int, int, str, str]]:
+def tag_line(line: str, tagger=None, on_untagged: Callable[[int], None] | None = None
+             ) -> list[tuple[int, int, str, str]]:
     """``(start, end, token, tag)`` for the HanTa tokens of one line (letters, digits, single symbols)."""
     spans = [(m.start(), m.end(), m.group()) for m in _TAG_TOKEN_RE.finditer(line)]
     if not spans:
         return []
-    tags = tag_tokens([s[2] for s in spans], tagger)
+    tags = tag_tokens([s[2] for s in spans], tagger, on_untagged=on_untagged)
     return [(a, b, tok, tag) for (a, b, tok), tag in zip(spans, tags)]
 
 
@@ -695,6 +700,7 @@ class WordmapTokenizer:
         self.tagger = tagger or load_tagger()
         self.character_fallbacks = 0
         self.inventory_fallbacks = 0
+        self.untagged_words = 0
         # the base model's pieces of one word, remembered (bounded): a word is encoded the same way every time
         self._spm_cached = functools.lru_cache(maxsize=SPM_CACHE_SIZE)(self._spm_uncached)
 
@@ -703,7 +709,12 @@ class WordmapTokenizer:
         return {"Wordmap words split into characters (the SentencePiece pieces did not spell them, "
                 "e.g. a normalising model)": self.character_fallbacks,
                 "verbs written with the base model's pieces (neither their Wordmap pieces nor the whole verb are "
-                "in --wordmap-dict)": self.inventory_fallbacks}
+                "in --wordmap-dict)": self.inventory_fallbacks,
+                "words HanTa could not tag (treated as non-verbs, as HanTa's own tag_sent fails on their window)":
+                self.untagged_words}
+
+    def _count_untagged(self, n: int) -> None:
+        self.untagged_words += n
 
     def _spm(self, text: str, word_start: bool) -> list[str]:
         pieces, fell_back = self._spm_cached(text, word_start)
@@ -716,7 +727,7 @@ class WordmapTokenizer:
         fell_back = False
         try:
             pieces = [p for p in self.sp.encode(text, out_type=str) if p]
-        except Exception:
+        except (RuntimeError, TypeError, ValueError):  # SentencePiece's failures: the character fallback, counted
             pieces = []
         if "".join(pieces).replace(SPACE_SYMBOL, "") != text:  # a normalising model: fall back to characters
             fell_back = True
@@ -729,7 +740,7 @@ class WordmapTokenizer:
         return tuple(pieces), fell_back
 
     def verb_spans(self, line: str) -> list[tuple[int, int]]:
-        return [(a, b) for a, b, tok, tag in tag_line(line, self.tagger)
+        return [(a, b) for a, b, tok, tag in tag_line(line, self.tagger, self._count_untagged)
                 if is_verb_tag(tag) and tok.isalpha() and len(tok) > 1]
 
     def encode_line(self, line: str) -> str:

@@ -236,7 +236,7 @@ class Stages:
             if str(exc).startswith("pipeline stage"):
                 raise
             raise PipelineError(f"pipeline stage {name} failed: {exc}") from exc
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any stage failure is re-raised, named, with its cause chained
             raise PipelineError(f"pipeline stage {name} failed: {type(exc).__name__}: {exc}") from exc
         missing = [str(p) for p in outputs if not Path(p).exists()]
         if missing:
