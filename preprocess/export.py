@@ -22,7 +22,7 @@ import shutil
 import sys
 import tempfile
 
-from preprocess.common import UserError, _umask, check_distinct, run_main
+from preprocess.common import UserError, current_umask, check_distinct, run_main
 
 #: export scheme -> the preprocess.encode scheme whose options it takes
 SCHEMES = {"spaces": "spaces", "sentencepiece": "spaces", "bite": "bite", "flota": "flota", "wordmap": "wordmap"}
@@ -71,7 +71,7 @@ def export(args: argparse.Namespace, out_dir: str) -> list[str]:
 
     dictionary = hf_export.read_fairseq_dict(args.dict) if args.dict else None
     if SCHEMES[args.scheme] == "spaces":
-        return hf_export.export_sentencepiece(args.model, out_dir, args.spaces, dictionary, scheme=args.scheme)
+        return hf_export.export_sentencepiece(args.spaces_model, out_dir, args.spaces, dictionary, scheme=args.scheme)
 
     from preprocess import hf_tokenizers
     from preprocess.common import require_file
@@ -83,11 +83,11 @@ def export(args: argparse.Namespace, out_dir: str) -> list[str]:
                 raise UserError("export --scheme bite needs --subword-model (BITE+D: the BITE scheme's spm.model)")
             require_file(args.subword_model, "SentencePiece model (--subword-model)")
             from preprocess.bite import check_subword_model
-            check_subword_model(args.subword_model, args.single_char)
+            check_subword_model(args.subword_model, args.bite_single_char)
             hf_export.write_dict(dictionary if dictionary is not None
                                  else hf_export.spm_dictionary(args.subword_model), dict_path)
-            tok = hf_tokenizers.MorphtokBiteTokenizer(dict_path, args.subword_model, args.pretokenizer, args.tagger,
-                                                      args.single_char)
+            tok = hf_tokenizers.MorphtokBiteTokenizer(dict_path, args.subword_model, args.bite_pretokenizer,
+                                                      args.bite_tagger, args.bite_single_char)
         elif args.scheme == "flota":
             if getattr(args, "noise_p", 0.0):
                 raise UserError("--noise-p is a test-set perturbation, not part of a tokenizer: export without it")
@@ -118,7 +118,7 @@ def export(args: argparse.Namespace, out_dir: str) -> list[str]:
         config = json.load(fh)
     config["auto_map"] = {"AutoTokenizer": [f"{SHIM[:-3]}.{type(tok).__name__}", None]}
     config["morphtok"] = {"scheme": args.scheme}
-    hf_export._write_json(config_path, config)
+    hf_export.write_json(config_path, config)
     return written
 
 
@@ -138,7 +138,7 @@ def main(argv=None) -> int:
     parent = os.path.dirname(out)
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.export-", dir=parent)
-    os.chmod(tmp, 0o777 & ~_umask())   # mkdtemp gives 0700, which the rename would keep
+    os.chmod(tmp, 0o777 & ~current_umask())   # mkdtemp gives 0700, which the rename would keep
     try:
         export(args, tmp)
         if os.path.isdir(out):

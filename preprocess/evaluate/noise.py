@@ -129,7 +129,7 @@ class InflectionNoise:
 
     def perturb(self, line: str) -> Tuple[str, int, int]:
         """(noisy line, number of candidates, number replaced)."""
-        from preprocess.bite import _match_case as match_case  # BITE's decoder keeps case the same way
+        from preprocess.bite import match_case  # BITE's decoder keeps case the same way
         from preprocess.flota import line_rng
 
         cands = self.candidates(line)
