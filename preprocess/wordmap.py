@@ -72,7 +72,8 @@ import re
 import sys
 import time
 from collections import Counter
-from typing import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -80,6 +81,7 @@ from preprocess.common import (UserError, atomic_output, check_distinct, check_o
                                require_file, run_main)
 from preprocess.spm import SPACE_SYMBOL
 from preprocess.integrity import require_complete_text
+from preprocess.options import add_arguments, from_namespace, option
 from preprocess.spm import load_model as load_spm
 
 VERB_TAG_PREFIXES = ("VV", "VA", "VM")
@@ -885,18 +887,30 @@ def train_spm(lines: Iterable[str], model_prefix: str, vocab_size: int, model_ty
 # ----------------------------------------------------------------------------------------------------------
 # preprocess.encode hooks
 # ----------------------------------------------------------------------------------------------------------
+@dataclass
+class WordmapOptions:
+    """Wordmap's tokenizer options, declared once: the ``preprocess.encode --scheme wordmap`` options, the ``--bpe
+    wordmap`` adapter's config (``fairseq_plugins/wordmap.py``) and the decode arguments the recipe records
+    (``train_scripts/schemes/wordmap.py``) are all derived from these fields (see :mod:`preprocess.options`)."""
+
+    wordmap_vocab: Optional[str] = option(None, "Wordmap vocabulary (python -m preprocess.wordmap build); needed "
+                                                "to encode only")
+    wordmap_spm: Optional[str] = option(None, "base SentencePiece model for the non-verb words; needed to encode "
+                                              "only")
+    wordmap_dict: Optional[str] = option(None, "fairseq dictionary: verbs are written only with its pieces "
+                                               "(Wordmap's, else the whole verb, else the base model's)")
+
+
 def add_encoder_args(parser) -> None:
-    parser.add_argument("--wordmap-vocab", help="Wordmap vocabulary (python -m preprocess.wordmap build)")
-    parser.add_argument("--wordmap-spm", help="base SentencePiece model for the non-verb words")
-    parser.add_argument("--wordmap-dict", help="fairseq dictionary: verbs are written only with its pieces "
-                        "(Wordmap's, else the whole verb, else the base model's)")
+    add_arguments(parser, WordmapOptions)
 
 
-def make_encoder(args: argparse.Namespace) -> WordmapTokenizer:
-    vocab = WordmapVocabulary.load(require_file(getattr(args, "wordmap_vocab", None), "--wordmap-vocab"))
-    sp = load_spm(require_file(getattr(args, "wordmap_spm", None), "--wordmap-spm"))
-    inventory = getattr(args, "wordmap_dict", None)
-    return WordmapTokenizer(vocab, sp, inventory=read_inventory(inventory) if inventory else None)
+def make_encoder(args) -> WordmapTokenizer:
+    """The encoder of ``args`` (:class:`WordmapOptions`, an argparse namespace or the adapter's config)."""
+    o = args if isinstance(args, WordmapOptions) else from_namespace(WordmapOptions, args)
+    vocab = WordmapVocabulary.load(require_file(o.wordmap_vocab, "--wordmap-vocab"))
+    sp = load_spm(require_file(o.wordmap_spm, "--wordmap-spm"))
+    return WordmapTokenizer(vocab, sp, inventory=read_inventory(o.wordmap_dict) if o.wordmap_dict else None)
 
 
 # ----------------------------------------------------------------------------------------------------------
