@@ -47,7 +47,7 @@ def build_parser(scheme: str | None) -> argparse.ArgumentParser:
 
 def parse_args(argv=None) -> argparse.Namespace:
     pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--scheme")
+    pre.add_argument("--scheme", help="the scheme (read first, to add its options)")
     known, _ = pre.parse_known_args(argv)
     return build_parser(known.scheme if known.scheme in SCHEMES else None).parse_args(argv)
 

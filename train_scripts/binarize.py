@@ -332,8 +332,9 @@ def build_parser(name: str | None) -> argparse.ArgumentParser:
 
 def _pre_parse(argv) -> str | None:
     pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--scheme")
-    pre.add_argument("--scheme-module", action="append", default=[])
+    pre.add_argument("--scheme", help="the scheme (read first, to add its options)")
+    pre.add_argument("--scheme-module", action="append", default=[],
+                     help="module registering more schemes (read first)")
     known, _ = pre.parse_known_args(argv)
     for module in known.scheme_module:
         import_scheme_module(module)

@@ -661,11 +661,14 @@ def parse_args(argv=None):
                                         "early stopping)",
                              "patience": "early stopping after N validations without improvement (-1: off)"
                              }.get(name, "preset's value"))
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="encoder processes")
     ap.add_argument("--threads", type=int, default=2, help="torch threads for training/generation")
-    ap.add_argument("--gold-en", type=Path, default=SHARED_DATA / "morph_gold" / "eng.word.dev.tsv")
-    ap.add_argument("--gold-de", type=Path, default=SHARED_DATA / "morph_gold" / "deu.derivational.v1.tsv")
-    ap.add_argument("--example-ids", type=int, nargs="+", default=[0, 7, 21])
+    ap.add_argument("--gold-en", type=Path, default=SHARED_DATA / "morph_gold" / "eng.word.dev.tsv",
+                    help="English gold morphology (boundary scores)")
+    ap.add_argument("--gold-de", type=Path, default=SHARED_DATA / "morph_gold" / "deu.derivational.v1.tsv",
+                    help="German derivational verbs (Wordmap boundary scores)")
+    ap.add_argument("--example-ids", type=int, nargs="+", default=[0, 7, 21],
+                    help="test sentences shown encoded in the report")
     args = ap.parse_args(argv)
     if args.preset not in PRESETS:
         raise UserError(f"unknown preset {args.preset!r} (choose from {', '.join(PRESETS)})")

@@ -240,7 +240,7 @@ def main(argv=None) -> int:
                    help="infl: re-inflect inflectable words (BITE/MORPHEUS); ws: drop spaces (FLOTA)")
     p.add_argument("--fraction", type=float, default=0.3,
                    help="probability that a candidate (inflectable word / space between words) is perturbed")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="random seed (per line)")
     p.add_argument("--tagger", choices=("nltk", "hanta"), default="nltk", help="POS tagger for --kind infl")
     p.add_argument("--input", required=True, help="raw text, one sentence per line")
     p.add_argument("--output", required=True, help="perturbed copy")
