@@ -3,41 +3,37 @@
 ``decode`` needs no model: pieces follow the SentencePiece convention (``▁`` starts a word, Wordmap continuation
 pieces carry no mark), so it joins them and turns ``▁`` into spaces; it therefore also decodes plain
 SentencePiece pieces (e.g. an English target side).  ``encode`` loads the vocabulary, the SentencePiece model and
-HanTa on first use.
+HanTa on first use; with ``--wordmap-dict`` (the recipe's dictionary) a verb is written only with that dictionary's
+pieces, as the recipe encoded valid and test.
 """
-from dataclasses import dataclass, field
-
 from fairseq.data.encoders import register_bpe
 from fairseq.dataclass import FairseqDataclass
 
 from fairseq_plugins._errors import user_errors
 from preprocess.common import UserError
+from preprocess.options import fairseq_config, from_namespace
 from preprocess.spm import SPACE_SYMBOL
-from preprocess.wordmap import WordmapTokenizer, decode_line
+from preprocess.wordmap import WordmapOptions, WordmapTokenizer, decode_line, make_encoder
 
-
-@dataclass
-class WordmapBPEConfig(FairseqDataclass):
-    wordmap_vocab: str = field(default="", metadata={
-        "help": "Wordmap vocabulary file (python -m preprocess.wordmap build); needed to encode only"})
-    wordmap_spm: str = field(default="", metadata={
-        "help": "base SentencePiece .model for the non-verb words; needed to encode only"})
+#: the adapter's options: Wordmap's one declaration (preprocess.wordmap.WordmapOptions); all optional (decoding
+#: needs none of them)
+WordmapBPEConfig = fairseq_config(WordmapOptions, "WordmapBPEConfig", FairseqDataclass)
 
 
 @register_bpe("wordmap", dataclass=WordmapBPEConfig)
 class WordmapBPE:
     def __init__(self, cfg):
-        self.vocab_path = cfg.wordmap_vocab
-        self.spm_path = cfg.wordmap_spm
+        with user_errors("--bpe wordmap"):
+            self.options = from_namespace(WordmapOptions, cfg)
         self._tokenizer = None
 
     @property
     def tokenizer(self) -> WordmapTokenizer:
         if self._tokenizer is None:
             with user_errors("--bpe wordmap"):
-                if not self.vocab_path or not self.spm_path:
+                if not self.options.wordmap_vocab or not self.options.wordmap_spm:
                     raise UserError("--wordmap-vocab and --wordmap-spm are needed to encode text")
-                self._tokenizer = WordmapTokenizer(self.vocab_path, self.spm_path)
+                self._tokenizer = make_encoder(self.options)
         return self._tokenizer
 
     def encode(self, x: str) -> str:

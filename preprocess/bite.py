@@ -289,7 +289,7 @@ def _get_lemma(word: str, upos: str) -> str:
     from lemminflect import getLemma
     try:
         lemmas = getLemma(word, upos=upos)
-    except Exception:  # lemminflect's OOV rules can fail on odd strings
+    except (IndexError, KeyError, ValueError):  # lemminflect's OOV rules index characters (e.g. of an empty string)
         lemmas = ()
     lemma = lemmas[0] if lemmas else ""
     if not lemma or any(c.isspace() for c in lemma):
@@ -314,7 +314,9 @@ def _be_form(tag: str, before: Sequence[str], plural: Sequence[bool]) -> str:
     return "was"
 
 
-def _match_case(form: str, base: str) -> str:
+def match_case(form: str, base: str) -> str:
+    """``form`` in the case of ``base``: all capitals for an all-capital word, a capital first letter for a
+    capitalised one (BITE's decoder, and the noise evaluation's inflection swaps)."""
     if base.isupper() and len(base) > 1 and not form.isupper():
         return form.upper()
     if base[:1].isupper() and form[:1].islower():
@@ -335,7 +337,6 @@ class BiteTokenizer:
         if tagger is not None and tagger not in TAGGERS:   # None: no tagger (decoding, subword_text only)
             raise ValueError(f"tagger must be one of {TAGGERS}, not {tagger!r}")
         self.pretokenizer = pretokenizer
-        self.tagger_name = tagger
         self.single_char = bool(single_char)
         self.tagger = get_tagger(tagger) if tagger is not None else None
         self._moses_tok = None
@@ -465,10 +466,10 @@ class BiteTokenizer:
             if base:
                 try:
                     forms = getInflection(base, tag=tag)
-                except Exception:
+                except (IndexError, KeyError, ValueError):  # lemminflect's OOV rules index characters
                     forms = ()
                 if forms and forms[0] and not any(c.isspace() for c in forms[0]):
-                    form = _match_case(forms[0], base)
+                    form = match_case(forms[0], base)
             if len(self._inflect_cache) < self._cache_size:
                 self._inflect_cache[key] = form
         return form
@@ -529,7 +530,7 @@ class BiteTokenizer:
         for text, _, tag, _, _ in entries:
             if tag is not None:
                 if text.lower() == "be" and tag in ("VBP", "VBD"):
-                    text = _match_case(_be_form(tag, words, plural), text)
+                    text = match_case(_be_form(tag, words, plural), text)
                 else:
                     text = self.inflect(text, tag)
             words.append(text)
@@ -669,6 +670,11 @@ class BiteLineEncoder:
         if subword_model:
             from preprocess.spm import load_model
             self.sp = load_model(subword_model)
+
+    def counters(self) -> dict:
+        """Fallbacks so far (preprocess.encode prints them as ``note:`` lines)."""
+        return {"sentences the tagger failed on (all words kept as they are)":
+                getattr(self.bite.tagger, "failed_sentences", 0)}
 
     def encode_lines(self, lines: List[str]) -> List[str]:
         if self.bite_input:

@@ -105,7 +105,7 @@ def build_parser(scheme: str | None) -> argparse.ArgumentParser:
 
 def parse_args(argv=None) -> argparse.Namespace:
     pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--scheme")
+    pre.add_argument("--scheme", help="the scheme (read first, to add its options)")
     known, _ = pre.parse_known_args(argv)
     scheme = known.scheme if known.scheme in SCHEMES else None
     args = build_parser(scheme).parse_args(argv)
@@ -323,7 +323,7 @@ def _worker(encoder, factory, args, path, segments, parts, next_segment, done_li
             results.put(("write_error", exc.errno, exc.strerror))
         else:
             results.put(("crash", traceback.format_exc()))
-    except Exception:
+    except Exception:  # noqa: BLE001 - a worker's crash goes to the parent with its traceback, which reports it
         results.put(("crash", traceback.format_exc()))
 
 
@@ -346,7 +346,7 @@ def _stream_worker(encoder, factory, tasks, results, parent) -> None:
             results.put(("done", i, len(chunk), _counter_delta(before, encoder_counters(encoder)), data))
     except UserError as exc:
         results.put(("error", str(exc)))
-    except Exception:
+    except Exception:  # noqa: BLE001 - a worker's crash goes to the parent with its traceback, which reports it
         results.put(("crash", traceback.format_exc()))
 
 

@@ -22,7 +22,7 @@ import shutil
 import sys
 import tempfile
 
-from preprocess.common import UserError, _umask, check_distinct, run_main
+from preprocess.common import UserError, current_umask, check_distinct, run_main
 
 #: export scheme -> the preprocess.encode scheme whose options it takes
 SCHEMES = {"spaces": "spaces", "sentencepiece": "spaces", "bite": "bite", "flota": "flota", "wordmap": "wordmap"}
@@ -47,7 +47,7 @@ def build_parser(scheme: str | None) -> argparse.ArgumentParser:
 
 def parse_args(argv=None) -> argparse.Namespace:
     pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--scheme")
+    pre.add_argument("--scheme", help="the scheme (read first, to add its options)")
     known, _ = pre.parse_known_args(argv)
     return build_parser(known.scheme if known.scheme in SCHEMES else None).parse_args(argv)
 
@@ -118,7 +118,7 @@ def export(args: argparse.Namespace, out_dir: str) -> list[str]:
         config = json.load(fh)
     config["auto_map"] = {"AutoTokenizer": [f"{SHIM[:-3]}.{type(tok).__name__}", None]}
     config["morphtok"] = {"scheme": args.scheme}
-    hf_export._write_json(config_path, config)
+    hf_export.write_json(config_path, config)
     return written
 
 
@@ -138,7 +138,7 @@ def main(argv=None) -> int:
     parent = os.path.dirname(out)
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.export-", dir=parent)
-    os.chmod(tmp, 0o777 & ~_umask())   # mkdtemp gives 0700, which the rename would keep
+    os.chmod(tmp, 0o777 & ~current_umask())   # mkdtemp gives 0700, which the rename would keep
     try:
         export(args, tmp)
         if os.path.isdir(out):

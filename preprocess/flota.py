@@ -150,7 +150,7 @@ def load_vocab(source: Union[str, os.PathLike, Iterable[str], Vocab]) -> Vocab:
             sp = load_model(path)
         except UserError:
             raise
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - SentencePiece's load errors vary: reported as one line
             raise UserError(f"cannot load SentencePiece model {path}: {exc}") from None
         tokens = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
         unk = sp.id_to_piece(sp.unk_id()) if sp.unk_id() >= 0 else None

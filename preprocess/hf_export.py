@@ -230,8 +230,8 @@ def export_sentencepiece(model_path: str, out_dir: str, spaces: str = "keep",
               "eos_token": "</s>", "unk_token": "<unk>", "clean_up_tokenization_spaces": False,
               "morphtok": {"scheme": scheme, "spaces": spaces,
                                                       "source_model": os.path.basename(model_path)}}
-    written.append(_write_json(os.path.join(out_dir, "tokenizer_config.json"), config))
-    written.append(_write_json(os.path.join(out_dir, "special_tokens_map.json"),
+    written.append(write_json(os.path.join(out_dir, "tokenizer_config.json"), config))
+    written.append(write_json(os.path.join(out_dir, "special_tokens_map.json"),
                                {"bos_token": "<s>", "pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>"}))
     dict_path = os.path.join(out_dir, DICT_FILE)
     write_dict(tokens, dict_path)
@@ -244,7 +244,8 @@ def spm_dictionary(model_path: str) -> list[str]:
     return spm.dictionary_pieces(model_path)
 
 
-def _write_json(path: str, obj) -> str:
+def write_json(path: str, obj) -> str:
+    """Write ``obj`` as indented UTF-8 JSON through :func:`atomic_output`; returns ``path``."""
     with atomic_output(path) as out:
         json.dump(obj, out, indent=2, ensure_ascii=False)
         out.write("\n")

@@ -275,22 +275,22 @@ def build_parser(prog: str = "python -m preprocess.spm", default_variant: str = 
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     t.add_argument("--input", nargs="+", required=True, help="training text files (.gz allowed)")
     t.add_argument("--model-prefix", required=True, help="writes PREFIX.model, PREFIX.vocab, PREFIX.dict.txt")
-    t.add_argument("--model-type", choices=MODEL_TYPES, default="unigram")
+    t.add_argument("--model-type", choices=MODEL_TYPES, default="unigram", help="SentencePiece model type")
     t.add_argument("--variant", choices=VARIANTS, default=default_variant,
                    help="prime: spaces always their own token (BPE'/Unigram'); default: SentencePiece's default")
-    t.add_argument("--vocab-size", type=int, default=16000)
-    t.add_argument("--character-coverage", type=float, default=0.9995)
+    t.add_argument("--vocab-size", type=int, default=16000, help="number of pieces")
+    t.add_argument("--character-coverage", type=float, default=0.9995, help="share of characters the model covers")
     t.add_argument("--input-sentence-size", type=int, default=0, help="sample this many sentences (0 = all)")
     t.add_argument("--seed", type=int, default=None, help="SentencePiece random seed (sampling, shuffling)")
-    t.add_argument("--num-threads", type=int, default=2)
+    t.add_argument("--num-threads", type=int, default=2, help="trainer threads")
     t.add_argument("--user-symbols", default=None,
                    help="extra user-defined symbols: 'bite' (BITE's [NNS]... symbols and its escape/spacing "
                         "marks), 'bite-single' (the single-character symbols) or a comma-separated list")
     t.add_argument("--spm-option", action="append", metavar="KEY=VALUE",
                    help="any other SentencePiece trainer option, e.g. byte_fallback=true (repeatable)")
     d = sub.add_parser("dict", help="write the fairseq dict.txt of an existing model")
-    d.add_argument("--model", required=True)
-    d.add_argument("--output", required=True)
+    d.add_argument("--model", required=True, help="SentencePiece .model file")
+    d.add_argument("--output", required=True, help="dict.txt to write")
     return parser
 
 

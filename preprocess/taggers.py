@@ -460,9 +460,12 @@ class HantaTagger:
         try:   # HanTa's exact tags with per-word caches (preprocess.hanta_fast), or HanTa itself if it differs
             from preprocess import hanta_fast
             self._tagger = hanta_fast.load("morphmodel_en.pgz")
-        except Exception as e:  # pragma: no cover - depends on the installation
+        except Exception as e:  # noqa: BLE001 pragma: no cover - any load failure is raised as TaggerUnavailable
             raise TaggerUnavailable(f"HanTa English model could not be loaded: {e}") from e
         self._memo: Dict[Tuple[str, ...], List[str]] = {}
+        #: sentences HanTa failed on (tagged UNC throughout, so BITE keeps their words as they are); reported by
+        #: :meth:`preprocess.bite.BiteLineEncoder.counters` as a ``note:`` line
+        self.failed_sentences = 0
 
     #: HanTa's morphological analysis tries every split of a word: time grows with the square of its length
     #: (800 characters 2 s, 10,000 characters 12 minutes).  Longer tokens are tagged as a placeholder word and
@@ -478,9 +481,10 @@ class HantaTagger:
         words = [(w if len(w) <= cap else self.PLACEHOLDER) if w else "_" for w in tokens]
         try:
             tags = list(self._tagger.tag_sent(words, taglevel=0))
-        except Exception:   # never let an odd token stop a corpus run: unknown tags keep the words as they are
+        except Exception:   # noqa: BLE001 - an odd token must not stop a corpus run: counted, reported as a note
             tags = []
         if len(tags) != len(words):
+            self.failed_sentences += 1
             return ["UNC"] * len(words)
         return [t if len(w) <= cap else "UNC" for w, t in zip(tokens, tags)]
 

@@ -72,7 +72,8 @@ import re
 import sys
 import time
 from collections import Counter
-from typing import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -80,6 +81,7 @@ from preprocess.common import (UserError, atomic_output, check_distinct, check_o
                                require_file, run_main)
 from preprocess.spm import SPACE_SYMBOL
 from preprocess.integrity import require_complete_text
+from preprocess.options import add_arguments, from_namespace, option
 from preprocess.spm import load_model as load_spm
 
 VERB_TAG_PREFIXES = ("VV", "VA", "VM")
@@ -601,12 +603,14 @@ def is_verb_tag(tag: str) -> bool:
     return tag.startswith(VERB_TAG_PREFIXES)
 
 
-def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200) -> list[str]:
+def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200,
+               on_untagged: Callable[[int], None] | None = None) -> list[str]:
     """HanTa POS tags for ``tokens`` (one per token).  Never raises: untaggable tokens get ``"?"``.
 
     The tags are those of HanTa's ``tag_sent(window, taglevel=1)`` over windows of ``window`` tokens, and a
-    window for which that call raises is all ``"?"``.  ``tagger``: a :mod:`preprocess.hanta_fast` tagger (which
-    computes the same without the lemma pass), or a ``HanoverTagger``."""
+    window for which that call raises is all ``"?"`` (``on_untagged`` is then called with its number of tokens,
+    so that a caller can report it).  ``tagger``: a :mod:`preprocess.hanta_fast` tagger (which computes the same
+    without the lemma pass), or a ``HanoverTagger``."""
     tagger = tagger or load_tagger()
     fast = hasattr(tagger, "check_lemmas")
     tags: list[str] = []
@@ -622,18 +626,21 @@ def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200) -> list[st
                 ctags = [r[2] if len(r) > 2 else r[1] for r in res]
             if len(ctags) != len(chunk):
                 raise ValueError("tag count mismatch")
-        except Exception:
+        except Exception:  # noqa: BLE001 - HanTa's own failures (its lemma pass): "?" as HanTa, counted
             ctags = ["?"] * len(chunk)
+            if on_untagged is not None:
+                on_untagged(len(chunk))
         tags.extend("?" if s != t else g for s, t, g in zip(safe, chunk, ctags))
     return tags
 
 
-def tag_line(line: str, tagger=None) -> list[tuple[int, int, str, str]]:
+def tag_line(line: str, tagger=None, on_untagged: Callable[[int], None] | None = None
+             ) -> list[tuple[int, int, str, str]]:
     """``(start, end, token, tag)`` for the HanTa tokens of one line (letters, digits, single symbols)."""
     spans = [(m.start(), m.end(), m.group()) for m in _TAG_TOKEN_RE.finditer(line)]
     if not spans:
         return []
-    tags = tag_tokens([s[2] for s in spans], tagger)
+    tags = tag_tokens([s[2] for s in spans], tagger, on_untagged=on_untagged)
     return [(a, b, tok, tag) for (a, b, tok), tag in zip(spans, tags)]
 
 
@@ -695,6 +702,7 @@ class WordmapTokenizer:
         self.tagger = tagger or load_tagger()
         self.character_fallbacks = 0
         self.inventory_fallbacks = 0
+        self.untagged_words = 0
         # the base model's pieces of one word, remembered (bounded): a word is encoded the same way every time
         self._spm_cached = functools.lru_cache(maxsize=SPM_CACHE_SIZE)(self._spm_uncached)
 
@@ -703,7 +711,12 @@ class WordmapTokenizer:
         return {"Wordmap words split into characters (the SentencePiece pieces did not spell them, "
                 "e.g. a normalising model)": self.character_fallbacks,
                 "verbs written with the base model's pieces (neither their Wordmap pieces nor the whole verb are "
-                "in --wordmap-dict)": self.inventory_fallbacks}
+                "in --wordmap-dict)": self.inventory_fallbacks,
+                "words HanTa could not tag (treated as non-verbs, as HanTa's own tag_sent fails on their window)":
+                self.untagged_words}
+
+    def _count_untagged(self, n: int) -> None:
+        self.untagged_words += n
 
     def _spm(self, text: str, word_start: bool) -> list[str]:
         pieces, fell_back = self._spm_cached(text, word_start)
@@ -716,7 +729,7 @@ class WordmapTokenizer:
         fell_back = False
         try:
             pieces = [p for p in self.sp.encode(text, out_type=str) if p]
-        except Exception:
+        except (RuntimeError, TypeError, ValueError):  # SentencePiece's failures: the character fallback, counted
             pieces = []
         if "".join(pieces).replace(SPACE_SYMBOL, "") != text:  # a normalising model: fall back to characters
             fell_back = True
@@ -729,7 +742,7 @@ class WordmapTokenizer:
         return tuple(pieces), fell_back
 
     def verb_spans(self, line: str) -> list[tuple[int, int]]:
-        return [(a, b) for a, b, tok, tag in tag_line(line, self.tagger)
+        return [(a, b) for a, b, tok, tag in tag_line(line, self.tagger, self._count_untagged)
                 if is_verb_tag(tag) and tok.isalpha() and len(tok) > 1]
 
     def encode_line(self, line: str) -> str:
@@ -874,18 +887,30 @@ def train_spm(lines: Iterable[str], model_prefix: str, vocab_size: int, model_ty
 # ----------------------------------------------------------------------------------------------------------
 # preprocess.encode hooks
 # ----------------------------------------------------------------------------------------------------------
+@dataclass
+class WordmapOptions:
+    """Wordmap's tokenizer options, declared once: the ``preprocess.encode --scheme wordmap`` options, the ``--bpe
+    wordmap`` adapter's config (``fairseq_plugins/wordmap.py``) and the decode arguments the recipe records
+    (``train_scripts/schemes/wordmap.py``) are all derived from these fields (see :mod:`preprocess.options`)."""
+
+    wordmap_vocab: Optional[str] = option(None, "Wordmap vocabulary (python -m preprocess.wordmap build); needed "
+                                                "to encode only")
+    wordmap_spm: Optional[str] = option(None, "base SentencePiece model for the non-verb words; needed to encode "
+                                              "only")
+    wordmap_dict: Optional[str] = option(None, "fairseq dictionary: verbs are written only with its pieces "
+                                               "(Wordmap's, else the whole verb, else the base model's)")
+
+
 def add_encoder_args(parser) -> None:
-    parser.add_argument("--wordmap-vocab", help="Wordmap vocabulary (python -m preprocess.wordmap build)")
-    parser.add_argument("--wordmap-spm", help="base SentencePiece model for the non-verb words")
-    parser.add_argument("--wordmap-dict", help="fairseq dictionary: verbs are written only with its pieces "
-                        "(Wordmap's, else the whole verb, else the base model's)")
+    add_arguments(parser, WordmapOptions)
 
 
-def make_encoder(args: argparse.Namespace) -> WordmapTokenizer:
-    vocab = WordmapVocabulary.load(require_file(getattr(args, "wordmap_vocab", None), "--wordmap-vocab"))
-    sp = load_spm(require_file(getattr(args, "wordmap_spm", None), "--wordmap-spm"))
-    inventory = getattr(args, "wordmap_dict", None)
-    return WordmapTokenizer(vocab, sp, inventory=read_inventory(inventory) if inventory else None)
+def make_encoder(args) -> WordmapTokenizer:
+    """The encoder of ``args`` (:class:`WordmapOptions`, an argparse namespace or the adapter's config)."""
+    o = args if isinstance(args, WordmapOptions) else from_namespace(WordmapOptions, args)
+    vocab = WordmapVocabulary.load(require_file(o.wordmap_vocab, "--wordmap-vocab"))
+    sp = load_spm(require_file(o.wordmap_spm, "--wordmap-spm"))
+    return WordmapTokenizer(vocab, sp, inventory=read_inventory(o.wordmap_dict) if o.wordmap_dict else None)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -907,13 +932,13 @@ def main(argv=None) -> int:
     b.add_argument("--output", required=True, help="Wordmap vocabulary file to write")
     b.add_argument("--verbs-out", help="also write the verb list used")
     b.add_argument("--spm-prefix", help="train the base SentencePiece model on --input to PREFIX.model/.vocab")
-    b.add_argument("--spm-vocab-size", type=int, default=8000)
-    b.add_argument("--spm-type", choices=["unigram", "bpe"], default="unigram")
+    b.add_argument("--spm-vocab-size", type=int, default=8000, help="pieces of the base SentencePiece model")
+    b.add_argument("--spm-type", choices=["unigram", "bpe"], default="unigram", help="base SentencePiece model type")
     b.add_argument("--method", choices=["fast", "naive"], default="fast", help="naive = pairwise reference")
     b.add_argument("--workers", type=int, default=1, help="processes that tag --input (as preprocess.encode)")
-    b.add_argument("--quiet", action="store_true")
+    b.add_argument("--quiet", action="store_true", help="no progress output")
     s = sub.add_parser("segment", help="segment words (arguments or stdin, one per line) with a vocabulary")
-    s.add_argument("--vocab", required=True)
+    s.add_argument("--vocab", required=True, help="Wordmap vocabulary (build's --output)")
     s.add_argument("words", nargs="*")
     args = parser.parse_args(argv)
 

@@ -231,3 +231,18 @@ def test_console_scripts_are_installed(run_cli):
     bad = run_cli(["morphtok-evaluate", "--checkpoint", "/nonexistent.pt", "--data-bin", "/nonexistent",
                    "--tgt-lang", "de", "--ref", "/nonexistent"], check=False)
     assert bad.returncode == 2 and bad.stderr.strip().startswith("error: ") and len(bad.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("data", [b"", b"a", b"a\n", b"a\rb\nc", b"a\r\nb\r\n", b"x\xe2\x80\xa8y\n\n", b"\r\r\n"])
+def test_count_lines_agrees_with_read_lines(tmp_path, data):
+    """The one line counter (binarize's checks, the pipeline's dictionary sizes) counts what read_lines yields,
+    for plain and gzip files: a stray \\r or U+2028 never adds a line."""
+    import gzip
+
+    from preprocess.common import count_lines, read_lines
+    plain, packed = tmp_path / "t.txt", tmp_path / "t.txt.gz"
+    plain.write_bytes(data)
+    packed.write_bytes(gzip.compress(data))
+    expected = data.count(b"\n") + (not data.endswith(b"\n") and data != b"")
+    assert len(list(read_lines(str(plain)))) == expected
+    assert count_lines(str(plain)) == count_lines(str(packed)) == expected

@@ -261,6 +261,28 @@ def test_hanta_tagger_maps_claws_to_ptb():
     assert tags[1] == "NNS" and tags[2] == "VBD" and tags[3] == "VBG" and tags[5] == "JJR" and tags[6] == "NNS"
 
 
+def test_hanta_failure_is_counted_and_reported():
+    """A sentence HanTa fails on keeps its words as they are (tags UNC), and the encoder reports how many, as a
+    note counter, instead of swallowing the failure."""
+    enc = bite.BiteLineEncoder("whitespace", "hanta", False)
+
+    class Failing:
+        def tag_sent(self, words, taglevel=0):
+            raise RuntimeError("HanTa failed")
+
+    real = enc.bite.tagger._tagger
+    assert enc.encode_lines(["The dogs were running"]) == ["The dog [NNS] be [VBD] run [VBG]"]
+    assert set(enc.counters().values()) == {0}
+    enc.bite.tagger._tagger = Failing()
+    try:
+        assert enc.encode_lines(["The cats were sleeping", "Birds sang loudly"]) == \
+            ["The cats were sleeping", "Birds sang loudly"]
+    finally:
+        enc.bite.tagger._tagger = real
+    counts = enc.counters()
+    assert list(counts.values()) == [2] and "tagger failed" in next(iter(counts)), counts
+
+
 def test_hanta_needs_no_nltk_data(tmp_path):
     code = ("from preprocess.bite import BiteTokenizer\n"
             "b = BiteTokenizer('whitespace', tagger='hanta')\n"

@@ -85,7 +85,7 @@ def _adapters() -> dict:
 ADAPTERS = _adapters()
 #: encode options a recipe computes from what it learned (model paths), and encode-only options
 RECIPE_COMPUTES = {"spaces": {"spaces_model"}, "bite": {"subword_model", "training_text"}, "flota": set(),
-                   "wordmap": {"wordmap_vocab", "wordmap_spm"}}
+                   "wordmap": {"wordmap_vocab", "wordmap_spm", "wordmap_dict"}}
 ENCODE_ONLY = {"noise_p", "noise_seed"}
 #: schemes whose options are not derived from one dataclass yet (issue 29, step 5): the known disagreement
 ADAPTER_GAPS: dict = {}
@@ -152,6 +152,46 @@ def test_flota_decode_args_carry_every_non_default_option(tmp_path):
     from preprocess.flota import FlotaOptions
 
     assert from_namespace(FlotaOptions, cfg) == s.tokenizer_options()
+
+
+@pytest.mark.parametrize("scheme,options", [("flota", "preprocess.flota.FlotaOptions"),
+                                            ("spaces", "preprocess.spaces.SpacesOptions"),
+                                            ("wordmap", "preprocess.wordmap.WordmapOptions")])
+def test_encode_cli_and_adapter_are_the_scheme_declaration(scheme, options):
+    """The encode options and the adapter's config are exactly the fields of the scheme's options dataclass (same
+    names, defaults): nothing added or dropped by hand in either layer."""
+    import importlib
+
+    from preprocess.options import default_of
+    module, cls = options.rsplit(".", 1)
+    declared = {f.name: default_of(f) for f in dataclasses.fields(getattr(importlib.import_module(module), cls))}
+    assert encode_options(scheme) == declared
+    adapter = adapter_options(scheme)
+    assert adapter.keys() == declared.keys()
+    assert {k: v for k, v in adapter.items() if v is not None} == {k: v for k, v in declared.items() if v is not None}
+
+
+def test_wordmap_decode_args_give_the_adapter_the_recipe_encoder(tmp_path):
+    """The recipe's decode arguments, parsed by fairseq into the ``--bpe wordmap`` config, are the options the
+    recipe encodes valid and test with, its dictionary (the inventory) included."""
+    import argparse
+
+    from fairseq_plugins.wordmap import WordmapBPE, WordmapBPEConfig
+    from preprocess.options import from_namespace
+    from preprocess.wordmap import WordmapOptions
+
+    s = make_scheme({"scheme": "wordmap"}, ("en", "de"), str(tmp_path))
+    args = s.decode_args("de")
+    assert args[:2] == ["--bpe", "wordmap"]
+    parser = argparse.ArgumentParser()
+    for f in dataclasses.fields(WordmapBPEConfig):
+        if not f.name.startswith("_"):
+            parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, default=f.default)
+    cfg = WordmapBPEConfig(**vars(parser.parse_args(args[2:])))
+    assert from_namespace(WordmapOptions, cfg) == s.tokenizer_options("de")
+    assert s.tokenizer_options("de").wordmap_dict == s.dictionary("de")
+    assert s.encoder("de").args == (s.tokenizer_options("de"),)
+    assert WordmapBPE(cfg).options == s.tokenizer_options("de")
 
 
 def test_encode_schemes_are_discovered(tmp_path, monkeypatch):

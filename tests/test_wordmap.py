@@ -413,3 +413,17 @@ def test_tag_tokens_fast_equals_hanta_taglevel_1():
         assert wm.tag_tokens(tokens) == wm.tag_tokens(tokens, tagger=hanta), line
     assert set(wm.tag_tokens(sentences[0].split())) == {"?"}
     assert "?" not in wm.tag_tokens(sentences[1].split())
+
+
+def test_untaggable_window_is_counted_and_reported(tokenizer):
+    """A window HanTa's own tag_sent fails on (its words tagged '?', so none is a verb) is not silent: the
+    tokenizer counts its words and reports them as a note counter."""
+    tok, _, _ = tokenizer
+    line = "Die Herbstauktion beginnt morgen , sagt er ."      # HanTa's lemma pass fails on this window
+    before = tok.counters()
+    assert wm.decode_line(tok.encode_line(line)) == line
+    after = tok.counters()
+    grown = {k: after[k] - before.get(k, 0) for k in after if after[k] != before.get(k, 0)}
+    assert list(grown.values()) == [8] and "HanTa could not tag" in next(iter(grown)), grown
+    tok.encode_line("Ein Mann spielt Gitarre und singt laut .")
+    assert tok.counters() == after

@@ -112,7 +112,7 @@ def _load(path: str, mmap: bool = False) -> dict:
         raise UserError(f"checkpoint not found: {path}")
     try:
         state = torch.load(path, map_location="cpu", weights_only=False, mmap=mmap)
-    except Exception as exc:  # corrupt / not a torch file: one line, not a traceback
+    except Exception as exc:  # noqa: BLE001 - torch.load's errors vary with the file: reported as one line
         raise UserError(f"cannot read checkpoint {path}: {str(exc).splitlines()[0] if str(exc) else exc!r}") \
             from None
     if not isinstance(state, dict) or "model" not in state:
@@ -167,7 +167,10 @@ def _model_option_names(arch) -> set | None:
     parser = argparse.ArgumentParser(add_help=False)
     try:
         cls.add_args(parser)
-    except Exception:  # a model whose add_args needs more than a bare parser: compare everything
+    except (argparse.ArgumentError, AttributeError, KeyError, TypeError, ValueError) as exc:
+        # a model whose add_args needs more than a bare parser: compare every option (stricter), and say so
+        print(f"note: {arch}'s options could not be listed ({type(exc).__name__}: {exc}); comparing every "
+              "option of the checkpoints", file=sys.stderr)
         return None
     return {action.dest for action in parser._actions}
 

@@ -39,7 +39,7 @@ import os
 import shutil
 import sys
 
-from preprocess.common import UserError, atomic_output, read_lines, run_main
+from preprocess.common import UserError, atomic_output, count_lines, read_lines, run_main
 from preprocess.encode import FileEncoder, file_options
 from train_scripts.schemes import (SCHEMES, Scheme, add_options, get_scheme, import_scheme_module, make_scheme,
                                    options_from_namespace)
@@ -58,10 +58,6 @@ def raw_file(raw_dir: str, split: str, lang: str, required: bool = True) -> str 
     if required:
         raise UserError(f"missing {split}.{lang} (or .gz) in {raw_dir}")
     return None
-
-
-def count_text_lines(path: str) -> int:
-    return sum(1 for _ in read_lines(path))
 
 
 def encode_file(factory, src: str, dst: str, workers: int = 1, quiet: bool = True) -> int:
@@ -160,12 +156,12 @@ def encode_and_binarize_shard(scheme: Scheme, raw_dir: str, out_dir: str, shard:
             raw = raw_file(raw_dir, split, lang)
             rows = None
             if split == "train" and shards > 1:
-                n = count_text_lines(raw)
+                n = count_lines(raw)
                 rows = (shard * n // shards, (shard + 1) * n // shards)
             dst = os.path.join(tok, f"{name}.{lang}")
             _encode_split(scheme, raw, dst, lang, split, rows, workers, quiet)
-            expected = (rows[1] - rows[0]) if rows else count_text_lines(raw)
-            got = count_text_lines(dst)
+            expected = (rows[1] - rows[0]) if rows else count_lines(raw)
+            got = count_lines(dst)
             if got != expected:  # never binarise misaligned text
                 raise UserError(f"encoded {dst} has {got} lines, raw {split}.{lang} has {expected}")
         # --only-source without a language names the outputs train.bin, valid.bin, dict.txt (masked_lm's layout)
@@ -213,7 +209,7 @@ def binarize_test_sets(info: dict, raw_dir: str, names: list[str], out_dir: str,
             raw = raw_file(raw_dir, name, lang)
             dst = os.path.join(tok, f"{name}.{lang}")
             _encode_split(scheme, raw, dst, lang, name, None, workers, quiet)
-            counts |= {count_text_lines(raw), count_text_lines(dst)}
+            counts |= {count_lines(raw), count_lines(dst)}
         if len(counts) != 1:
             raise UserError(f"{name}: the encoded or raw files of the two languages differ in line count")
     _fairseq_preprocess(scheme, info["dicts"], os.path.join(out_dir, "data-bin"), None, None,
@@ -256,7 +252,7 @@ def binarize(scheme_config: dict, raw_dir: str, out_dir: str, src: str = "en", t
     lines = {}
     for split in [*SPLITS, *extra_tests]:
         if raw_file(raw_dir, split, src, split in extra_tests):
-            counts = {lang: count_text_lines(raw_file(raw_dir, split, lang)) for lang in langs}
+            counts = {lang: count_lines(raw_file(raw_dir, split, lang)) for lang in langs}
             if len(set(counts.values())) != 1:
                 raise UserError(f"{split} files are not aligned: " +
                                 ", ".join(f"{split}.{lang} has {n} lines" for lang, n in counts.items()))
@@ -336,8 +332,9 @@ def build_parser(name: str | None) -> argparse.ArgumentParser:
 
 def _pre_parse(argv) -> str | None:
     pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--scheme")
-    pre.add_argument("--scheme-module", action="append", default=[])
+    pre.add_argument("--scheme", help="the scheme (read first, to add its options)")
+    pre.add_argument("--scheme-module", action="append", default=[],
+                     help="module registering more schemes (read first)")
     known, _ = pre.parse_known_args(argv)
     for module in known.scheme_module:
         import_scheme_module(module)

@@ -414,7 +414,7 @@ def _visible_gpus() -> int:
     try:
         import torch
         return torch.cuda.device_count()
-    except Exception:  # noqa: BLE001 - no usable torch means no GPU to give the job
+    except (ImportError, OSError, RuntimeError):  # no usable torch (missing, broken CUDA libraries): no GPU to give
         return 0
 
 

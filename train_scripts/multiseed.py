@@ -181,7 +181,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv-prefix", help="PREFIX_{train,dev,test}.csv of the classification set")
     p.add_argument("--seeds", type=int, default=10, help="seeds 1..N per scheme")
     p.add_argument("--baseline", default=None, help="the scheme the others are tested against")
-    p.add_argument("--metric", choices=("accuracy", "macro_f1"), default="accuracy")
+    p.add_argument("--metric", choices=("accuracy", "macro_f1"), default="accuracy",
+                   help="the score the schemes are compared on")
     p.add_argument("--split", choices=tuple(SPLIT_FILES), default="test", help="the split the metric is read on")
     p.add_argument("--report-only", action="store_true", help="no training: statistics of the runs in --out")
     p.add_argument("--recipe", default=RECIPE, help=argparse.SUPPRESS)  # tests: a stand-in for the recipe

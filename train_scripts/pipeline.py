@@ -47,7 +47,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from preprocess.common import UserError, run_main
+from preprocess.common import UserError, count_lines, run_main
 from preprocess.evaluate import noise as noise_eval
 from preprocess.spm import SPACE_SYMBOL
 from train_scripts import binarize as binarize_recipe
@@ -236,7 +236,7 @@ class Stages:
             if str(exc).startswith("pipeline stage"):
                 raise
             raise PipelineError(f"pipeline stage {name} failed: {exc}") from exc
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any stage failure is re-raised, named, with its cause chained
             raise PipelineError(f"pipeline stage {name} failed: {type(exc).__name__}: {exc}") from exc
         missing = [str(p) for p in outputs if not Path(p).exists()]
         if missing:
@@ -382,7 +382,7 @@ class RowRun:
     def binarize(self) -> dict:
         info = binarize_recipe.binarize(self.config, str(self.raw), str(self.work), "en", "de",
                                         workers=self.args.workers, quiet=True)
-        return {"dict_sizes": {lang: _count_lines(Path(path)) for lang, path in info["dicts"].items()}}
+        return {"dict_sizes": {lang: count_lines(path) for lang, path in info["dicts"].items()}}
 
     def train_command(self) -> list:
         device = ["--cpu"] if self.args.device == "cpu" else []   # on a GPU the recipe adds --fp16 itself
@@ -575,11 +575,11 @@ class RowRun:
 
 def budget_seen(train_log: str, train_src: Path, train_tgt: Path) -> dict:
     """Updates, sentence pairs, target and (estimated) source tokens a training run saw (see RowRun.budget)."""
-    from train_scripts.train_log import _records
+    from train_scripts.train_log import log_records
 
     updates = sentences = tgt_tokens = 0.0
     try:
-        records = [r for r in _records(train_log) if "train_num_updates" in r and "train_bsz" in r]
+        records = [r for r in log_records(train_log) if "train_num_updates" in r and "train_bsz" in r]
     except UserError:
         records = []
     for r in records:  # one record per (possibly partial) epoch, means over its updates; num_updates cumulative
@@ -613,11 +613,6 @@ def _json_record(line: str):
 def _write(path: Path, lines: list[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-
-
-def _count_lines(path: Path) -> int:
-    with open(path, encoding="utf-8") as fh:
-        return sum(1 for _ in fh)
 
 
 def versions() -> dict:
@@ -666,11 +661,14 @@ def parse_args(argv=None):
                                         "early stopping)",
                              "patience": "early stopping after N validations without improvement (-1: off)"
                              }.get(name, "preset's value"))
-    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="encoder processes")
     ap.add_argument("--threads", type=int, default=2, help="torch threads for training/generation")
-    ap.add_argument("--gold-en", type=Path, default=SHARED_DATA / "morph_gold" / "eng.word.dev.tsv")
-    ap.add_argument("--gold-de", type=Path, default=SHARED_DATA / "morph_gold" / "deu.derivational.v1.tsv")
-    ap.add_argument("--example-ids", type=int, nargs="+", default=[0, 7, 21])
+    ap.add_argument("--gold-en", type=Path, default=SHARED_DATA / "morph_gold" / "eng.word.dev.tsv",
+                    help="English gold morphology (boundary scores)")
+    ap.add_argument("--gold-de", type=Path, default=SHARED_DATA / "morph_gold" / "deu.derivational.v1.tsv",
+                    help="German derivational verbs (Wordmap boundary scores)")
+    ap.add_argument("--example-ids", type=int, nargs="+", default=[0, 7, 21],
+                    help="test sentences shown encoded in the report")
     args = ap.parse_args(argv)
     if args.preset not in PRESETS:
         raise UserError(f"unknown preset {args.preset!r} (choose from {', '.join(PRESETS)})")

@@ -780,8 +780,8 @@ def write_report(results: dict, outdir: str) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Write REPORT.md and report.html from a pipeline results.json")
-    ap.add_argument("--results", required=True)
-    ap.add_argument("--output", required=True)
+    ap.add_argument("--results", required=True, help="the pipeline's results JSON")
+    ap.add_argument("--output", required=True, help="report file to write")
     args = ap.parse_args(argv)
     with open(args.results, encoding="utf-8") as fh:
         results = json.load(fh)

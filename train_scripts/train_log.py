@@ -29,7 +29,8 @@ PLOT_FORMATS = (".png", ".pdf", ".svg")
 _JSON = re.compile(r"(\{.*\})\s*$")
 
 
-def _records(path: str):
+def log_records(path: str):
+    """The JSON records of a fairseq log (``--log-format json``), one dict per record line."""
     try:
         fh = open(path, encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -57,7 +58,7 @@ def _number(value):
 def validation_curve(path: str) -> list[dict]:
     """Every validation record of the log, in order, with the update number and the losses as floats."""
     out = []
-    for record in _records(path):
+    for record in log_records(path):
         subsets = {k.split("_", 1)[0] for k in record if k.endswith("_loss") and "_" in k}
         for subset in sorted(subsets - {"train"}):
             if f"{subset}_num_updates" not in record:
@@ -74,7 +75,7 @@ def validation_curve(path: str) -> list[dict]:
 
 def train_curve(path: str) -> list[dict]:
     out = []
-    for record in _records(path):
+    for record in log_records(path):
         if "train_inner_loss" in record or "loss" in record and "num_updates" in record:
             prefix = "train_inner_" if "train_inner_loss" in record else ""
             out.append({"update": int(float(record.get(prefix + "num_updates", 0))),

@@ -62,8 +62,8 @@ def main(argv=None) -> int:
     p.add_argument("--output", default="-", help="translations, one per input line (- = stdout)")
     p.add_argument("--source-pieces", metavar="FILE",
                    help="also write the encoded source (what the model reads) here, one line per input line")
-    p.add_argument("--beam", type=int, default=5)
-    p.add_argument("--lenpen", type=float, default=1.0)
+    p.add_argument("--beam", type=int, default=5, help="beam size")
+    p.add_argument("--lenpen", type=float, default=1.0, help="length penalty")
     p.add_argument("--max-len-a", type=float, default=1.2,
                    help="at most A * source length + B target tokens per translation")
     p.add_argument("--max-len-b", type=int, default=10, help="see --max-len-a")

@@ -269,12 +269,13 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("coverage", help="vocabulary coverage of the N most frequent types, BITE vs unencoded")
     common(p)
-    p.add_argument("--sizes", type=int, nargs="+", default=[100, 500, 1000, 2000, 5000, 10000])
+    p.add_argument("--sizes", type=int, nargs="+", default=[100, 500, 1000, 2000, 5000, 10000],
+                   help="numbers N of most frequent types")
     p = sub.add_parser("complexity", help="symbol complexity (eq. 1 / eq. 2) of SentencePiece models")
-    p.add_argument("--models", nargs="+", required=True)
+    p.add_argument("--models", nargs="+", required=True, help="SentencePiece models")
     p.add_argument("--words", required=True, help="word list, one word per line (first column used)")
     p.add_argument("--lam", type=float, default=2.0, help="unknown-symbol weight (2 = eq. 1)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
     p = sub.add_parser("similarity", help="Ratcliff/Obershelp similarity of clean vs inflection-perturbed encodings")
     common(p)
     noise_options(p)
@@ -283,7 +284,7 @@ def main(argv=None) -> int:
                    help="SentencePiece model of BITE+D (preprocess.bite.train_subword_model)")
     p = sub.add_parser("perturb", help="write an inflection-perturbed copy of a corpus (one line per line)")
     common(p)
-    p.add_argument("--output", required=True)
+    p.add_argument("--output", required=True, help="perturbed copy to write")
     noise_options(p)
     p = sub.add_parser("agreement", help="nltk vs hanta agreement on BITE's inflection decisions")
     common(p)
@@ -292,11 +293,12 @@ def main(argv=None) -> int:
     common(p)
     p.add_argument("--sizes", type=int, nargs="+", default=[4000, 8000, 16000, 32000],
                    help="vocabulary sizes: trains D and BITE+D on --input for each (not with --model)")
-    p.add_argument("--model-types", nargs="+", choices=["unigram", "bpe"], default=["unigram"])
+    p.add_argument("--model-types", nargs="+", choices=["unigram", "bpe"], default=["unigram"],
+                   help="SentencePiece model types to train")
     p.add_argument("--eval-input", default=None, help="measure on this text instead of --input")
     p.add_argument("--eval-lines", type=int, default=None, help="first N lines of --eval-input only")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--character-coverage", type=float, default=0.9995)
+    p.add_argument("--seed", type=int, default=1, help="SentencePiece random seed")
+    p.add_argument("--character-coverage", type=float, default=0.9995, help="SentencePiece character coverage")
     p.add_argument("--model", default=None, help="an existing D model (with --bite-model: no training; --input is "
                                                  "then the text measured)")
     p.add_argument("--bite-model", default=None, help="an existing BITE+D model (see --model)")

@@ -178,7 +178,8 @@ def spm_segmenter(model_path: str, spaces: str = "keep") -> Callable[[str], list
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m preprocess.evaluate.morph", description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", nargs="+", required=True, help="SentencePiece model(s); one table row each")
-    parser.add_argument("--spaces", choices=["keep", "drop"], default="keep")
+    parser.add_argument("--spaces", choices=["keep", "drop"], default="keep",
+                        help="keep or drop the standalone ▁ pieces")
     parser.add_argument("--gold", required=True, help="gold file, e.g. ../shared/data/morph_gold/eng.word.dev.tsv")
     parser.add_argument("--protocol", choices=list(PROTOCOLS), default="paper",
                         help="paper: " + PROTOCOLS["paper"] + "; all: " + PROTOCOLS["all"])

@@ -129,7 +129,7 @@ class InflectionNoise:
 
     def perturb(self, line: str) -> Tuple[str, int, int]:
         """(noisy line, number of candidates, number replaced)."""
-        from preprocess.bite import _match_case as match_case  # BITE's decoder keeps case the same way
+        from preprocess.bite import match_case  # BITE's decoder keeps case the same way
         from preprocess.flota import line_rng
 
         cands = self.candidates(line)
@@ -240,7 +240,7 @@ def main(argv=None) -> int:
                    help="infl: re-inflect inflectable words (BITE/MORPHEUS); ws: drop spaces (FLOTA)")
     p.add_argument("--fraction", type=float, default=0.3,
                    help="probability that a candidate (inflectable word / space between words) is perturbed")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="random seed (per line)")
     p.add_argument("--tagger", choices=("nltk", "hanta"), default="nltk", help="POS tagger for --kind infl")
     p.add_argument("--input", required=True, help="raw text, one sentence per line")
     p.add_argument("--output", required=True, help="perturbed copy")

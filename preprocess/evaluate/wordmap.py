@@ -105,8 +105,9 @@ def main(argv=None) -> int:
     p.add_argument("--verbs", help="verb list to build Wordmap from (skips HanTa tagging of the corpus)")
     p.add_argument("--extra-words", help="word list added to the verbs (note: the gold verbs would leak)")
     p.add_argument("--vocab-size", type=int, default=0, help="SentencePiece size (0 = Wordmap vocabulary size)")
-    p.add_argument("--split", choices=wm.SPLIT_MODES, nargs="+", default=[wm.DEFAULT_SPLIT])
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--split", choices=wm.SPLIT_MODES, nargs="+", default=[wm.DEFAULT_SPLIT],
+                   help="split modes of the vocabulary to compare")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args(argv)
     lines = []
     for i, line in enumerate(read_lines(require_file(args.corpus, "corpus"), errors="replace")):

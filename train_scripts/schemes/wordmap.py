@@ -21,6 +21,7 @@ from preprocess.common import UserError, read_lines
 from preprocess.encode import FileEncoder, file_options
 from preprocess.evaluate import morph
 from preprocess.evaluate.wordmap import read_derivational_verbs
+from preprocess.options import to_args
 from preprocess.spaces import SpacesEncoder
 from train_scripts.schemes import Scheme, SubwordOptions, option, register_scheme
 
@@ -58,6 +59,12 @@ class WordmapScheme(Scheme):
     def applies(self, lang):
         return lang in self.options.wordmap_langs
 
+    def tokenizer_options(self, lang, inventory: bool = True) -> wordmap.WordmapOptions:
+        """The encoder options of the ``lang`` side (a Wordmap side): the files this scheme learned, with its
+        dictionary as the inventory unless ``inventory`` is False (the training text, before the dictionary)."""
+        return wordmap.WordmapOptions(wordmap_vocab=self.path(f"wordmap.{lang}.txt"), wordmap_spm=self._spm(lang),
+                                      wordmap_dict=self.dictionary(lang) if inventory else None)
+
     def _spm(self, lang):
         return self.path(f"wordmap-spm.{lang}.model" if self.applies(lang) else f"spm.{lang}.model")
 
@@ -77,7 +84,7 @@ class WordmapScheme(Scheme):
             wordmap.train_spm(read_lines(train[lang]), self.path(f"wordmap-spm.{lang}"), o.vocab_size,
                               o.model_type)
             options = file_options(workers=workers, quiet=quiet, scheme="wordmap")
-            factory = functools.partial(wordmap.WordmapTokenizer, self.path(f"wordmap.{lang}.txt"), self._spm(lang))
+            factory = functools.partial(wordmap.make_encoder, self.tokenizer_options(lang, inventory=False))
             FileEncoder(options, factory=factory).encode_file(train[lang], self.encoded_train(lang))
             inventory = dict.fromkeys(spm.dictionary_pieces(self._spm(lang)))
             for line in read_lines(self.encoded_train(lang)):
@@ -90,8 +97,7 @@ class WordmapScheme(Scheme):
 
     def encoder(self, lang, workers=1):
         if self.applies(lang):
-            return functools.partial(wordmap.WordmapTokenizer, self.path(f"wordmap.{lang}.txt"), self._spm(lang),
-                                     inventory=self.dictionary(lang))
+            return functools.partial(wordmap.make_encoder, self.tokenizer_options(lang))
         return functools.partial(SpacesEncoder, self._spm(lang), "keep")
 
     def dictionary(self, lang):
@@ -102,8 +108,7 @@ class WordmapScheme(Scheme):
 
     def decode_args(self, lang):
         if self.applies(lang):
-            return ["--bpe", "wordmap", "--wordmap-vocab", self.path(f"wordmap.{lang}.txt"),
-                    "--wordmap-spm", self._spm(lang)]
+            return ["--bpe", "wordmap", *to_args(self.tokenizer_options(lang))]
         return ["--bpe", "sentencepiece", "--sentencepiece-model", self._spm(lang)]
 
     def segmenter(self, lang):
