@@ -12,6 +12,7 @@ outside it.  A ``--vocab-size`` that a side's text cannot reach is capped for th
 from __future__ import annotations
 
 import functools
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -70,6 +71,7 @@ class WordmapScheme(Scheme):
 
     def learn(self, train, workers=1, quiet=True):
         o = self.options
+        os.makedirs(self.models_dir, exist_ok=True)   # also when another scheme delegates a side to this one
         for lang in self.langs:
             if not self.applies(lang):
                 _capped(lang, o.vocab_size, lambda size, lang=lang: spm.train(
