@@ -310,9 +310,23 @@ class RecipeJob(submitit.helpers.Checkpointable):
             dist = submitit.helpers.TorchDistributedEnvironment()
             env.update(NODE_RANK=str(job.node), MASTER_ADDR=dist.master_addr, MASTER_PORT=str(dist.master_port))
         proc = subprocess.run(self.command, env=env, cwd=self.cwd or REPO)
+        if proc.returncode in STOPPED_BY_SIGNAL and os.environ.get("SLURM_JOB_ID"):
+            # SLURM signals every process of a job it requeues, preempts or cancels: the recipe stops cleanly (its
+            # process group, checkpoint_last.pt kept) while this process, which submitit keeps alive through
+            # SIGTERM, would record a failure before SLURM requeues the job.  Wait for SLURM to end this instance
+            # (it sends SIGKILL after KillWait); only a recipe stopped for another reason gets past the wait.
+            print(f"{' '.join(self.command[:2])} stopped by a signal (status {proc.returncode}): waiting for SLURM "
+                  "to requeue or end this job", file=sys.stderr, flush=True)
+            time.sleep(REQUEUE_WAIT_S)
         if proc.returncode != 0:
             raise RuntimeError(f"{' '.join(self.command[:2])} exited with status {proc.returncode}")
         return proc.returncode
+
+
+#: exit statuses of a recipe stopped by SIGTERM / SIGINT (shell convention and Python's negative signal numbers)
+STOPPED_BY_SIGNAL = (143, 130, -15, -2)
+#: how long a SLURM task whose recipe was stopped by a signal waits to be killed or requeued before failing
+REQUEUE_WAIT_S = 300
 
 
 def _option(argv: list, name: str):
