@@ -86,6 +86,25 @@ def is_stream_output(path: str) -> bool:
     return path in ("-", "/dev/stdout", "/dev/stderr") or _is_stream(path)
 
 
+def compiled_class(plain: type, compiled_module: str, source: str, digest) -> type:
+    """``plain``'s namesake in ``compiled_module``, setup.py's Cython build of the file ``source`` (a path relative
+    to the repository, for the message), when that build records ``digest()``, the SHA-256 of the source's current
+    text; else ``plain`` itself (the same code as plain Python).  A stale build is reported once and not used, so
+    editing the source never runs old code."""
+    import importlib
+    import warnings
+
+    try:
+        compiled = importlib.import_module(compiled_module)
+    except ImportError:
+        return plain
+    if getattr(compiled, "SOURCE_SHA256", None) != digest():
+        warnings.warn(f"{compiled.__file__} was built from an older {source} and is not used; "
+                      "rebuild it with `make install` (or `pip install -e .`)", stacklevel=3)
+        return plain
+    return getattr(compiled, plain.__name__)
+
+
 def _file_identity(path: str):
     """(device, inode) of the file ``path`` names after following links, or None when it does not exist yet."""
     try:

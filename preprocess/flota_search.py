@@ -10,9 +10,9 @@ was built from this file's current text (see :func:`search_class`).
 from __future__ import annotations
 
 import hashlib
-import importlib
 import re
-import warnings
+
+from preprocess.common import compiled_class
 
 try:
     import cython
@@ -148,14 +148,6 @@ def _source_digest() -> str:
 
 def search_class() -> type:
     """The compiled :class:`FlotaSearch` when ``preprocess._flota_search`` exists and was built from this file's
-    current text (setup.py records the text's SHA-256 in it), else this module's.  A stale build is reported
-    once and not used, so editing this file never runs old code."""
-    try:
-        compiled = importlib.import_module("preprocess._flota_search")
-    except ImportError:
-        return FlotaSearch
-    if getattr(compiled, "SOURCE_SHA256", None) != _source_digest():
-        warnings.warn(f"{compiled.__file__} was built from an older preprocess/flota_search.py and is not used; "
-                      "rebuild it with `make install` (or `pip install -e .`)", stacklevel=2)
-        return FlotaSearch
-    return compiled.FlotaSearch
+    current text (setup.py records the text's SHA-256 in it), else this module's (:func:`preprocess.common.
+    compiled_class`)."""
+    return compiled_class(FlotaSearch, "preprocess._flota_search", "preprocess/flota_search.py", _source_digest)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib
 import math
 import os
 import sys
@@ -41,6 +40,8 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
+
+from preprocess.common import compiled_class
 
 try:   # the cython.* annotations type the hot loops' numbers in C when this file is compiled (setup.py)
     import cython
@@ -409,15 +410,7 @@ def fast_class() -> type:
     reported once and not used, so editing this file never runs old code."""
     if "SOURCE_SHA256" in globals():   # this is the compiled module itself
         return FastHanta
-    try:
-        compiled = importlib.import_module("preprocess._hanta_fast")
-    except ImportError:
-        return FastHanta
-    if getattr(compiled, "SOURCE_SHA256", None) != _source_digest():
-        warnings.warn(f"{compiled.__file__} was built from an older preprocess/hanta_fast.py and is not used; "
-                      "rebuild it with `make install` (or `pip install -e .`)", stacklevel=2)
-        return FastHanta
-    return compiled.FastHanta
+    return compiled_class(FastHanta, "preprocess._hanta_fast", "preprocess/hanta_fast.py", _source_digest)
 
 
 def probe_sentences(hanta=None) -> list[list[str]]:
