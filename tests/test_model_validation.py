@@ -17,21 +17,10 @@ import pytest
 
 from conftest import REPO, cli_env, require_shared
 from preprocess.common import UserError
-from preprocess.spm import load_model, train
+from preprocess.spm import _varint, load_model, train
 
 WORDS = ("the dog dogs cat cats walk walked walking run runs ran man men woman women child children play played "
          "street streets red blue green small big happy over under near a an two three on in at with").split()
-
-
-def _varint(data: bytes, pos: int):
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
 
 
 def field_boundaries(data: bytes, start: int = 0, end: int | None = None, depth: int = 2) -> set:
@@ -56,7 +45,7 @@ def field_boundaries(data: bytes, start: int = 0, end: int | None = None, depth:
             else:
                 return out   # not a message (a string): only its ends count
             out.add(pos)
-    except IndexError:
+    except ValueError:   # the data ends inside a varint
         pass
     return {p for p in out if start <= p <= end}
 
