@@ -144,8 +144,9 @@ def long_inputs(tmp_path_factory):
     return files
 
 
-def interrupt(args, out_dir: Path, sig: int, whole_group: bool = True):
-    """Start an encode run, send ``sig`` once its temporary files exist, return the finished process."""
+def interrupt(args, out_dir: Path, sig, whole_group: bool = True):
+    """Start an encode run, send ``sig`` (a signal, or several in quick succession) once its temporary files
+    exist; return its exit status and stderr."""
     # a terminal's Ctrl-C: SIGINT not ignored in the run (a shell starts background jobs, such as a test suite
     # run with `&`, with SIGINT ignored, and the run rightly keeps ignoring it then)
     proc = subprocess.Popen([sys.executable, "-m", "preprocess.encode", *map(str, args)], env=cli_env(), cwd=REPO,
@@ -155,10 +156,11 @@ def interrupt(args, out_dir: Path, sig: int, whole_group: bool = True):
         while proc.poll() is None and not any(p.name.endswith(".tmp") for p in out_dir.iterdir()):
             time.sleep(0.01)
         time.sleep(0.3)   # workers are encoding now
-        if whole_group:   # a terminal's Ctrl-C, and SLURM's SIGTERM, reach every process of the job
-            os.killpg(proc.pid, sig)
-        else:
-            os.kill(proc.pid, sig)
+        for one in (sig,) if isinstance(sig, int) else sig:
+            if whole_group:   # a terminal's Ctrl-C, and SLURM's SIGTERM, reach every process of the job
+                os.killpg(proc.pid, one)
+            else:
+                os.kill(proc.pid, one)
         _, err = proc.communicate(timeout=120)   # a deadlock (issue 16, FLOTA --workers 2) fails here
     finally:
         if proc.poll() is None:
@@ -557,22 +559,9 @@ def test_signals_in_quick_succession_are_handled_as_one(workers, shared_path, tm
     """As `timeout` and shells deliver them: SIGTERM, SIGINT, SIGTERM to the whole group."""
     args, out_dir = flota_on_a_long_input(shared_path, tmp_path, long_inputs)
     args[args.index("--workers") + 1] = workers
-    proc = subprocess.Popen([sys.executable, "-m", "preprocess.encode", *map(str, args)], env=cli_env(), cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
-        while proc.poll() is None and not any(p.name.endswith(".tmp") for p in out_dir.iterdir()):
-            time.sleep(0.01)
-        time.sleep(0.3)
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGTERM):
-            os.killpg(proc.pid, sig)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode in (130, 143), err
+    rc, err = interrupt(args, out_dir, (signal.SIGTERM, signal.SIGINT, signal.SIGTERM))
+    assert rc in (130, 143), err
     assert "Traceback" not in err, err
     assert [line for line in err.strip().splitlines() if " lines" not in line] == [
-        "error: interrupted" if proc.returncode == 130 else "error: terminated (SIGTERM)"], err   # (progress bar)
+        "error: interrupted" if rc == 130 else "error: terminated (SIGTERM)"], err   # (progress bar)
     assert list(out_dir.iterdir()) == []
