@@ -49,6 +49,18 @@ _SPEED = re.compile(r"Translated ([\d,]+) sentences \(([\d,]+) tokens\) in ([\d.
                     r"([\d.]+) tokens/s\)")
 
 
+#: the default bound on generated length: at most ``MAX_LEN_A * source length + MAX_LEN_B`` target tokens (evaluation,
+#: raw-text translation, the hub pair and the demo)
+MAX_LEN_A, MAX_LEN_B = 1.2, 10
+
+
+def add_length_args(p: argparse.ArgumentParser) -> None:
+    """``--max-len-a``/``--max-len-b`` of the generating commands (evaluate, translate)."""
+    p.add_argument("--max-len-a", type=float, default=MAX_LEN_A,
+                   help="at most A * source length + B target tokens per hypothesis")
+    p.add_argument("--max-len-b", type=int, default=MAX_LEN_B, help="see --max-len-a")
+
+
 def load_binarize_info(path: str) -> dict:
     """``binarize.json`` of a ``train_scripts.binarize`` output folder (or the file itself)."""
     path = os.path.join(path, "binarize.json") if os.path.isdir(path) else path
@@ -174,7 +186,7 @@ def score(hyps: list[str], refs: list[str], tgt_lang: str) -> dict:
 def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None = None,
              generate_args: list[str] | None = None, ref: str | None = None, tgt_lang: str | None = None,
              subset: str = "test", beam: int = 4, lenpen: float = 0.6, max_tokens: int | None = 4096,
-             batch_size: int | None = 64, max_len_a: float = 1.2, max_len_b: int = 10, cpu: bool = False,
+             batch_size: int | None = 64, max_len_a: float = MAX_LEN_A, max_len_b: int = MAX_LEN_B, cpu: bool = False,
              fp16: bool = False, out_dir: str | None = None, extra_args: list[str] | None = None,
              quiet: bool = True, progress: bool = False, allow_empty: bool = False) -> dict:
     """Generate ``subset`` with ``checkpoint`` and score it; returns the scores and paths.
@@ -306,9 +318,7 @@ def main(argv=None) -> int:
     p.add_argument("--subset", default="test", help="fairseq subset, or a --extra-test name of binarize")
     p.add_argument("--beam", type=int, default=4, help="beam size")
     p.add_argument("--lenpen", type=float, default=0.6, help="length penalty")
-    p.add_argument("--max-len-a", type=float, default=1.2,
-                   help="at most A * source length + B target tokens per hypothesis")
-    p.add_argument("--max-len-b", type=int, default=10, help="see --max-len-a")
+    add_length_args(p)
     p.add_argument("--max-tokens", type=int, default=4096, help="tokens per batch (0: no limit)")
     p.add_argument("--batch-size", type=int, default=64, help="sentences per batch (0: no limit)")
     p.add_argument("--cpu", action="store_true", help="generate on the CPU")

@@ -29,6 +29,7 @@ import os
 import sys
 
 from preprocess.common import UserError, flatten_line
+from train_scripts.evaluate import MAX_LEN_A, MAX_LEN_B
 
 
 def user_dir() -> str:
@@ -126,7 +127,7 @@ class PairTranslator:
             text = self.source_bpe.encode(text)
         return text
 
-    def translate(self, lines: list[str], beam: int = 5, max_len_a: float = 1.2, max_len_b: int = 10,
+    def translate(self, lines: list[str], beam: int = 5, max_len_a: float = MAX_LEN_A, max_len_b: int = MAX_LEN_B,
                   **kwargs) -> list[str]:
         """One translation per line, in order, each on one line (decoded with the target scheme's decoder)."""
         if not lines:

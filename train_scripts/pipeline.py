@@ -95,7 +95,7 @@ class PipelineError(RuntimeError):
 #: the perturbed copies of the test source (preprocess.evaluate.noise): BITE's and FLOTA's threat models
 NOISE_KINDS = ("infl", "ws")
 #: generation options of every evaluation (clean and noisy): beam 4, length penalty 0.6 and these
-GENERATE_EXTRA = ("--max-len-a", "1.2", "--max-len-b", "10")
+GENERATE_EXTRA = ("--max-len-a", str(evaluate_recipe.MAX_LEN_A), "--max-len-b", str(evaluate_recipe.MAX_LEN_B))
 
 
 def noisy_test_file(out: Path, kind: str) -> Path:

@@ -23,6 +23,7 @@ import shlex
 import sys
 
 from preprocess.common import UserError, atomic_output, check_distinct, read_lines, run_main
+from train_scripts.evaluate import add_length_args
 
 #: options of fairseq-interactive that pick an encoding: per side in binarize.json, never given by hand here
 ENCODING_OPTIONS = ("--bpe", "--tokenizer", "--sentencepiece-model", "--spaces-", "--bite-", "--wordmap-",
@@ -64,9 +65,7 @@ def main(argv=None) -> int:
                    help="also write the encoded source (what the model reads) here, one line per input line")
     p.add_argument("--beam", type=int, default=5, help="beam size")
     p.add_argument("--lenpen", type=float, default=1.0, help="length penalty")
-    p.add_argument("--max-len-a", type=float, default=1.2,
-                   help="at most A * source length + B target tokens per translation")
-    p.add_argument("--max-len-b", type=int, default=10, help="see --max-len-a")
+    add_length_args(p)
     p.add_argument("--batch-size", type=int, default=32, help="sentences translated together")
     p.add_argument("--cuda", action="store_true", help="run on the GPU (default: CPU)")
     p.add_argument("--print-interactive", action="store_true",
