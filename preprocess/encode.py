@@ -350,6 +350,15 @@ def _stream_worker(encoder, factory, tasks, results, parent) -> None:
         results.put(("crash", traceback.format_exc()))
 
 
+def _stop(procs) -> None:
+    """Terminate the worker processes still running (a run that failed or was interrupted) and reap them all."""
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+    for p in procs:
+        p.join()
+
+
 def _unlink(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
@@ -499,11 +508,7 @@ class FileEncoder:
                 p.join()
             return n
         finally:
-            for p in procs:
-                if p.is_alive():
-                    p.terminate()
-            for p in procs:
-                p.join()
+            _stop(procs)
             for item in temporary:
                 if isinstance(item, int):
                     with contextlib.suppress(OSError):
@@ -576,11 +581,7 @@ class FileEncoder:
                 source.check_unchanged()
             return n
         finally:
-            for p in procs:
-                if p.is_alive():
-                    p.terminate()
-            for p in procs:
-                p.join()
+            _stop(procs)
 
     @staticmethod
     def _next_result(results, procs, timeout: float = 0.2):

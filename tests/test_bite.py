@@ -482,12 +482,22 @@ def hostile_text():
     return st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=14).map("".join)
 
 
+def round_trip_input(b: BiteTokenizer, pretok: str, x: str) -> str:
+    """``x`` as the round-trip properties take it: with moses, the control characters it deletes become spaces (as
+    documented), and text whose moses words cannot be aligned with its whitespace words is not drawn."""
+    import hypothesis
+    if pretok == "moses":
+        x = bite._MOSES_DELETED_RE.sub(" ", x)
+    hypothesis.assume(pretok != "moses" or bite._align(b.pretokenize(x), " ".join(x.split())) is not None)
+    return x
+
+
 @pytest.mark.parametrize("single", [False, True])
 @pytest.mark.parametrize("pretok", ["whitespace", "moses", "bert"])
 def test_property_bite_alone_round_trips_hostile_text(pretok, single):
     """decode(encode(x)) == x (up to whitespace) for random text salted with brackets, tag names, symbols and
     compatibility characters (moses: the control characters it deletes become spaces, as documented)."""
-    hypothesis = pytest.importorskip("hypothesis")
+    pytest.importorskip("hypothesis")
     from hypothesis import given, settings
 
     b = hostile_bite(pretok, single)
@@ -495,9 +505,7 @@ def test_property_bite_alone_round_trips_hostile_text(pretok, single):
     @settings(max_examples=300, deadline=None, derandomize=True, database=None)
     @given(hostile_text())
     def check(x):
-        if pretok == "moses":
-            x = bite._MOSES_DELETED_RE.sub(" ", x)
-        hypothesis.assume(pretok != "moses" or bite._align(b.pretokenize(x), " ".join(x.split())) is not None)
+        x = round_trip_input(b, pretok, x)
         assert b.detokenize(b.tokenize(x)) == " ".join(x.split())
         assert b.detokenize(b.subword_text(b.tokenize(x)).split()) == " ".join(x.split())
 
