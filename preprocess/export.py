@@ -23,6 +23,7 @@ import sys
 import tempfile
 
 from preprocess.common import UserError, current_umask, check_distinct, run_main
+from preprocess.spm import dictionary_pieces, write_dict
 
 #: export scheme -> the preprocess.encode scheme whose options it takes
 SCHEMES = {"spaces": "spaces", "sentencepiece": "spaces", "bite": "bite", "flota": "flota", "wordmap": "wordmap"}
@@ -84,16 +85,15 @@ def export(args: argparse.Namespace, out_dir: str) -> list[str]:
             require_file(args.subword_model, "SentencePiece model (--subword-model)")
             from preprocess.bite import check_subword_model
             check_subword_model(args.subword_model, args.bite_single_char)
-            hf_export.write_dict(dictionary if dictionary is not None
-                                 else hf_export.spm_dictionary(args.subword_model), dict_path)
+            write_dict(dictionary if dictionary is not None else dictionary_pieces(args.subword_model), dict_path)
             tok = hf_tokenizers.MorphtokBiteTokenizer(dict_path, args.subword_model, args.bite_pretokenizer,
                                                       args.bite_tagger, args.bite_single_char)
         elif args.scheme == "flota":
             if getattr(args, "noise_p", 0.0):
                 raise UserError("--noise-p is a test-set perturbation, not part of a tokenizer: export without it")
             require_file(args.flota_vocab, "FLOTA vocabulary (--flota-vocab)")
-            hf_export.write_dict(dictionary if dictionary is not None
-                                 else hf_export.flota_dictionary(args.flota_vocab), dict_path)
+            write_dict(dictionary if dictionary is not None else hf_export.flota_dictionary(args.flota_vocab),
+                       dict_path)
             vocab = {hf_tokenizers.flota_vocab_slot(args.flota_vocab): args.flota_vocab}
             tok = hf_tokenizers.MorphtokFlotaTokenizer(
                 dict_path, gpt2_encoder_file=args.flota_gpt2_encoder, flota_style=args.flota_style,
@@ -104,7 +104,7 @@ def export(args: argparse.Namespace, out_dir: str) -> list[str]:
             if dictionary is None:
                 raise UserError("export --scheme wordmap needs --dict: Wordmap's dictionary is its base model's pieces "
                                 "plus the pieces of its encoded training text (binarize writes dict.wordmap.LANG.txt)")
-            hf_export.write_dict(dictionary, dict_path)
+            write_dict(dictionary, dict_path)
             tok = hf_tokenizers.MorphtokWordmapTokenizer(dict_path, require_file(args.wordmap_vocab, "--wordmap-vocab"),
                                                          require_file(args.wordmap_spm, "--wordmap-spm"))
         written = list(tok.save_pretrained(out_dir))

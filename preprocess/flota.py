@@ -219,6 +219,22 @@ def guess_style(tokens: Iterable[str]) -> str:
     return counts.most_common(1)[0][0]
 
 
+def fairseq_dict_tokens(vocab) -> tuple[list[str], list[str]]:
+    """(entries, skipped) of a fairseq ``dict.txt`` for the loaded vocabulary ``vocab``: its tokens in order without
+    duplicates and without fairseq's own specials; tokens containing whitespace cannot be written and are skipped."""
+    from preprocess.spm import FAIRSEQ_SPECIALS
+
+    tokens, skipped = [], []
+    for tok in dict.fromkeys(vocab.tokens):
+        if tok in FAIRSEQ_SPECIALS:
+            continue
+        if tok == "" or any(c.isspace() for c in tok) or re.search(r"\s", tok):
+            skipped.append(tok)
+            continue
+        tokens.append(tok)
+    return tokens, skipped
+
+
 def write_fairseq_dict(vocab, path: str) -> dict:
     """Write a fairseq ``dict.txt`` holding every token of ``vocab`` in vocabulary order, atomically, with the
     project's rank pseudo-counts (:func:`preprocess.spm.write_dict`: any frequency threshold keeps the order).
@@ -228,20 +244,13 @@ def write_fairseq_dict(vocab, path: str) -> dict:
     never emits one: its words contain no whitespace).  Returns ``{"written": n, "skipped": [...]}``.
     """
     from preprocess.common import check_distinct, check_output_path
-    from preprocess.spm import FAIRSEQ_SPECIALS, write_dict
+    from preprocess.spm import write_dict
 
     check_output_path(path)
     if isinstance(vocab, (str, os.PathLike)):
         check_distinct([(path, "output")], [(vocab, "vocabulary")])
 
-    tokens, skipped = [], []
-    for tok in dict.fromkeys(load_vocab(vocab).tokens):
-        if tok in FAIRSEQ_SPECIALS:
-            continue
-        if tok == "" or any(c.isspace() for c in tok) or re.search(r"\s", tok):
-            skipped.append(tok)
-            continue
-        tokens.append(tok)
+    tokens, skipped = fairseq_dict_tokens(load_vocab(vocab))
     return {"written": write_dict(tokens, path), "skipped": skipped}
 
 

@@ -25,9 +25,9 @@ import shutil
 from typing import Optional, Sequence
 
 from preprocess.common import UserError, atomic_output, require_file
+from preprocess.spm import FAIRSEQ_SPECIALS, dictionary_pieces, write_dict
 
 #: fairseq's Dictionary adds these itself, in this order, before the entries of dict.txt
-FAIRSEQ_SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
 BOS_ID, PAD_ID, EOS_ID, UNK_ID = range(4)
 SPACE_SYMBOL = "\u2581"
 DICT_FILE = "dict.txt"
@@ -74,22 +74,15 @@ def fairseq_ids(tokens: Sequence[str]) -> dict[str, int]:
     return ids
 
 
-def write_dict(tokens: Sequence[str], path: str) -> None:
-    """``dict.txt`` with the project's rank-based pseudo-counts (as :func:`preprocess.spm.write_dict`)."""
-    from preprocess import spm
-    spm.write_dict(list(tokens), path)
-
-
 def flota_dictionary(vocab_path: str) -> list[str]:
-    """The dictionary the flota scheme writes for ``--flota-vocab`` (``train_scripts/schemes/flota.py``): the
-    vocabulary's tokens in order, without duplicates, whitespace tokens and fairseq's own specials.  A fairseq
-    ``dict.txt`` (e.g. an official checkpoint's, for ``--flota-gpt2-encoder``) is read as fairseq reads it."""
+    """The dictionary the flota scheme writes for ``--flota-vocab`` (``train_scripts/schemes/flota.py``:
+    :func:`preprocess.flota.fairseq_dict_tokens`).  A fairseq ``dict.txt`` (e.g. an official checkpoint's, for
+    ``--flota-gpt2-encoder``) is read as fairseq reads it."""
     from preprocess import flota
     vocab = flota.load_vocab(vocab_path)
     if vocab.kind == "fairseq":
         return read_fairseq_dict(vocab_path)
-    return [t for t in dict.fromkeys(vocab.tokens) if t and not any(c.isspace() for c in t)
-            and t not in FAIRSEQ_SPECIALS]
+    return flota.fairseq_dict_tokens(vocab)[0]
 
 
 # --- SentencePiece -> tokenizer.json -----------------------------------------------------------------------------
@@ -220,7 +213,7 @@ def export_sentencepiece(model_path: str, out_dir: str, spaces: str = "keep",
     ``out_dir``; returns the paths written."""
     tok = sentencepiece_tokenizer(model_path, spaces, dictionary)
     os.makedirs(out_dir, exist_ok=True)
-    tokens = list(dictionary) if dictionary is not None else spm_dictionary(model_path)
+    tokens = list(dictionary) if dictionary is not None else dictionary_pieces(model_path)
     written = []
     path = os.path.join(out_dir, "tokenizer.json")
     with atomic_output(path) as out:
@@ -237,11 +230,6 @@ def export_sentencepiece(model_path: str, out_dir: str, spaces: str = "keep",
     write_dict(tokens, dict_path)
     written.append(dict_path)
     return written
-
-
-def spm_dictionary(model_path: str) -> list[str]:
-    from preprocess import spm
-    return spm.dictionary_pieces(model_path)
 
 
 def write_json(path: str, obj) -> str:

@@ -27,7 +27,8 @@ from preprocess.common import (UserError, atomic_output, atomic_outputs, check_d
 #: U+2581 LOWER ONE EIGHTH BLOCK: SentencePiece's meta symbol for whitespace (a word-start marker).
 SPACE_SYMBOL = "\u2581"
 #: fairseq's Dictionary adds these itself; they must not appear in dict.txt
-FAIRSEQ_SPECIALS = frozenset({"<s>", "<pad>", "</s>", "<unk>"})
+#: fairseq's own dictionary entries, in the order of their ids (``<s>`` 0, ``<pad>`` 1, ``</s>`` 2, ``<unk>`` 3)
+FAIRSEQ_SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
 MODEL_TYPES = ("unigram", "bpe")
 #: ``default``: SentencePiece as it is; ``prime``: space-as-token (BPE', Unigram'; see preprocess.spaces)
 VARIANTS = ("default", "prime")
