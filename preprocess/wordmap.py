@@ -878,7 +878,7 @@ def train_spm(lines: Iterable[str], model_prefix: str, vocab_size: int, model_ty
     Identity normalisation keeps pieces concatenable back to the input (lossless decode).
     """
     from preprocess import spm
-    return spm.train([], model_prefix, model_type=model_type, vocab_size=vocab_size, character_coverage=1.0,
+    return spm.train([], model_prefix, model_type=model_type, vocab_size=vocab_size,
                      input_sentence_size=max_sentences, num_threads=1, sentences=lines,
                      extra_options={"normalization_rule_name": "identity", "hard_vocab_limit": False,
                                     "shuffle_input_sentence": bool(max_sentences)})

@@ -8,6 +8,7 @@ import pytest
 
 from train_scripts import binarize
 from preprocess.options import field_kind as _field_type
+from preprocess.spm import SpmOptions
 from train_scripts.schemes import SCHEMES, make_options, make_scheme
 
 import typing
@@ -205,3 +206,30 @@ def test_encode_schemes_are_discovered(tmp_path, monkeypatch):
     (tmp_path / "helper.py").write_text("def make_encoder(args):\n    return None\n", encoding="utf-8")
     monkeypatch.setattr(preprocess, "__path__", [*preprocess.__path__, str(tmp_path)])
     assert encode._discover_schemes()["mine"] == "preprocess.mine" and "helper" not in encode._discover_schemes()
+
+
+def _spm_defaults(parser_defaults: dict) -> dict:
+    return {f.name: parser_defaults[f.name] for f in dataclasses.fields(SpmOptions) if f.name in parser_defaults}
+
+
+def test_one_set_of_sentencepiece_defaults():
+    """morphtok-spm, every recipe scheme, spm.train itself and the BITE Figure 8 metric train SentencePiece with
+    the defaults of preprocess.spm.SpmOptions (they were 16000/0.9995/unseeded in one tool and 8000/1.0/1 in the
+    recipes)."""
+    import inspect
+
+    from preprocess import spm
+    from preprocess.evaluate import bite as bite_metrics
+
+    declared = {f.name: f.default for f in dataclasses.fields(SpmOptions)}
+    assert declared["vocab_size"] == 8000 and declared["character_coverage"] == 1.0 and declared["seed"] == 1
+
+    train_cmd = spm.build_parser()._subparsers._group_actions[0].choices["train"]
+    assert _spm_defaults({a.dest: a.default for a in train_cmd._actions}) == declared
+    for name in sorted(SCHEMES):
+        recipe = _parse(name)
+        assert _spm_defaults(recipe) == declared, name
+    signature = inspect.signature(spm.train).parameters
+    assert {k: signature[k].default for k in declared} == declared
+    assert inspect.signature(bite_metrics.figure8).parameters["seed"].default == declared["seed"]
+

@@ -37,7 +37,7 @@ from preprocess.bite import BiteOptions
 from preprocess.common import UserError, read_lines, require_file, run_main
 from preprocess.evaluate.noise import InflectionNoise, sequence_similarity
 from preprocess.options import add_arguments
-from preprocess.spm import load_model
+from preprocess.spm import SpmOptions, load_model
 
 
 def noise_options(p: argparse.ArgumentParser) -> None:
@@ -208,7 +208,7 @@ def sequence_lengths(lines: Sequence[str], base_model: str, bite_model: str, pre
 
 def figure8(train_lines: Sequence[str], sizes: Sequence[int], model_types: Sequence[str] = ("unigram",),
             eval_lines: Optional[Sequence[str]] = None, pretokenizer: str = "moses", tagger: str = "nltk",
-            seed: int = 1, **spm_options) -> List[dict]:
+            seed: int = SpmOptions.seed, **spm_options) -> List[dict]:
     """The BITE paper's Figure 8 on a corpus: for each subword algorithm and vocabulary size, train D on the raw
     ``train_lines`` and BITE+D on their BITE subword text (same options, ``hard_vocab_limit`` off so that a
     size the corpus cannot fill gives the largest model it can), then :func:`sequence_lengths` on
@@ -297,8 +297,7 @@ def main(argv=None) -> int:
                    help="SentencePiece model types to train")
     p.add_argument("--eval-input", default=None, help="measure on this text instead of --input")
     p.add_argument("--eval-lines", type=int, default=None, help="first N lines of --eval-input only")
-    p.add_argument("--seed", type=int, default=1, help="SentencePiece random seed")
-    p.add_argument("--character-coverage", type=float, default=0.9995, help="SentencePiece character coverage")
+    add_arguments(p, SpmOptions, only=("seed", "character_coverage"))
     p.add_argument("--model", default=None, help="an existing D model (with --bite-model: no training; --input is "
                                                  "then the text measured)")
     p.add_argument("--bite-model", default=None, help="an existing BITE+D model (see --model)")

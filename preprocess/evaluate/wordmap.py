@@ -73,7 +73,7 @@ def evaluate(corpus_lines: list[str], gold: list[tuple[str, list[str]]], verbs: 
     with tempfile.TemporaryDirectory() as tmp:
         for kind in ("bpe", "unigram"):
             prefix = os.path.join(tmp, kind)
-            sp = load_model(spm.train([], prefix, model_type=kind, vocab_size=size, character_coverage=1.0,
+            sp = load_model(spm.train([], prefix, model_type=kind, vocab_size=size,
                                       num_threads=1, sentences=corpus_lines,
                                       extra_options={"normalization_rule_name": "identity", "hard_vocab_limit": False,
                                                      "shuffle_input_sentence": False}))

@@ -33,12 +33,11 @@ import importlib.util
 import os
 import pkgutil
 import sys
-from dataclasses import dataclass
 from typing import Callable, ClassVar
 
 from preprocess.common import UserError
 from preprocess.options import add_arguments, from_namespace, make_options, option  # noqa: F401  (re-exported)
-from preprocess.spm import MODEL_TYPES
+from preprocess.spm import SpmOptions
 
 SCHEMES: dict[str, type["Scheme"]] = {}
 
@@ -73,17 +72,6 @@ def import_scheme_module(spec: str) -> None:
 
 # --- options (declared once: preprocess.options) ---------------------------------------------------------------
 
-@dataclass
-class SubwordOptions:
-    """Options of the SentencePiece model every scheme but FLOTA-over-a-given-vocabulary learns."""
-
-    vocab_size: int = option(8000, "subword vocabulary size")
-    model_type: str = option("unigram", "SentencePiece algorithm", MODEL_TYPES)
-    character_coverage: float = option(1.0, "SentencePiece character coverage")
-    input_sentence_size: int = option(0, "train SentencePiece on a sample of this many sentences (0 = all)")
-    seed: int = option(1, "SentencePiece random seed")
-
-
 def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, options_cls: type) -> None:
     """One ``--name`` per field of a scheme's options (see :func:`preprocess.options.add_arguments`)."""
     add_arguments(parser, options_cls, aliases=False)
@@ -108,7 +96,7 @@ class Scheme:
 
     name: ClassVar[str] = ""
     label: ClassVar[str] = ""
-    Options: ClassVar[type] = SubwordOptions
+    Options: ClassVar[type] = SpmOptions   # the SentencePiece options; a scheme's class extends it
 
     def __init__(self, options, langs: tuple[str, ...], models_dir: str):
         self.options = options if isinstance(options, self.Options) else make_options(self.Options, options)

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 from preprocess import spm
 from preprocess.spaces import SpacesEncoder
-from train_scripts.schemes import Scheme, SubwordOptions, option, register_scheme
+from train_scripts.schemes import Scheme, option, register_scheme
 
 
 @dataclass
-class SentencePieceOptions(SubwordOptions):
+class SentencePieceOptions(spm.SpmOptions):
     variant: str = option("default", "default: SentencePiece as it is; prime: spaces always their own token",
                           spm.VARIANTS)
 

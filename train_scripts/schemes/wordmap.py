@@ -24,11 +24,11 @@ from preprocess.evaluate import morph
 from preprocess.evaluate.wordmap import read_derivational_verbs
 from preprocess.options import to_args
 from preprocess.spaces import SpacesEncoder
-from train_scripts.schemes import Scheme, SubwordOptions, option, register_scheme
+from train_scripts.schemes import Scheme, option, register_scheme
 
 
 @dataclass
-class WordmapOptions(SubwordOptions):
+class WordmapOptions(spm.SpmOptions):
     wordmap_langs: tuple = option(("de",), "languages Wordmap is applied to (German; comma-separated)")
     wordmap_max_lines: int = option(0, "extract verbs from the first N training lines (0 = all)")
 
