@@ -124,33 +124,38 @@ def test_sigterm_to_the_recipe_stops_fairseq_and_a_rerun_resumes(binarized, tmp_
     assert state["optimizer_history"][-1]["num_updates"] == updates + 2
 
 
-def test_sigterm_to_the_pipeline_during_training_stops_everything_and_a_rerun_resumes(tmp_path):
+@pytest.mark.parametrize("schemes", [["unigram"], ["unigram", "unigram_prime"]], ids=["one-row", "rows-side-by-side"])
+def test_sigterm_to_the_pipeline_during_training_stops_everything_and_a_rerun_resumes(tmp_path, schemes):
+    """One row (trained in the pipeline's process tree) and two rows side by side (--jobs 2: a pipeline process
+    per row, each with its own fairseq-train)."""
     data, out = require_shared("multi30k"), tmp_path / "demo"
     args = ["python", "-m", "train_scripts.pipeline", "--preset", "fast", "--data", data, "--output", out,
-            "--schemes", "unigram", "--train-lines", "300", "--valid-lines", "20", "--test-lines", "10",
-            "--vocab-size", "400", "--valid-every", "5", "--embed-dim", "32", "--ffn-dim", "64", "--layers", "1",
-            "--example-ids", "0"]
+            "--schemes", *schemes, "--jobs", str(len(schemes)), "--train-lines", "300", "--valid-lines", "20",
+            "--test-lines", "10", "--vocab-size", "400", "--valid-every", "5", "--embed-dim", "32", "--ffn-dim", "64",
+            "--layers", "1", "--example-ids", "0"]
     log = tmp_path / "pipeline.out"
     proc = _start([*args, "--max-update", "1000000"], log)
-    ckpt = out / "schemes" / "unigram" / "checkpoints"
-    _wait_for(lambda: (ckpt / "checkpoint_last.pt").exists() and _mentioning(f"--save-dir {ckpt}"), proc,
-              "a running training stage", log)
+    ckpts = [out / "schemes" / name / "checkpoints" for name in schemes]
+    _wait_for(lambda: all((c / "checkpoint_last.pt").exists() and _mentioning(f"--save-dir {c}") for c in ckpts),
+              proc, "a running training stage in every row", log)
     below = _descendants(proc.pid)
-    assert any("fairseq-train" in c for c in _alive(below)) and any("train_transformer_big.sh" in c
-                                                                     for c in _alive(below))
+    assert sum("fairseq-train" in c for c in _alive(below)) >= len(schemes)
+    assert any("train_transformer_big.sh" in c for c in _alive(below))
     proc.send_signal(signal.SIGTERM)
     rc = proc.wait(timeout=HANG_GUARD)
     assert rc in (130, 143) and "error: interrupted" in log.read_text()
     assert _alive(below) == [] and _mentioning(str(out)) == []
-    _checkpoints_load(ckpt)
-    assert not (out / ".stages" / "unigram__train.json").exists()     # the stage is not recorded as done
+    for ckpt in ckpts:
+        _checkpoints_load(ckpt)
+    assert not list((out / ".stages").glob("*__train.json"))     # no training stage is recorded as done
 
-    # a rerun skips what was finished and reruns the interrupted stage from a clean folder
+    # a rerun skips what was finished and reruns the interrupted stages from a clean folder
     again = subprocess.run([sys.executable if a == "python" else str(a) for a in args] + ["--max-update", "10"],
                            env=cli_env(), cwd=REPO, capture_output=True, text=True, check=False)
     assert again.returncode == 0, again.stderr[-3000:]
-    assert "[skip] data" in again.stderr and "[skip] unigram/binarize" in again.stderr
-    assert "[run ] unigram/train" in again.stderr and (out / "results.json").exists()
+    assert "[skip] data" in again.stderr and (out / "results.json").exists()
+    for name in schemes:
+        assert f"[skip] {name}/binarize" in again.stderr and f"[run ] {name}/train" in again.stderr
 
 
 def test_fairseq_finishes_a_checkpoint_it_is_writing_before_a_signal_takes_effect(tmp_path):

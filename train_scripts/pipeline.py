@@ -19,6 +19,13 @@ stops every process the pipeline started (each command runs in a process group o
 the subreaper of whatever they leave); the interrupted stage is not recorded, so a rerun redoes it from a clean
 folder and skips the finished ones.  See docs/demo.md.
 
+Rows run side by side on a CPU machine (``--jobs``, default one per core, with ``--threads`` torch threads each,
+default cores / jobs, so one): each row is this program again (``--row NAME``, its stage lines on the same
+terminal), and the report is written when every row is done.  Why rows rather than threads: the demo's model is
+small, so two torch threads on one training gain little, and while anything else runs on the machine they wait on
+each other at every operation (measured here: 2 threads 2-4x slower than 1 beside one other busy process);
+two rows of one thread each keep both cores busy whatever else runs.
+
 Each stage is resumable: a stage whose record exists, whose outputs are there and whose options and inputs are
 the same is skipped; a stage whose options or inputs changed reruns, and so does everything that depends on it
 (the record keeps a fingerprint of them).  An interrupted stage is cleaned and rerun.  A failing step stops with
@@ -208,18 +215,20 @@ class Stages:
         self.ran: list[str] = []
         self.fingerprints: dict[str, str] = {}
 
-    def run(self, name: str, outputs: list[Path], fn, key=None, after: tuple[str, ...] = ()):
+    def run(self, name: str, outputs: list[Path], fn, key=None, after: tuple[str, ...] = (), quiet: bool = False):
         """Run ``fn`` unless a record with the same fingerprint exists.  ``key``: the options and inputs of
         this stage (JSON-serialisable); ``after``: the stages whose results it uses (their fingerprints are part
-        of this one, so a changed upstream stage reruns this one too)."""
+        of this one, so a changed upstream stage reruns this one too); ``quiet``: a skip is neither shown nor
+        listed (a ``--row`` process passing over the data stages its pipeline has just run)."""
         fingerprint = _fingerprint({"key": key, "after": [self.fingerprints[a] for a in after]})
         self.fingerprints[name] = fingerprint
         record = self.dir / f"{name.replace('/', '__')}.json"
         if record.exists() and all(Path(p).exists() for p in outputs):
             saved = json.loads(record.read_text())
             if saved.get("fingerprint") == fingerprint:
-                self.skipped.append(name)
-                tqdm.write(f"[skip] {name} (done with the same options)", file=sys.stderr)
+                if not quiet:
+                    self.skipped.append(name)
+                    tqdm.write(f"[skip] {name} (done with the same options)", file=sys.stderr)
                 return saved["result"]
             tqdm.write(f"[rerun] {name}: its options or inputs changed", file=sys.stderr)
         for p in outputs:  # an interrupted or outdated stage restarts cleanly
@@ -392,7 +401,11 @@ class RowRun:
     def train(self) -> dict:
         a = self.args
         cmd = self.train_command()
-        bar = tqdm(total=a.max_update, desc=f"{self.row.name} train", unit="upd", leave=False, file=sys.stderr)
+        # beside other rows (--row), a bar per process would garble the terminal: a line every quarter instead
+        beside = a.row is not None
+        bar = tqdm(total=a.max_update, desc=f"{self.row.name} train", unit="upd", leave=False, file=sys.stderr,
+                   disable=beside)
+        t0, told = time.time(), [0]
 
         def on_line(line: str):
             rec = _json_record(line)
@@ -402,6 +415,11 @@ class RowRun:
             if n is not None:
                 bar.n = min(int(n), a.max_update)
                 bar.refresh()
+                quarter = 4 * bar.n // max(1, a.max_update)
+                if beside and quarter > told[0]:
+                    told[0] = quarter
+                    tqdm.write(f"[....] {self.row.name}/train: {bar.n}/{a.max_update} updates "
+                               f"({time.time() - t0:.0f} s)", file=sys.stderr)
 
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
@@ -662,7 +680,14 @@ def parse_args(argv=None):
                              "patience": "early stopping after N validations without improvement (-1: off)"
                              }.get(name, "preset's value"))
     ap.add_argument("--workers", type=int, default=2, help="encoder processes")
-    ap.add_argument("--threads", type=int, default=2, help="torch threads for training/generation")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="rows run at the same time (default: one per CPU core, at most one per row; 1 with the gpu "
+                         "preset)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads of each row's training and generation (default: CPU cores / jobs)")
+    ap.add_argument("--row", default=None, metavar="NAME",
+                    help="run this one row of --schemes and write its results to schemes/NAME/row.json (what the "
+                         "pipeline runs for each row when rows run side by side)")
     ap.add_argument("--gold-en", type=Path, default=SHARED_DATA / "morph_gold" / "eng.word.dev.tsv",
                     help="English gold morphology (boundary scores)")
     ap.add_argument("--gold-de", type=Path, default=SHARED_DATA / "morph_gold" / "deu.derivational.v1.tsv",
@@ -688,6 +713,15 @@ def parse_args(argv=None):
             setattr(args, name, preset[name])
     args.device = preset["device"]
     args.output = args.output.resolve()
+    if args.row is not None and args.row not in args.schemes:
+        raise UserError(f"--row {args.row!r} is not among --schemes ({', '.join(args.schemes)})")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if args.jobs is None:
+        args.jobs = 1 if args.device == "gpu" else max(1, min(cores, len(args.schemes)))
+    if args.jobs < 1 or (args.threads is not None and args.threads < 1):
+        raise UserError("--jobs and --threads must be at least 1")
+    if args.threads is None:
+        args.threads = max(1, cores // args.jobs)
     for name in args.schemes:  # a bad scheme option is an error before any work starts
         make_scheme(ROWS[name].config, ("en", "de"), str(args.output))
     if args.dry_run:
@@ -772,6 +806,59 @@ def stop_descendants(grace: float = STOP_GRACE) -> None:
         _reap()
 
 
+ROW_RESULT = "row.json"
+
+
+def run_one_row(args, runner: Runner, stages: Stages, raw: Path) -> int:
+    """``--row NAME``: run that row's stages and write its results (and the stages it ran or skipped) to
+    ``schemes/NAME/row.json`` for the pipeline that started it."""
+    run = RowRun(ROWS[args.row], args, runner, stages, raw)
+    row = run.run_all()
+    path = run.dir / ROW_RESULT
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"row": row, "ran": stages.ran, "skipped": stages.skipped}, default=str))
+    os.replace(tmp, path)
+    return 0
+
+
+def run_rows_side_by_side(args, argv: list[str], stages: Stages) -> list[dict]:
+    """Run every row as ``morphtok-demo ARGV --row NAME``, ``args.jobs`` at a time, in the order of
+    ``--schemes``; their stage lines go to this terminal.  A failing row lets the running ones finish (their stages
+    are recorded, so a rerun skips them) and starts no other; then the pipeline stops with the row's name.  The
+    rows' results come back in ``schemes/NAME/row.json``."""
+    pending, running, failed = list(args.schemes), {}, []
+    env = child_env()
+    bar = tqdm(total=len(pending), desc=f"schemes ({args.jobs} at a time)", unit="scheme", file=sys.stderr)
+    try:
+        while pending or running:
+            while pending and len(running) < args.jobs and not failed:
+                name = pending.pop(0)
+                (args.output / "schemes" / name / ROW_RESULT).unlink(missing_ok=True)
+                cmd = [sys.executable, "-m", "train_scripts.pipeline", *map(str, argv), "--row", name,
+                       "--jobs", "1", "--threads", str(args.threads)]
+                running[name] = subprocess.Popen(cmd, env=env)
+            time.sleep(0.2)
+            for name, proc in list(running.items()):
+                if proc.poll() is None:
+                    continue
+                del running[name]
+                bar.update()
+                if proc.returncode != 0:
+                    failed.append(f"{name} (exit {proc.returncode})")
+    finally:
+        bar.close()
+    if failed:
+        raise PipelineError(f"row {', '.join(failed)} failed: its error is above; a rerun skips the stages that "
+                            "finished")
+    rows = []
+    for name in args.schemes:
+        saved = json.loads((args.output / "schemes" / name / ROW_RESULT).read_text())
+        stages.ran += saved["ran"]
+        stages.skipped += saved["skipped"]
+        rows.append(saved["row"])
+    return rows
+
+
 def significance(rows: list, row_runs: list, raw: Path, baseline: str) -> dict:
     """sacreBLEU's CIs and paired tests against the baseline row, per test set, into each row's ``tests``."""
     from train_scripts.significance import compare_test_sets
@@ -796,7 +883,9 @@ def summary(args, counts: dict) -> str:
     return (f"{counts['train']} training pairs, {counts['valid']} validation, {counts['test']} test "
             f"(test_2016_flickr). Every scheme: the same Transformer ({args.layers} layers, {args.embed_dim} "
             f"dimensions, {args.heads} heads) {budget}, beam 4, length penalty 0.6, with the recipes users run "
-            "(binarize, train_transformer_big.sh, average_checkpoints, evaluate).")
+            "(binarize, train_transformer_big.sh, average_checkpoints, evaluate)."
+            + (f" Rows ran {min(args.jobs, len(args.schemes))} at a time, {args.threads} torch "
+               f"thread{'s' if args.threads > 1 else ''} each." if args.device == "cpu" else ""))
 
 
 def main(argv=None) -> int:
@@ -826,15 +915,20 @@ def main(argv=None) -> int:
     sizes = {"train": args.train_lines, "valid": args.valid_lines, "test": args.test_lines}
     t0 = time.time()
     try:
+        row = args.row is not None   # the pipeline that started this row has just run the data stages
         counts = stages.run("data", [raw], lambda: prepare_raw(args.data, raw, sizes),
-                            key={"data": str(args.data), **sizes})
+                            key={"data": str(args.data), **sizes}, quiet=row)
         noise_stats = stages.run("noise", [noisy_test_file(out, k) for k in NOISE_KINDS],
                                  lambda: make_noise(args, raw),
-                                 key={"fraction": args.noise_fraction, "seed": args.noise_seed}, after=("data",))
-        rows, runs = [], []
-        for name in tqdm(args.schemes, desc="schemes", unit="scheme", file=sys.stderr):
-            runs.append(RowRun(ROWS[name], args, runner, stages, raw))
-            rows.append(runs[-1].run_all())
+                                 key={"fraction": args.noise_fraction, "seed": args.noise_seed}, after=("data",),
+                                 quiet=row)
+        if row:
+            return run_one_row(args, runner, stages, raw)
+        runs = [RowRun(ROWS[name], args, runner, stages, raw) for name in args.schemes]
+        if args.jobs > 1 and len(runs) > 1:
+            rows = run_rows_side_by_side(args, argv if argv is not None else sys.argv[1:], stages)
+        else:
+            rows = [run.run_all() for run in tqdm(runs, desc="schemes", unit="scheme", file=sys.stderr)]
         sig = significance(rows, runs, raw, args.baseline)
     except (PipelineError, UserError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -852,6 +946,8 @@ def main(argv=None) -> int:
         "preset_overrides": {k: getattr(args, k) for k in PRESET_OPTIONS
                              if getattr(args, k) != PRESETS[args.preset][k]},
         "max_update": args.max_update, "baseline": args.baseline,
+        "parallel": {"jobs": min(args.jobs, len(args.schemes)), "threads": args.threads,
+                     "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()},
         "noise": {"fraction": args.noise_fraction, "seed": args.noise_seed,
                   "files": {k: noisy_test_file(out, k).name for k in NOISE_KINDS}, "stats": noise_stats},
         "significance": sig,
