@@ -14,9 +14,10 @@ import pytest
 
 from preprocess import flota_search
 from preprocess.common import UserError
-from preprocess.flota import (FlotaEncoder, FlotaTokenizer, PythonSearchFlotaTokenizer, detokenize,
-                              inject_whitespace_noise, line_rng, load_vocab, to_byte_level, from_byte_level,
-                              wordpiece_segment, write_fairseq_dict)
+from preprocess.evaluate.noise import inject_whitespace_noise, line_rng
+from preprocess.flota import FlotaEncoder, FlotaTokenizer, PythonSearchFlotaTokenizer, detokenize
+from preprocess.vocabularies import (from_byte_level, load_vocab, to_byte_level, wordpiece_segment,
+                                     write_fairseq_dict)
 
 INVENTORIES = [("bert-base-uncased", "wordpiece"), ("gpt2", "gpt2"), ("xlnet-base-cased", "sentencepiece")]
 
