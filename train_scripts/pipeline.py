@@ -47,14 +47,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from preprocess.common import UserError, count_lines, run_main
+from preprocess.common import REPO, UserError, count_lines, run_main
 from preprocess.evaluate import noise as noise_eval
 from preprocess.spm import SPACE_SYMBOL
 from train_scripts import binarize as binarize_recipe
 from train_scripts import evaluate as evaluate_recipe
 from train_scripts.schemes import make_scheme
 from train_scripts.train_log import validation_curve
-from train_scripts.tools import REPO, SHARED_DATA, child_env
+from train_scripts.tools import SHARED_DATA, child_env
 
 
 # --- the rows of the comparison ---------------------------------------------------------------------------------
