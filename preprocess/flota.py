@@ -30,6 +30,10 @@ Two documented departures from the released code, both outside what it was used 
 
 A word for which no vocabulary substring exists yields nothing (as in the released code), or ``unk_token`` when
 one is given.  ``tokenize_word("")`` is ``[]``.
+
+The vocabulary files FLOTA reads (and the ``dict.txt`` that ``python -m preprocess.flota dict`` writes) are
+:mod:`preprocess.vocabularies`' business; the whitespace noise of ``--noise-p`` is
+:func:`preprocess.evaluate.noise.inject_whitespace_noise`.
 """
 from __future__ import annotations
 

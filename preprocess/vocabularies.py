@@ -21,9 +21,9 @@ import unicodedata
 from itertools import compress
 from typing import Iterable, Optional, Union
 
-from preprocess.common import UserError
+from preprocess.common import UserError, check_distinct, check_output_path
 from preprocess.integrity import require_complete_text
-from preprocess.spm import load_model
+from preprocess.spm import FAIRSEQ_SPECIALS, load_model, write_dict
 
 
 # --- GPT-2 byte-level alphabet ---------------------------------------------------------------------------------
@@ -167,11 +167,11 @@ def _vocab_from_json(obj, path: str) -> Vocab:
     raise UserError(f"{path}: not a token -> id map, a token list or a tokenizer.json")
 
 
+# --- the fairseq dict.txt of an inventory ----------------------------------------------------------------------
+
 def fairseq_dict_tokens(vocab) -> tuple[list[str], list[str]]:
     """(entries, skipped) of a fairseq ``dict.txt`` for the loaded vocabulary ``vocab``: its tokens in order without
     duplicates and without fairseq's own specials; tokens containing whitespace cannot be written and are skipped."""
-    from preprocess.spm import FAIRSEQ_SPECIALS
-
     tokens, skipped = [], []
     for tok in dict.fromkeys(vocab.tokens):
         if tok in FAIRSEQ_SPECIALS:
@@ -191,16 +191,12 @@ def write_fairseq_dict(vocab, path: str) -> dict:
     would make fairseq refuse the file); tokens that contain whitespace cannot be written and are skipped (FLOTA
     never emits one: its words contain no whitespace).  Returns ``{"written": n, "skipped": [...]}``.
     """
-    from preprocess.common import check_distinct, check_output_path
-    from preprocess.spm import write_dict
-
     check_output_path(path)
     if isinstance(vocab, (str, os.PathLike)):
         check_distinct([(path, "output")], [(vocab, "vocabulary")])
 
     tokens, skipped = fairseq_dict_tokens(load_vocab(vocab))
     return {"written": write_dict(tokens, path), "skipped": skipped}
-
 
 
 # --- official fairseq checkpoints: a dict.txt of GPT-2 ids --------------------------------------------------------
