@@ -24,9 +24,10 @@ import time
 from pathlib import Path
 from typing import List, Sequence
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script: the checkout
+
+from preprocess.common import REPO  # noqa: E402
+from train_scripts.tools import SHARED_DATA  # noqa: E402
 
 REF_LEMMA_TAGS = {"NN", "VB", "JJ", "RB", "MD", "NNP"}
 REF_HAVE_INFLECTIONS = {"NOUN", "ADJ", "VERB"}
@@ -144,7 +145,7 @@ def bench_workers(path: str, pretokenizer: str) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data" / "multi30k" / "train.en.gz"))
+    ap.add_argument("--data", default=str(SHARED_DATA / "multi30k" / "train.en.gz"))
     ap.add_argument("--lines", type=int, default=None, help="first N lines only")
     ap.add_argument("--pretokenizer", default="moses", choices=["moses", "whitespace", "bert"])
     ap.add_argument("--repeats", type=int, default=3, help="best of N runs per measurement")
@@ -153,7 +154,7 @@ def main(argv=None) -> int:
                     help="English lines for the per-core ratio against the spaces scheme (0: skip it)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the per-core ratio")
     args = ap.parse_args(argv)
-    os.environ.setdefault("NLTK_DATA", str(REPO.parent / "shared" / "data" / "nltk_data"))
+    os.environ.setdefault("NLTK_DATA", str(SHARED_DATA / "nltk_data"))
     if args.vs_spaces_lines:
         vs_spaces(args.data, args.vs_spaces_lines, args.rounds)
     lines = read_lines(args.data, args.lines)
@@ -192,7 +193,7 @@ def vs_spaces(data: str, n_lines: int, rounds: int) -> None:
     sys.path.insert(0, str(REPO / "bench"))
     from scale import load, per_core, ratio
     lines = read_lines(data, n_lines)
-    model = os.environ.get("SHARED_DATA", str(REPO.parent / "shared" / "data")) + "/space_models/unigram_prime.model"
+    model = os.environ.get("SHARED_DATA", str(SHARED_DATA)) + "/space_models/unigram_prime.model"
     with tempfile.TemporaryDirectory() as tmp:
         src, one = os.path.join(tmp, "en.txt"), os.path.join(tmp, "one.txt")
         with open(src, "w", encoding="utf-8") as fh:

@@ -20,9 +20,10 @@ import re
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script: the checkout
 
 from preprocess.flota import STYLES, FlotaTokenizer, PythonSearchFlotaTokenizer  # noqa: E402
+from train_scripts.tools import SHARED_DATA  # noqa: E402
 
 SPLIT = re.compile(r"[\w]+|[^\s\w]")
 
@@ -101,9 +102,8 @@ def timed(fn, titles):
 
 
 def main(argv=None) -> int:
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default=os.path.join(os.path.dirname(repo), "shared", "data"))
+    parser.add_argument("--data", default=str(SHARED_DATA))
     parser.add_argument("--inventory", default="bert-base-uncased")
     parser.add_argument("--style", default="wordpiece")
     parser.add_argument("--k", type=int, default=3)

@@ -38,8 +38,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script: the checkout
+
+from preprocess.common import REPO  # noqa: E402
+from train_scripts.tools import SHARED_DATA  # noqa: E402
+
 sys.path.insert(0, str(REPO / "bench"))
 
 
@@ -195,7 +198,7 @@ def peak_rss(args: list) -> tuple[float, dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    ap.add_argument("--data", default=str(SHARED_DATA))
     ap.add_argument("--mb", type=float, default=20, help="size of the timing input for spaces and FLOTA (MB)")
     ap.add_argument("--mb-bite", type=float, default=20, help="size of the timing input for BITE (MB)")
     ap.add_argument("--mb-slow", type=float, default=0.5, help="size of the timing input for Wordmap (MB)")

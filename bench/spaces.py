@@ -15,11 +15,12 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script: the checkout
 
 import sentencepiece as spm  # noqa: E402
 
 from preprocess import encode, spaces  # noqa: E402
+from train_scripts.tools import SHARED_DATA  # noqa: E402
 
 
 def plain_loop(model: str, src: str, dst: str) -> None:
@@ -40,7 +41,7 @@ def best_of(rounds: int, fn) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "multi30k"))
+    ap.add_argument("--data", default=str(SHARED_DATA / "multi30k"))
     ap.add_argument("--repeat", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--vocab-size", type=int, default=8000)

@@ -32,12 +32,13 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script: the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from preprocess import wordmap as wm  # noqa: E402
+from preprocess.common import REPO  # noqa: E402
+from train_scripts.tools import SHARED_DATA  # noqa: E402
 
-SHARED = os.environ.get("SHARED_DATA") or os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..",
-                                                   "shared", "data")
+SHARED = os.environ.get("SHARED_DATA") or str(SHARED_DATA)
 
 
 def morphynet_verbs(path):
@@ -134,7 +135,7 @@ def bench_learn(data_dir: str, lines_n: int, tmp: str) -> None:
     print(f"## Wordmap learn step (binarize --learn-only, {lines_n} lines, {words} German words; {load()})")
     print("| workers | seconds (wall) | German words/s |")
     print("| ---: | ---: | ---: |")
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=str(REPO))
     for workers in (1, 2):
         out = os.path.join(tmp, f"learn{workers}")
         t = time.perf_counter()

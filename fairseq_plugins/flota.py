@@ -1,6 +1,6 @@
 """``--bpe flota``: FLOTA over a pretrained model's vocabulary, for fine-tuning and inference.
 
-    fairseq-preprocess ... --srcdict dict.txt   (dict.txt from preprocess.flota.write_fairseq_dict(vocab, path))
+    fairseq-preprocess ... --srcdict dict.txt   (dict.txt from preprocess.vocabularies.write_fairseq_dict(vocab, path))
     fairseq-train ... --bpe flota --flota-vocab vocab.txt --flota-style wordpiece --flota-k 3
 
 Every emitted piece is a token of the vocabulary, so it is in a dictionary written by ``write_fairseq_dict``

@@ -10,6 +10,7 @@ import signal
 import sys
 import tempfile
 import threading
+from pathlib import Path
 from typing import IO, Iterator
 
 #: Characters that would split a line in fairseq (which reads text files with universal newlines) or that
@@ -18,6 +19,11 @@ LINE_BREAKING = {"\n": " ", "\r": " ", "\x0b": " ", "\x0c": " ", "\x1c": " ", "\
                  "\x85": " ", "\u2028": " ", "\u2029": " "}
 _LINE_BREAKING_TABLE = str.maketrans(LINE_BREAKING)
 _LINE_BREAKING_RE = re.compile("[" + "".join(LINE_BREAKING) + "]")
+
+#: The checkout this code runs from (the folder holding ``preprocess/``, ``train_scripts/``, ``fairseq_plugins/``):
+#: the one place it is located.  Recipes start their shell scripts and child processes from it, the fairseq
+#: plugins are ``REPO / "fairseq_plugins"`` and the shared data defaults to ``REPO.parent / "shared"``.
+REPO = Path(__file__).resolve().parent.parent
 
 
 class UserError(Exception):

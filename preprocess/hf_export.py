@@ -76,13 +76,13 @@ def fairseq_ids(tokens: Sequence[str]) -> dict[str, int]:
 
 def flota_dictionary(vocab_path: str) -> list[str]:
     """The dictionary the flota scheme writes for ``--flota-vocab`` (``train_scripts/schemes/flota.py``:
-    :func:`preprocess.flota.fairseq_dict_tokens`).  A fairseq ``dict.txt`` (e.g. an official checkpoint's, for
+    :func:`preprocess.vocabularies.fairseq_dict_tokens`).  A fairseq ``dict.txt`` (e.g. an official checkpoint's, for
     ``--flota-gpt2-encoder``) is read as fairseq reads it."""
-    from preprocess import flota
-    vocab = flota.load_vocab(vocab_path)
+    from preprocess.vocabularies import fairseq_dict_tokens, load_vocab
+    vocab = load_vocab(vocab_path)
     if vocab.kind == "fairseq":
         return read_fairseq_dict(vocab_path)
-    return flota.fairseq_dict_tokens(vocab)[0]
+    return fairseq_dict_tokens(vocab)[0]
 
 
 # --- SentencePiece -> tokenizer.json -----------------------------------------------------------------------------

@@ -134,7 +134,7 @@ class MorphtokBiteTokenizer(MorphtokTokenizer):
         return self.line_encoder.bite.detokenize(_sentencepiece_decode(" ".join(tokens)).split())
 
 
-#: FLOTA vocabulary file name by what :func:`preprocess.flota.load_vocab` reads from its extension
+#: FLOTA vocabulary file name by what :func:`preprocess.vocabularies.load_vocab` reads from its extension
 FLOTA_VOCAB_FILES = {"flota_model_file": "flota_vocab.model", "flota_json_file": "flota_vocab.json",
                      "flota_list_file": "flota_vocab.txt"}
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from preprocess.common import REPO
+
 SHARED = Path(os.environ.get("SHARED_DATA", REPO.parent / "shared" / "data"))
 REQUIRE_SHARED = os.environ.get("REQUIRE_SHARED_DATA") == "1"
 BIN = Path(sys.executable).parent

@@ -13,8 +13,7 @@ import pytest
 from preprocess import bite
 from preprocess.bite import (ESCAPE, GLUE, INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS, SPACE_BEFORE_MARK, BiteTokenizer,
                              default_attached)
-
-REPO = Path(__file__).resolve().parent.parent
+from preprocess.common import REPO
 
 
 def _load_bench():

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("tokenizers", reason="the hf extra (pip install .[hf]) is not installed")
 pytest.importorskip("transformers", reason="the hf extra (pip install .[hf]) is not installed")
 
-from preprocess import export, flota, spm  # noqa: E402
+from preprocess import export, flota, spm, vocabularies  # noqa: E402
 from preprocess.common import UserError  # noqa: E402
 from preprocess.spaces import SpacesEncoder  # noqa: E402
 from tests.conftest import cli_env, require_shared  # noqa: E402
@@ -181,7 +181,7 @@ def test_flota_class_equals_project(tmp_path, vocab):
     out = _export(["--scheme", "flota", "--flota-vocab", path, "--flota-k", "3"], tmp_path / "hf")
     assert {"dict.txt", "flota_vocab.txt", "tokenizer_config.json", export.SHIM} <= set(os.listdir(out))
     dict_path = tmp_path / "flota.dict.txt"   # what `morphtok-flota dict` writes for fairseq-preprocess --srcdict
-    flota.write_fairseq_dict(path, str(dict_path))
+    vocabularies.write_fairseq_dict(path, str(dict_path))
     dictionary = fairseq_dictionary(dict_path)
     lines = shared_lines("en") + shared_lines("de")
     enc = flota.make_encoder(export.parse_args(["--scheme", "flota", "--flota-vocab", path, "--out", "x"]))
@@ -212,7 +212,7 @@ def test_tokenizer_class_loads_offline_with_auto_map(tmp_path):
     name_a, a, name_b, b = json.loads(proc.stdout.strip().splitlines()[-1])
     assert name_a == name_b == "MorphtokFlotaTokenizer"
     dict_path = tmp_path / "flota.dict.txt"
-    flota.write_fairseq_dict(path, str(dict_path))
+    vocabularies.write_fairseq_dict(path, str(dict_path))
     enc = flota.make_encoder(export.parse_args(["--scheme", "flota", "--flota-vocab", path, "--out", "x"]))
     assert a == b == fairseq_ids(fairseq_dictionary(dict_path), enc.encode_lines(lines))
 

@@ -14,9 +14,10 @@ import pytest
 
 from preprocess import flota_search
 from preprocess.common import UserError
-from preprocess.flota import (FlotaEncoder, FlotaTokenizer, PythonSearchFlotaTokenizer, detokenize,
-                              inject_whitespace_noise, line_rng, load_vocab, to_byte_level, from_byte_level,
-                              wordpiece_segment, write_fairseq_dict)
+from preprocess.evaluate.noise import inject_whitespace_noise, line_rng
+from preprocess.flota import FlotaEncoder, FlotaTokenizer, PythonSearchFlotaTokenizer, detokenize
+from preprocess.vocabularies import (from_byte_level, load_vocab, to_byte_level, wordpiece_segment,
+                                     write_fairseq_dict)
 
 INVENTORIES = [("bert-base-uncased", "wordpiece"), ("gpt2", "gpt2"), ("xlnet-base-cased", "sentencepiece")]
 
@@ -205,9 +206,9 @@ def test_benchmark_baseline_is_the_published_method(shared_path, name, style):
     """bench/flota.py times the library against its own straightforward version: both must give the same tokens
     (the benchmark asserts this only for the bert inventory it runs on)."""
     import importlib.util
-    from pathlib import Path
-    spec = importlib.util.spec_from_file_location(
-        "bench_flota", Path(__file__).resolve().parent.parent / "bench" / "flota.py")
+
+    from preprocess.common import REPO
+    spec = importlib.util.spec_from_file_location("bench_flota", REPO / "bench" / "flota.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     vocab_path = shared_path(f"flota_vocabs/{name}.txt")

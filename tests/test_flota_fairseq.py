@@ -8,7 +8,8 @@ import pytest
 
 pytest.importorskip("fairseq")
 
-from preprocess.flota import FlotaTokenizer, write_fairseq_dict  # noqa: E402
+from preprocess.flota import FlotaTokenizer  # noqa: E402
+from preprocess.vocabularies import write_fairseq_dict  # noqa: E402
 
 INVENTORIES = [("bert-base-uncased", "wordpiece"), ("gpt2", "gpt2"), ("xlnet-base-cased", "sentencepiece")]
 ODD = ["", "   ", "a" * 10_000, "naïve café e\u0301 日本語 العربية 🙂", "\x00\x7f zzqx_-_ q_-", "self-seeded laser"]

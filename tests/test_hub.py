@@ -10,7 +10,8 @@ import sentencepiece as spm
 import torch
 
 from tests.conftest import TINY_TRANSFORMER_ARGS, run_command, multi30k_slice
-from train_scripts.hub import hub_kwargs, load_translation, user_dir
+from train_scripts.hub import hub_kwargs, load_translation
+from train_scripts.tools import plugins_dir
 
 
 def _lines(path):
@@ -27,7 +28,7 @@ def _translation_model(raw, out, scheme_config, src="en", tgt="de"):
     from train_scripts.binarize import binarize
 
     info = binarize(scheme_config, str(raw), str(out), src, tgt)
-    run_command(["fairseq-train", info["data"], "--user-dir", user_dir(), "--task", "translation", *info["train_args"],
+    run_command(["fairseq-train", info["data"], "--user-dir", plugins_dir(), "--task", "translation", *info["train_args"],
               *TINY_TRANSFORMER_ARGS, "--max-update", "4", "--save-dir", out / "ckpt", "--no-epoch-checkpoints",
               "--num-workers", "0"])
     return out, out / "ckpt" / "checkpoint_last.pt"
@@ -105,7 +106,7 @@ def roberta(raw, tmp_path_factory):
     for name, encoding in (("spaces", {}), ("flota", {"encode": "flota", "flota_k": 2})):
         work, save = root / f"cls-{name}", root / f"cls-{name}-ckpt"
         info = prepare(str(lm), prefix, str(work), max_rows=30, **encoding)
-        run_command(["fairseq-train", work / "data-bin", "--user-dir", user_dir(), "--restore-file",
+        run_command(["fairseq-train", work / "data-bin", "--user-dir", plugins_dir(), "--restore-file",
                   pre / "checkpoint_best.pt", "--reset-optimizer", "--reset-dataloader", "--reset-meters",
                   *arch_args(str(pre / "checkpoint_best.pt")), "--task", "sentence_prediction",
                   "--criterion", "sentence_prediction", "--num-classes", str(info["num_classes"]),
@@ -131,7 +132,7 @@ def test_fill_mask_spaces(roberta):
 
     lm, pre, _, _ = roberta
     info = json.loads((lm / "binarize.json").read_text())
-    hub = RobertaModel.from_pretrained(str(pre), "checkpoint_best.pt", str(lm / "data-bin"), user_dir=user_dir(),
+    hub = RobertaModel.from_pretrained(str(pre), "checkpoint_best.pt", str(lm / "data-bin"), user_dir=plugins_dir(),
                                        **_roberta_kwargs(lm))
     hub.eval()  # as fill_mask does: no dropout
     assert hub.cfg.bpe._name == "spaces"
@@ -166,7 +167,7 @@ def test_classification_head(roberta, name):
     work, save, scored = tuned[name]
     kwargs = _roberta_kwargs(lm, work)
     assert kwargs["bpe"] == name
-    hub = RobertaModel.from_pretrained(str(save), "checkpoint_last.pt", str(work / "data-bin"), user_dir=user_dir(),
+    hub = RobertaModel.from_pretrained(str(save), "checkpoint_last.pt", str(work / "data-bin"), user_dir=plugins_dir(),
                                        **kwargs)
     hub.eval()
     rows = read_csv(f"{prefix}_test.csv", 30)

@@ -184,7 +184,7 @@ def _cuts_inside_lines(data: bytes, n: int = 80) -> list:
 
 @pytest.mark.parametrize("kind", ["list", "fairseq", "spm-vocab", "json", "tokenizer-json"])
 def test_flota_vocabularies_cut_inside_fail(kind, tmp_path):
-    from preprocess.flota import load_vocab
+    from preprocess.vocabularies import load_vocab
     tokens = ["[PAD]", "[UNK]", "the", "dog", "##s", "walk", "##ed", "café", "12", "##34"] + \
         [f"w{i}" for i in range(40)]
     if kind == "list":

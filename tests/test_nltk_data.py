@@ -8,8 +8,7 @@ import sys
 import pytest
 
 from preprocess import taggers
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from preprocess.common import REPO
 
 
 def _clean(monkeypatch, tmp_path):
@@ -21,7 +20,7 @@ def _clean(monkeypatch, tmp_path):
 
 
 def test_search_order():
-    assert taggers._SHARED_NLTK_DATA == os.path.join(os.path.dirname(REPO), "shared", "data", "nltk_data")
+    assert taggers._SHARED_NLTK_DATA == str(REPO.parent / "shared" / "data" / "nltk_data")
     dirs = taggers._nltk_data_dirs()
     assert dirs.index(os.path.join(sys.prefix, "nltk_data")) < dirs.index(taggers._SHARED_NLTK_DATA)
     assert dirs.index(taggers._SHARED_NLTK_DATA) < dirs.index("/usr/share/nltk_data")

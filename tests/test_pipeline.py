@@ -192,3 +192,24 @@ def test_default_preset_and_rows_dry_run(run_cli, tmp_path):
                      "--preset", "fast"]).stdout
     assert sum(line.startswith("# ") and " " not in line[2:] for line in every.splitlines()) == 9
     assert every.count("--max-update 250") == 9 and not out.exists()
+
+
+@pytest.mark.parametrize("single_char", [False, True])
+def test_leftover_marks_cover_every_bite_symbol(tmp_path, single_char):
+    """The demo's ``hyps_with_token_marks`` asks the scheme for its marks: every symbol BITE writes (the eleven
+    inflection symbols in both spellings, the escape and spacing marks) is counted, not only ``[VB*]``/``[NN*]``;
+    a scheme that writes no symbols counts SentencePiece's ``▁`` alone."""
+    from preprocess import bite
+    from train_scripts.pipeline import hyps_with_token_marks
+    from train_scripts.schemes import make_scheme
+
+    scheme = make_scheme({"scheme": "bite", "bite_single_char": single_char}, ("en", "de"), str(tmp_path))
+    symbols = bite.INFLECTION_SYMBOLS + bite.SINGLE_CHAR_SYMBOLS + (bite.ESCAPE, bite.GLUE, bite.SPACE_BEFORE_MARK)
+    assert len(set(symbols)) == 25
+    clean = ["Ein Hund läuft über [die] Wiese (JJ) NN VBD .", "zwei Männer ."]
+    for symbol in symbols:
+        assert hyps_with_token_marks([*clean, f"ein großer{symbol} Hund"], scheme) == 1, symbol
+    assert hyps_with_token_marks(clean, scheme) == 0
+    assert hyps_with_token_marks([*clean, "ein\u2581Hund"], scheme) == 1
+    baseline = make_scheme({"scheme": "sentencepiece"}, ("en", "de"), str(tmp_path))
+    assert hyps_with_token_marks(["ein [JJR] Hund", "ein\u2581Hund", "zwei"], baseline) == 1

@@ -30,10 +30,7 @@ import sys
 
 from preprocess.common import UserError, flatten_line
 from train_scripts.evaluate import MAX_LEN_A, MAX_LEN_B
-
-
-def user_dir() -> str:
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fairseq_plugins")
+from train_scripts.tools import plugins_dir
 
 
 def hub_kwargs(fairseq_args: list) -> dict:
@@ -84,7 +81,7 @@ def load_translation(binarized: str, checkpoint: str, side: str = "source", warn
         print(f"warning: {binarized}: the source and target are encoded with different options, and the hub "
               f"{other} with the {side}'s; train_scripts.hub.load_pair (morphtok-translate) uses each side's own",
               file=sys.stderr)
-    kwargs = {**hub_kwargs(args), "user_dir": user_dir(), **overrides}
+    kwargs = {**hub_kwargs(args), "user_dir": plugins_dir(), **overrides}
     return TransformerModel.from_pretrained(os.path.dirname(os.path.abspath(checkpoint)),
                                             checkpoint_file=os.path.basename(checkpoint),
                                             data_name_or_path=info["data_bin"][0], **kwargs)
@@ -98,7 +95,7 @@ def build_encoders(fairseq_args: list) -> tuple:
     from fairseq import utils
     from fairseq.data import encoders
 
-    utils.import_user_module(Namespace(user_dir=user_dir()))
+    utils.import_user_module(Namespace(user_dir=plugins_dir()))
     kwargs = hub_kwargs(fairseq_args)
     namespace = Namespace(**kwargs)
     tokenizer = encoders.build_tokenizer(namespace) if kwargs.get("tokenizer") else None
@@ -147,7 +144,7 @@ def load_pair(binarized: str, checkpoint: str, **overrides) -> PairTranslator:
         raise UserError(f"checkpoint not found: {checkpoint}")
     hub = TransformerModel.from_pretrained(os.path.dirname(os.path.abspath(checkpoint)),
                                            checkpoint_file=os.path.basename(checkpoint),
-                                           data_name_or_path=info["data_bin"][0], user_dir=user_dir(),
+                                           data_name_or_path=info["data_bin"][0], user_dir=plugins_dir(),
                                            **{**hub_kwargs(info["generate_args"]), **overrides})
     hub.eval()
     return PairTranslator(info, hub)

@@ -38,9 +38,8 @@ import time
 
 import submitit
 
-from preprocess.common import UserError, atomic_output, run_main
+from preprocess.common import REPO, UserError, atomic_output, run_main
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECIPES = {
     "translation": "train_transformer_big.sh",
     "roberta": "pretrain_roberta.sh",
@@ -102,7 +101,7 @@ def job_env(environ=os.environ) -> None:
     """What a job inherits from the launcher (sbatch exports the submitting environment): this project on
     PYTHONPATH whatever the job's directory, and the launching interpreter's ``bin`` (its venv: python, torchrun,
     fairseq-train) first on PATH, so a recipe finds them without an activated venv."""
-    _prepend(environ, "PYTHONPATH", REPO)
+    _prepend(environ, "PYTHONPATH", str(REPO))
     _prepend(environ, "PATH", os.path.dirname(sys.executable))
 
 

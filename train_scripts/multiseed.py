@@ -31,9 +31,8 @@ import os
 import shlex
 import sys
 
-from preprocess.common import UserError, atomic_output, run_main
+from preprocess.common import REPO, UserError, atomic_output, run_main
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RECIPE = os.path.join(REPO, "train_scripts", "finetune_classification.sh")
 SPLIT_FILES = {"test": "test_scores.json", "dev": "dev_scores.json"}
 

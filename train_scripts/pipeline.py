@@ -54,14 +54,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from preprocess.common import UserError, count_lines, run_main
+from preprocess.common import REPO, UserError, count_lines, run_main
 from preprocess.evaluate import noise as noise_eval
 from preprocess.spm import SPACE_SYMBOL
 from train_scripts import binarize as binarize_recipe
 from train_scripts import evaluate as evaluate_recipe
 from train_scripts.schemes import make_scheme
 from train_scripts.train_log import validation_curve
-from train_scripts.tools import REPO, SHARED_DATA, child_env
+from train_scripts.tools import SHARED_DATA, child_env
 
 
 # --- the rows of the comparison ---------------------------------------------------------------------------------
@@ -278,6 +278,13 @@ def tokenizer_scores(tok: dict, raw: dict) -> dict:
     except UserError as exc:
         return {"error": str(exc)}
 
+def hyps_with_token_marks(hyps: list[str], scheme) -> int:
+    """How many decoded hypotheses still hold a token mark: SentencePiece's ``▁``, or one of the marks the scheme
+    names in ``token_marks()`` (BITE's inflection symbols and spacing marks): none should survive decoding."""
+    marks = (SPACE_SYMBOL, *getattr(scheme, "token_marks", tuple)())
+    return sum(any(mark in h for mark in marks) for h in hyps)
+
+
 def _read(path: Path, n: int = 0) -> list[str]:
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
@@ -463,17 +470,21 @@ class RowRun:
                                         batch_size=64, cpu=self.args.device == "cpu", out_dir=str(out_dir),
                                         extra_args=list(GENERATE_EXTRA), **kwargs)
 
+    def scheme(self, info: dict | None = None):
+        """The row's learned scheme, as its ``binarize.json`` (``info``, read when not given) records it."""
+        info = info or evaluate_recipe.load_binarize_info(str(self.work))
+        return make_scheme(info["config"], ("en", "de"), info["models_dir"])
+
     def evaluate(self) -> dict:
         res = self._evaluate(self.eval, subset="test")
-        hyps = _read(self.eval / "hyp.txt")
-        leftover = sum(SPACE_SYMBOL in h or "[VB" in h or "[NN" in h for h in hyps)
+        leftover = hyps_with_token_marks(_read(self.eval / "hyp.txt"), self.scheme())
         keep = ("bleu", "chrf", "bleu_signature", "chrf_signature", "tok_bleu", "sentences")
         return {**{k: res[k] for k in keep}, "hyps_with_token_marks": leftover}
 
     # -- intrinsic ------------------------------------------------------------------------------------------
     def intrinsic(self) -> dict:
         info = evaluate_recipe.load_binarize_info(str(self.work))
-        scheme = make_scheme(info["config"], ("en", "de"), info["models_dir"])
+        scheme = self.scheme(info)
         tok_dir = Path(info["tok_dir"])
         res: dict = {}
         raw = {f"{split}.{lang}": _read(self.raw / f"{split}.{lang}") for split in ("train", "test")

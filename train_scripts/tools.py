@@ -12,9 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from preprocess.common import UserError
+from preprocess.common import REPO, UserError
 
-REPO = Path(__file__).resolve().parent.parent
 #: the demo's data when the repository is checked out beside ../shared (recipes and the pipeline default to it;
 #: library code never does)
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -13,12 +13,12 @@ Two threat models, one per paper:
   Only the replaced words change; spacing and every other character of the line stay as they were.
 * ``ws`` -- **whitespace noise** (FLOTA paper, section 4 "Robustness"): the space between two adjacent words is
   dropped with probability ``fraction`` (the paper uses p = 0.3, unseen noise: test set only).  This is exactly
-  :func:`preprocess.flota.inject_whitespace_noise`, the noise of ``preprocess.encode --scheme flota --noise-p``.
+  :func:`inject_whitespace_noise`, the noise of ``preprocess.encode --scheme flota --noise-p``.
 
-Both draw from :func:`preprocess.flota.line_rng` (seeded by the seed *and* the line), so a line's noise does not
-depend on chunking, worker count or the lines around it; same file, same options -> same output.  ``fraction``
-is a per-candidate probability, so the realised share of changed candidates is close to, not exactly,
-``fraction`` (binomial); :func:`perturb_lines` returns the counts.  The output keeps the line count.
+Both draw from :func:`line_rng` (seeded by the seed *and* the line), so a line's noise does not depend on chunking,
+worker count or the lines around it; same file, same options -> same output.  ``fraction`` is a per-candidate
+probability, so the realised share of changed candidates is close to, not exactly, ``fraction`` (binomial);
+:func:`perturb_lines` returns the counts.  The output keeps the line count.
 
 The intrinsic counterpart needs no model: :func:`sequence_similarity` is the Ratcliff/Obershelp similarity
 (Python's ``difflib``, as the BITE paper's appendix B.4 says) between the token sequences of a clean sentence and
@@ -36,6 +36,7 @@ import difflib
 import functools
 import json
 import math
+import random
 import sys
 from typing import List, Optional, Sequence, Tuple
 
@@ -61,6 +62,30 @@ def check_kind(kind: str) -> str:
     if kind not in KINDS:
         raise UserError(f"unknown noise kind {kind!r} (choose from {', '.join(KINDS)})")
     return kind
+
+
+def line_rng(seed: int, line: str) -> random.Random:
+    """A generator seeded by (seed, line text): the same noise whatever the chunking or worker count."""
+    return random.Random(f"{seed}\t{line}")
+
+
+# --- whitespace noise (FLOTA paper, section 4, robustness) -----------------------------------------------------
+
+def inject_whitespace_noise(text: str, p: float, rng: random.Random) -> str:
+    """Drop the space between each pair of adjacent words with probability ``p`` (the paper's noise, p = 0.3).
+
+    Words are whitespace-separated; the result has single spaces.  An empty line stays empty.
+    """
+    words = text.split()
+    if not words:
+        return ""
+    out = [words[0]]
+    for w in words[1:]:
+        if rng.random() < p:
+            out[-1] += w
+        else:
+            out.append(w)
+    return " ".join(out)
 
 
 # --- inflection noise ------------------------------------------------------------------------------------------
@@ -130,7 +155,6 @@ class InflectionNoise:
     def perturb(self, line: str) -> Tuple[str, int, int]:
         """(noisy line, number of candidates, number replaced)."""
         from preprocess.bite import match_case  # BITE's decoder keeps case the same way
-        from preprocess.flota import line_rng
 
         cands = self.candidates(line)
         if not cands or self.fraction == 0.0:
@@ -160,8 +184,6 @@ def perturb_lines(lines: Sequence[str], kind: str, fraction: float, seed: int = 
     fraction = check_fraction(fraction)
     out, n_cand, n_changed = [], 0, 0
     if kind == "ws":
-        from preprocess.flota import inject_whitespace_noise, line_rng
-
         for line in lines:
             noisy = inject_whitespace_noise(line, fraction, line_rng(seed, line)) if fraction else line
             words = len(line.split())

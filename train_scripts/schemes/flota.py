@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from preprocess import flota, spm
 from preprocess.common import UserError
 from preprocess.options import option, to_args
+from preprocess.vocabularies import load_vocab, write_fairseq_dict
 from train_scripts.schemes import register_scheme
 from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
 
@@ -69,7 +70,7 @@ class FlotaScheme(SentencePieceScheme):
 
     def learn(self, train, workers=1, quiet=True):
         if self.options.flota_vocab:
-            flota.write_fairseq_dict(self.options.flota_vocab, self.dictionary(self.langs[0]))
+            write_fairseq_dict(self.options.flota_vocab, self.dictionary(self.langs[0]))
         else:
             super().learn(train, workers, quiet)
 
@@ -102,7 +103,7 @@ class FlotaScheme(SentencePieceScheme):
         from preprocess.evaluate import flota as flota_eval
 
         two_morph = flota_eval.read_two_morph_gold(gold["en"])
-        words = flota_eval.select_words(two_morph, frozenset(flota.load_vocab(self.vocab).tokens), spm.SPACE_SYMBOL)
+        words = flota_eval.select_words(two_morph, frozenset(load_vocab(self.vocab).tokens), spm.SPACE_SYMBOL)
         out = {"n_two_morph_words": len(words)}
         if words:
             out["morph"] = flota_eval.morph_metrics(self.vocab, self.style, "flota", words)
