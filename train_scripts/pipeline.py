@@ -281,7 +281,7 @@ def tokenizer_scores(tok: dict, raw: dict) -> dict:
 def hyps_with_token_marks(hyps: list[str], scheme) -> int:
     """How many decoded hypotheses still hold a token mark: SentencePiece's ``▁``, or one of the marks the scheme
     names in ``token_marks()`` (BITE's inflection symbols and spacing marks): none should survive decoding."""
-    marks = (SPACE_SYMBOL, *getattr(scheme, "token_marks", tuple)())
+    marks = (SPACE_SYMBOL, *scheme.token_marks())
     return sum(any(mark in h for mark in marks) for h in hyps)
 
 

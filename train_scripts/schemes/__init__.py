@@ -132,6 +132,11 @@ class Scheme:
         """Both sides share one dictionary (``--joined-dictionary``, ``--share-all-embeddings``)."""
         return len({self.dictionary(lang) for lang in self.langs}) == 1
 
+    def token_marks(self) -> tuple[str, ...]:
+        """Symbols of this scheme's own that decoded text must not contain (besides ``▁``, which no scheme's
+        decoded text may hold): the demo counts hypotheses that still hold one."""
+        return ()
+
     def encoded_train(self, lang: str) -> str | None:
         """The complete training text of ``lang`` already encoded while learning (so expensive work such as
         tagging is done once), or None."""

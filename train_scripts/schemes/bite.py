@@ -36,8 +36,7 @@ class BiteScheme(SentencePieceScheme):
     def user_symbols(self):
         return bite.USER_SYMBOLS_SINGLE if self.options.bite_single_char else bite.USER_SYMBOLS
 
-    @staticmethod
-    def token_marks() -> tuple[str, ...]:
+    def token_marks(self) -> tuple[str, ...]:
         """What decoded text must not contain: every symbol BITE writes, the inflection symbols in both spellings
         (``[VBD]`` and its single character, whichever ``--bite-single-char`` chose) and the escape and spacing
         marks.  The demo counts hypotheses that still hold one (``hyps_with_token_marks``)."""
