@@ -17,7 +17,6 @@ the special token (``split_special_tokens=True``).  ``add_special_tokens=True`` 
 """
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Optional
 
@@ -169,8 +168,8 @@ class MorphtokFlotaTokenizer(MorphtokTokenizer):
         options = dict(flota_style=flota_style, flota_k=int(flota_k), flota_mode=flota_mode,
                        flota_strict=bool(flota_strict), flota_max_len=flota_max_len, flota_unk=flota_unk,
                        flota_byte_level=bool(flota_byte_level), flota_case=flota_case)
-        self.line_encoder = flota.make_encoder(argparse.Namespace(
-            flota_vocab=files[0], flota_gpt2_encoder=gpt2_encoder_file, noise_p=0.0, noise_seed=0, **options))
+        self.line_encoder = flota.make_encoder(
+            flota.FlotaOptions(flota_vocab=files[0], flota_gpt2_encoder=gpt2_encoder_file, **options), noise_p=0.0)
         super().__init__(vocab_file, **options, **kwargs)
 
     def _segment(self, text: str) -> list[str]:
@@ -191,9 +190,9 @@ class MorphtokWordmapTokenizer(MorphtokTokenizer):
         from preprocess import wordmap
         self.wordmap_vocab_file, self.wordmap_spm_file = wordmap_vocab_file, wordmap_spm_file
         # the dictionary is also the inventory verbs are written with, as the recipe encodes (``--wordmap-dict``)
-        self.line_encoder = wordmap.make_encoder(argparse.Namespace(wordmap_vocab=wordmap_vocab_file,
-                                                                    wordmap_spm=wordmap_spm_file,
-                                                                    wordmap_dict=vocab_file))
+        self.line_encoder = wordmap.make_encoder(wordmap.WordmapOptions(wordmap_vocab=wordmap_vocab_file,
+                                                                        wordmap_spm=wordmap_spm_file,
+                                                                        wordmap_dict=vocab_file))
         super().__init__(vocab_file, **kwargs)
 
     def _segment(self, text: str) -> list[str]:
