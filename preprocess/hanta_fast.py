@@ -41,7 +41,6 @@ from array import array
 from collections.abc import Sequence
 from operator import itemgetter
 
-import numpy as np
 
 from preprocess.common import compiled_class
 
@@ -49,11 +48,23 @@ try:   # the cython.* annotations type the hot loops' numbers in C when this fil
     import cython
 except ImportError:   # plain Python without Cython installed: the annotations are not evaluated; the decorators
     class cython:     # noqa: N801 - stands in for the module
+        compiled = False
+
         @staticmethod
         def boundscheck(_flag):
             return lambda f: f
 
         wraparound = boundscheck
+
+        @staticmethod
+        def cclass(c):
+            return c
+
+        cfunc = inline = cclass
+if cython.compiled:   # C's exp and log1p when compiled, Python's (the same C library functions) otherwise
+    from cython.cimports.libc.math import exp as _exp, log1p as _log1p
+else:
+    from math import exp as _exp, log1p as _log1p
 
 #: entries per LRU cache (word candidates; analysis results; lemmas): bounded memory whatever the corpus size
 WORD_CACHE_SIZE = 1 << 17
@@ -62,7 +73,7 @@ WORD_CACHE_SIZE = 1 << 17
 MATCHED_HANTA_VERSION = "1.2.1"
 
 _EMPTY, _START, _END, _UNKNOWN = 0, 1, 2, 3
-_logaddexp = np.logaddexp
+_LOGE2 = 0.693147180559945309417232121458176568   # numpy's NPY_LOGE2
 _second = itemgetter(1)
 _LOWERBOUND = -1e6
 
@@ -108,167 +119,113 @@ class ReferenceHanta:
             self.hanta._analyze(w, self.hanta.tag2int[t], taglevel=1)
 
 
+@cython.cfunc
+@cython.inline
+def _logaddexp(x: cython.double, y: cython.double) -> cython.double:
+    """``numpy.logaddexp(x, y)`` on two floats: numpy's own formula (``npy_logaddexp``) with the same C library
+    ``exp`` and ``log1p``, so the same float (tests/test_hanta_fast.py compares the two), without a ufunc call."""
+    if x == y:
+        return x + _LOGE2
+    tmp: cython.double = x - y
+    if tmp > 0:
+        return x + _log1p(_exp(-tmp))
+    elif tmp <= 0:
+        return y + _log1p(_exp(tmp))
+    return tmp
+
+
 def _grow(buf: array, size: int, fill) -> array:
     """A copy of ``buf`` extended with ``fill`` to ``size`` items."""
     return buf + array(buf.typecode, [fill]) * (size - len(buf))
 
 
-class FastHanta:
-    """Exact ``HanoverTagger.tag_sent`` tags with per-word caches (see the module docstring)."""
+@cython.cclass
+class _Core:
+    """The hot loops of :class:`FastHanta` over its flat arrays (when compiled: a C struct of typed memoryviews,
+    so that a call acquires no buffer)."""
 
-    fast = True
+    _fu_start: cython.int[:]
+    _fu_tag: cython.int[:]
+    _fu_lp: cython.double[:]
+    _fu_next: cython.int[:]
+    _ff_start: cython.int[:]
+    _ff_lp: cython.double[:]
+    _ff_next: cython.int[:]
+    _mk_start: cython.int[:]
+    _mk_tag: cython.int[:]
+    _mk_lp: cython.double[:]
+    _gindex: cython.int[:]
+    _base: cython.double[:]
+    _sufval: cython.double[:]
+    _sufempty: cython.double[:]
+    _mindex: dict
+    _sufindex: dict
+    _final_pos: tuple
+    _ns: cython.Py_ssize_t
+    _nt: cython.Py_ssize_t
+    _ng: cython.Py_ssize_t
+    _maxmorph: cython.Py_ssize_t
+    _fclock: cython.longlong
+    _fcap: cython.Py_ssize_t
+    _tval: cython.double[:]
+    _tstamp: cython.longlong[:]
+    _tlist: cython.int[:]
+    _tlen: cython.int[:]
+    _lval: cython.double[:]
+    _lstamp: cython.longlong[:]
+    _segk: cython.int[:]
+    _sufr: cython.int[:]
+    _sufstamp: cython.longlong[:]
+    _trow: cython.double[:]
+    _thas: cython.schar[:]
+    _npt: cython.Py_ssize_t
+    _ncol: cython.Py_ssize_t
+    _endcol: cython.Py_ssize_t
+    _ptags: tuple
+    _vpos: cython.int[:]
+    _vstamp: cython.longlong[:]
+    _vclock: cython.longlong
+    _ent_state: cython.int[:]
+    _ent_back: cython.int[:]
+    _ent_lp: cython.double[:]
+    _top: cython.double[:]
 
-    def __init__(self, model: str = "morphmodel_ger.pgz", hanta=None, cache_size: int = WORD_CACHE_SIZE):
-        self.model = model
-        h = self.hanta = hanta if hanta is not None else _load_hanta(model)
-        self.int2tag = h.int2tag
-        self.tag2int = h.tag2int
-        self._sentence_tables(h)
-        self._word_tables(h)
-        # morphemes whose stem HanTa's stem table maps to '' (its lemma pass fails on a word made of one of them)
-        self._empty_stems = tuple(sorted({m for t in h.stemdict.values() for m, s in t.items() if s == "" and m}))
-        self._ascii_stems = all(m.isascii() for m in self._empty_stems)
-        self._candidates = functools.lru_cache(maxsize=cache_size)(self._word_candidates)
-        self._forward = functools.lru_cache(maxsize=cache_size)(self.analyze_forward)
-        self._lemma = functools.lru_cache(maxsize=cache_size)(self._analyze_lemma)
-
-    def _sentence_tables(self, h) -> None:
-        """The sentence Viterbi's tables as flat arrays: HanTa's tags numbered 0.. in the order of its transition
-        table's rows (``_cols``: column -> tag), a state (tag before, tag) numbered ``a * P + b`` where a and b are
-        positions in ``_ptags`` (EMPTY, START, then the columns' tags), ``_trow[state * C + column]`` its
-        transition log probability and ``_thas[state]`` whether HanTa's table has the state at all."""
-        trans = h.LP_trans_word
-        # HanTa visits a state's following tags in the order of its transition table; the model writes every row
-        # with the same keys in the same order.  Candidates are sorted by that order (checked here).
-        order = None
-        for row in trans.values():
-            keys = list(row)
-            if order is None:
-                order = keys
-            elif keys != order:
-                raise HantaUnavailable("HanTa's transition table rows differ in their tag order")
-        order = order or []
-        ptags = [_EMPTY, _START] + [t for t in order if t not in (_EMPTY, _START)]
-        pindex = {t: i for i, t in enumerate(ptags)}
-        if any(pindex[t] != i + 2 for i, t in enumerate(order)):
-            raise HantaUnavailable("HanTa's transition table names EMPTY or START as a following tag")
-        npt, ncol = len(ptags), len(order)
-        trow = array("d", [-math.inf]) * (npt * npt * ncol)
-        thas = array("b", [0]) * (npt * npt)
-        for (a, b), row in trans.items():
-            if a not in pindex or b not in pindex:
-                raise HantaUnavailable("a state of HanTa's transition table has a tag outside its rows")
-            s = pindex[a] * npt + pindex[b]
-            thas[s] = 1
-            for c, lp in enumerate(row.values()):
-                trow[s * ncol + c] = lp
-        self._cols = tuple(order)
-        self._colindex = {t: i for i, t in enumerate(order)}
-        self._ptags = tuple(ptags)
-        self._npt = npt
-        self._trow = trow
-        self._thas = thas
-        self._endcol = self._colindex.get(_END, -1)
-        # every tag a word can have when HanTa knows nothing about it ("anything goes": log probability 0)
-        self._all = tuple(x for c, t in enumerate(order) if t != _END for x in (c, 0.0))
-        # the Viterbi's rows: entries (state, log p, state before) of every word of the sentence, and per state
-        # its entry in the row being built (valid where _vstamp holds the row's stamp)
-        self._ent_state = array("i", [0]) * 1024
-        self._ent_back = array("i", [0]) * 1024
-        self._ent_lp = array("d", [0.0]) * 1024
-        self._vpos = array("i", [0]) * (npt * npt)
-        self._vstamp = array("q", [0]) * (npt * npt)
-        self._vclock = 0
-        self._top = array("d", [0.0]) * 8   # the k best values of a row (k = 4 or 6)
-
-    def _word_tables(self, h) -> None:
-        """``analyze_forward``'s tables as flat arrays.  States (tag before, tag) are numbered 0.. (0 is HanTa's
-        start state); ``_fu_*[_fu_start[s]:_fu_start[s + 1]]`` are HanTa's following tags of state s that are not
-        final (dense tag number, log probability, the state they lead to), in HanTa's order, ``_ff_*`` the final
-        ones.  ``_mindex`` maps a morpheme to k; ``_mk_*[_mk_start[k]:_mk_start[k + 1]]`` are its (dense tag,
-        log p(m | tag)) for the tags that follow some state.  Tags that guess a morpheme outside their table
-        (HanTa's ``lp_m_t``, strict=False) have a number g: ``_base[g * 25 + n]`` is HanTa's Int_t +
-        LP_hapax_t[t] + LP_len_t[t][n] (the same additions in the same order), ``_sufval[r * G + g]`` the
-        log probability of the suffix numbered r (``_sufindex``) in the tag's suffix table (NaN: not in it),
-        ``_sufempty[g]`` that of ''."""
-        for table in (h.LP_trans_nonfinal, h.LP_trans_final):
-            for followup in table.values():
-                for t, lp in followup:
-                    if lp != lp:
-                        raise HantaUnavailable("HanTa's morphological transition table holds NaN")
-        if any(t not in h.LP_m_t for followup in h.LP_trans_nonfinal.values() for t, _ in followup):
-            raise HantaUnavailable("a following tag of HanTa's morphological model has no morpheme table")
-        start = (_EMPTY, _START)
-        states = {start: 0}
-        keys = list(h.LP_trans)
-        for s in keys:
-            states.setdefault(s, len(states))
-        for s in keys:
-            for t, _ in list(h.LP_trans_nonfinal.get(s, [])) + list(h.LP_trans_final.get(s, [])):
-                states.setdefault((s[1], t), len(states))
-        tags: dict[int, int] = {}
-        for s in keys:
-            for t, _ in h.LP_trans_nonfinal.get(s, []):
-                tags.setdefault(t, len(tags))
-        guessable = [t for t in tags if t in h.LP_hapax_t and t in h.LP_s_t] if not h.strict else []
-        gindex = {t: g for g, t in enumerate(guessable)}
-        fu_start, fu_tag, fu_lp, fu_next = [0], [], [], []
-        ff_start, ff_lp, ff_next = [0], [], []
-        for s in states:
-            for t, lp in h.LP_trans_nonfinal.get(s, []):
-                fu_tag.append(tags[t])
-                fu_lp.append(lp)
-                fu_next.append(states[(s[1], t)])
-            fu_start.append(len(fu_tag))
-            for t, lp in h.LP_trans_final.get(s, []):
-                ff_lp.append(lp)
-                ff_next.append(states[(s[1], t)])
-            ff_start.append(len(ff_lp))
-        mindex: dict[str, int] = {}
-        per_m: list[list] = []
-        for t, dense in tags.items():
-            for m, lp in h.LP_m_t[t].items():
-                k = mindex.get(m)
-                if k is None:
-                    k = mindex[m] = len(per_m)
-                    per_m.append([])
-                per_m[k].append((dense, lp))
-        mk_start, mk_tag, mk_lp = [0], [], []
-        for pairs in per_m:
-            for dense, lp in pairs:
-                mk_tag.append(dense)
-                mk_lp.append(lp)
-            mk_start.append(len(mk_tag))
-        sufindex: dict[str, int] = {}
-        for t in guessable:
-            if "" not in h.LP_s_t[t]:
-                raise HantaUnavailable("a suffix table of HanTa's morphological model has no entry for ''")
-            for suf in h.LP_s_t[t]:
-                if suf and len(suf) <= 4:
-                    sufindex.setdefault(suf, len(sufindex))
-        ng = len(guessable)
-        sufval = array("d", [math.nan]) * max(1, len(sufindex) * ng)
-        for g, t in enumerate(guessable):
-            for suf, lp in h.LP_s_t[t].items():
-                if lp != lp:
-                    raise HantaUnavailable("a suffix table of HanTa's morphological model holds NaN")
-                if suf in sufindex:
-                    sufval[sufindex[suf] * ng + g] = lp
-        self._fstates = tuple(states)
-        self._ns, self._nt, self._ng = len(states), len(tags), ng
-        self._fu_start, self._fu_tag = array("i", fu_start), array("i", fu_tag)
-        self._fu_lp, self._fu_next = array("d", fu_lp), array("i", fu_next)
-        self._ff_start, self._ff_lp, self._ff_next = array("i", ff_start), array("d", ff_lp), array("i", ff_next)
-        self._mindex = mindex
-        self._maxmorph = max(map(len, mindex), default=0)
-        self._mk_start, self._mk_tag, self._mk_lp = array("i", mk_start), array("i", mk_tag), array("d", mk_lp)
-        self._gindex = array("i", [gindex.get(t, -1) for t in tags])
-        self._base = array("d", [h.Int_t + h.LP_hapax_t[t] + h.LP_len_t[t][n] for t in guessable for n in range(25)])
-        self._sufindex = sufindex
-        self._sufval = sufval
-        self._sufempty = array("d", [h.LP_s_t[t][""] for t in guessable])
-        self._final_pos = tuple(-s[1] for s in states)
+    def __init__(self, tables):
+        self._fu_start = tables._fu_start
+        self._fu_tag = tables._fu_tag
+        self._fu_lp = tables._fu_lp
+        self._fu_next = tables._fu_next
+        self._ff_start = tables._ff_start
+        self._ff_lp = tables._ff_lp
+        self._ff_next = tables._ff_next
+        self._mk_start = tables._mk_start
+        self._mk_tag = tables._mk_tag
+        self._mk_lp = tables._mk_lp
+        self._gindex = tables._gindex
+        self._base = tables._base
+        self._sufval = tables._sufval
+        self._sufempty = tables._sufempty
+        self._mindex = tables._mindex
+        self._sufindex = tables._sufindex
+        self._final_pos = tables._final_pos
+        self._ns = tables._ns
+        self._nt = tables._nt
+        self._ng = tables._ng
+        self._maxmorph = tables._maxmorph
+        self._trow = tables._trow
+        self._thas = tables._thas
+        self._npt = tables._npt
+        self._ncol = tables._ncol
+        self._endcol = tables._endcol
+        self._ptags = tables._ptags
+        self._vpos = tables._vpos
+        self._vstamp = tables._vstamp
+        self._ent_state = tables._ent_state
+        self._ent_back = tables._ent_back
+        self._ent_lp = tables._ent_lp
+        self._top = tables._top
         self._fclock = 0
+        self._vclock = 0
         self._fcap = -1
         self._reserve(24)
 
@@ -289,10 +246,9 @@ class FastHanta:
         self._sufstamp = array("q", [0]) * (rows * 5)
         self._fcap = wlen
 
-    # ---- one word -------------------------------------------------------------------------------------------
     @cython.boundscheck(False)
     @cython.wraparound(False)
-    def analyze_forward(self, word: str) -> list:
+    def forward(self, word: str) -> list:
         """``HanoverTagger.analyze_forward(word)``: the same search in the same order with the same floats, over
         numbered states in flat arrays.  Row i of HanTa's table (a dict state -> log p, in insertion order) is
         ``_tlist[i * NS:i * NS + _tlen[i]]`` (its states in insertion order) with their values in ``_tval``
@@ -323,8 +279,8 @@ class FastHanta:
         base: cython.double[:] = self._base
         sufval: cython.double[:] = self._sufval
         sufempty: cython.double[:] = self._sufempty
-        mindex = self._mindex
-        sufindex = self._sufindex
+        mindex: dict = self._mindex
+        sufindex: dict = self._sufindex
         ns: cython.Py_ssize_t = self._ns
         nt: cython.Py_ssize_t = self._nt
         ng: cython.Py_ssize_t = self._ng
@@ -398,7 +354,12 @@ class FastHanta:
                     clock += 1
                     rstamp = clock
                     for j in range(i + 1, wlen + 1):
-                        segk[j] = mindex.get(word[i:j], -1) if j - i <= maxmorph else -1
+                        segk[j] = -1
+                    for j in range(i + 1, min(wlen, i + maxmorph) + 1):
+                        found_k = mindex.get(word[i:j])
+                        if found_k is None:   # no morpheme starts with word[i:j]: none is longer
+                            break
+                        segk[j] = found_k
                 for j in range(i + 1, wlen + 1):
                     mk = segk[j]
                     mlen = j - i
@@ -469,7 +430,7 @@ class FastHanta:
                     elif lp1 > tval[pos]:
                         tval[pos] = lp1
         self._fclock = clock
-        final_pos = self._final_pos
+        final_pos: tuple = self._final_pos
         results: dict = {}
         for k in range(tlen[j]):
             s = tlist[j * ns + k]
@@ -478,7 +439,7 @@ class FastHanta:
                 continue
             p = final_pos[s]
             if p in results:
-                results[p] = _logaddexp(results[p], lp)
+                results[p] = _logaddexp(results[p], lp)   # HanTa: numpy.logaddexp
             else:
                 results[p] = lp
         result_list = list(results.items())
@@ -487,53 +448,15 @@ class FastHanta:
             result_list = [(_UNKNOWN, 0)]
         return result_list
 
-    def _tag_word(self, word: str, casesensitive: bool) -> list:
-        """``HanoverTagger._tag_word(word, cutoff=5, casesensitive, conditional=True)``, with the morphological
-        analysis of words outside HanTa's table cached."""
-        h = self.hanta
-        upcase = bool(casesensitive and word[0].isupper())
-        word = h.normalize(word)
-        if word in h.cache:
-            p_tags = h.cache[word]
-            cached = True
-        else:
-            p_tags = self._forward(word)
-            cached = False
-        p_w_tags = []
-        case_t, wtag = h.LP_case_t, h.LP_wtag
-        for tag, p in p_tags:
-            if tag != _UNKNOWN:
-                if casesensitive:
-                    p += case_t[tag][upcase]
-                p -= wtag[tag]
-            p_w_tags.append((tag, p))
-        p_w_tags.sort(key=_second, reverse=True)
-        if not cached and p_w_tags:
-            limit = p_w_tags[0][1] - 5
-            p_w_tags = [(tag, p) for (tag, p) in p_w_tags if p >= limit]
-        return p_w_tags
-
-    def _word_candidates(self, word: str, casesensitive: bool) -> tuple:
-        """The (column, log p) pairs the sentence Viterbi tries for ``word``, in HanTa's visiting order (the order
-        of its transition table's rows), flat: (c0, lp0, c1, lp1, ...)."""
-        wprobs = dict(self._tag_word(word, casesensitive))
-        if not wprobs or (len(wprobs) == 1 and _UNKNOWN in wprobs):
-            return self._all
-        colindex = self._colindex
-        pairs = sorted((colindex[c], p) for c, p in wprobs.items() if c in colindex and c != _END)
-        return tuple(x for c, p in pairs for x in (c, float(p)))
-
-    # ---- the sentence ---------------------------------------------------------------------------------------
     @cython.boundscheck(False)
     @cython.wraparound(False)
-    def tag_ids(self, sent: Sequence[str], casesensitive: bool = True) -> list[int]:
+    def viterbi(self, sent, cands, casesensitive: cython.bint) -> list:
         """HanTa's ``tag_sent_viterbi(sent, casesensitive)``: the tag numbers of the best path.  Row i of HanTa's
         table (a dict state -> log p, in insertion order) is ``_ent_*[off_i:off_i+1]``: (state, log p, the state
         before), in insertion order."""
-        cands = self._candidates
         nw: cython.Py_ssize_t = len(sent)
         npt: cython.Py_ssize_t = self._npt
-        ncol: cython.Py_ssize_t = len(self._cols)
+        ncol: cython.Py_ssize_t = self._ncol
         endcol: cython.Py_ssize_t = self._endcol
         trow: cython.double[:] = self._trow
         thas: cython.schar[:] = self._thas
@@ -652,6 +575,212 @@ class FastHanta:
                     break
             tags.append(ptags[st % npt])
         return tags[::-1]
+
+
+class FastHanta:
+    """Exact ``HanoverTagger.tag_sent`` tags with per-word caches (see the module docstring)."""
+
+    fast = True
+
+    def __init__(self, model: str = "morphmodel_ger.pgz", hanta=None, cache_size: int = WORD_CACHE_SIZE):
+        self.model = model
+        h = self.hanta = hanta if hanta is not None else _load_hanta(model)
+        self.int2tag = h.int2tag
+        self.tag2int = h.tag2int
+        self._sentence_tables(h)
+        self._word_tables(h)
+        self._core = _Core(self)
+        # morphemes whose stem HanTa's stem table maps to '' (its lemma pass fails on a word made of one of them)
+        self._empty_stems = tuple(sorted({m for t in h.stemdict.values() for m, s in t.items() if s == "" and m}))
+        self._ascii_stems = all(m.isascii() for m in self._empty_stems)
+        self._candidates = functools.lru_cache(maxsize=cache_size)(self._word_candidates)
+        self._forward = functools.lru_cache(maxsize=cache_size)(self.analyze_forward)
+        self._lemma = functools.lru_cache(maxsize=cache_size)(self._analyze_lemma)
+
+    def _sentence_tables(self, h) -> None:
+        """The sentence Viterbi's tables as flat arrays: HanTa's tags numbered 0.. in the order of its transition
+        table's rows (``_cols``: column -> tag), a state (tag before, tag) numbered ``a * P + b`` where a and b are
+        positions in ``_ptags`` (EMPTY, START, then the columns' tags), ``_trow[state * C + column]`` its
+        transition log probability and ``_thas[state]`` whether HanTa's table has the state at all."""
+        trans = h.LP_trans_word
+        # HanTa visits a state's following tags in the order of its transition table; the model writes every row
+        # with the same keys in the same order.  Candidates are sorted by that order (checked here).
+        order = None
+        for row in trans.values():
+            keys = list(row)
+            if order is None:
+                order = keys
+            elif keys != order:
+                raise HantaUnavailable("HanTa's transition table rows differ in their tag order")
+        order = order or []
+        ptags = [_EMPTY, _START] + [t for t in order if t not in (_EMPTY, _START)]
+        pindex = {t: i for i, t in enumerate(ptags)}
+        if any(pindex[t] != i + 2 for i, t in enumerate(order)):
+            raise HantaUnavailable("HanTa's transition table names EMPTY or START as a following tag")
+        npt, ncol = len(ptags), len(order)
+        trow = array("d", [-math.inf]) * (npt * npt * ncol)
+        thas = array("b", [0]) * (npt * npt)
+        for (a, b), row in trans.items():
+            if a not in pindex or b not in pindex:
+                raise HantaUnavailable("a state of HanTa's transition table has a tag outside its rows")
+            s = pindex[a] * npt + pindex[b]
+            thas[s] = 1
+            for c, lp in enumerate(row.values()):
+                trow[s * ncol + c] = lp
+        self._cols = tuple(order)
+        self._colindex = {t: i for i, t in enumerate(order)}
+        self._ptags = tuple(ptags)
+        self._npt = npt
+        self._trow = trow
+        self._thas = thas
+        self._endcol = self._colindex.get(_END, -1)
+        # every tag a word can have when HanTa knows nothing about it ("anything goes": log probability 0)
+        self._all = tuple(x for c, t in enumerate(order) if t != _END for x in (c, 0.0))
+        # the Viterbi's rows: entries (state, log p, state before) of every word of the sentence, and per state
+        # its entry in the row being built (valid where _vstamp holds the row's stamp)
+        self._ent_state = array("i", [0]) * 1024
+        self._ent_back = array("i", [0]) * 1024
+        self._ent_lp = array("d", [0.0]) * 1024
+        self._vpos = array("i", [0]) * (npt * npt)
+        self._vstamp = array("q", [0]) * (npt * npt)
+        self._ncol = ncol
+        self._top = array("d", [0.0]) * 8   # the k best values of a row (k = 4 or 6)
+
+    def _word_tables(self, h) -> None:
+        """``analyze_forward``'s tables as flat arrays.  States (tag before, tag) are numbered 0.. (0 is HanTa's
+        start state); ``_fu_*[_fu_start[s]:_fu_start[s + 1]]`` are HanTa's following tags of state s that are not
+        final (dense tag number, log probability, the state they lead to), in HanTa's order, ``_ff_*`` the final
+        ones.  ``_mindex`` maps a morpheme to k; ``_mk_*[_mk_start[k]:_mk_start[k + 1]]`` are its (dense tag,
+        log p(m | tag)) for the tags that follow some state.  Tags that guess a morpheme outside their table
+        (HanTa's ``lp_m_t``, strict=False) have a number g: ``_base[g * 25 + n]`` is HanTa's Int_t +
+        LP_hapax_t[t] + LP_len_t[t][n] (the same additions in the same order), ``_sufval[r * G + g]`` the
+        log probability of the suffix numbered r (``_sufindex``) in the tag's suffix table (NaN: not in it),
+        ``_sufempty[g]`` that of ''."""
+        for table in (h.LP_trans_nonfinal, h.LP_trans_final):
+            for followup in table.values():
+                for t, lp in followup:
+                    if lp != lp:
+                        raise HantaUnavailable("HanTa's morphological transition table holds NaN")
+        if any(t not in h.LP_m_t for followup in h.LP_trans_nonfinal.values() for t, _ in followup):
+            raise HantaUnavailable("a following tag of HanTa's morphological model has no morpheme table")
+        start = (_EMPTY, _START)
+        states = {start: 0}
+        keys = list(h.LP_trans)
+        for s in keys:
+            states.setdefault(s, len(states))
+        for s in keys:
+            for t, _ in list(h.LP_trans_nonfinal.get(s, [])) + list(h.LP_trans_final.get(s, [])):
+                states.setdefault((s[1], t), len(states))
+        tags: dict[int, int] = {}
+        for s in keys:
+            for t, _ in h.LP_trans_nonfinal.get(s, []):
+                tags.setdefault(t, len(tags))
+        guessable = [t for t in tags if t in h.LP_hapax_t and t in h.LP_s_t] if not h.strict else []
+        gindex = {t: g for g, t in enumerate(guessable)}
+        fu_start, fu_tag, fu_lp, fu_next = [0], [], [], []
+        ff_start, ff_lp, ff_next = [0], [], []
+        for s in states:
+            for t, lp in h.LP_trans_nonfinal.get(s, []):
+                fu_tag.append(tags[t])
+                fu_lp.append(lp)
+                fu_next.append(states[(s[1], t)])
+            fu_start.append(len(fu_tag))
+            for t, lp in h.LP_trans_final.get(s, []):
+                ff_lp.append(lp)
+                ff_next.append(states[(s[1], t)])
+            ff_start.append(len(ff_lp))
+        mindex: dict[str, int] = {}
+        per_m: list[list] = []
+        for t, dense in tags.items():
+            for m, lp in h.LP_m_t[t].items():
+                k = mindex.get(m)
+                if k is None:
+                    k = mindex[m] = len(per_m)
+                    per_m.append([])
+                per_m[k].append((dense, lp))
+        mk_start, mk_tag, mk_lp = [0], [], []
+        for pairs in per_m:
+            for dense, lp in pairs:
+                mk_tag.append(dense)
+                mk_lp.append(lp)
+            mk_start.append(len(mk_tag))
+        sufindex: dict[str, int] = {}
+        for t in guessable:
+            if "" not in h.LP_s_t[t]:
+                raise HantaUnavailable("a suffix table of HanTa's morphological model has no entry for ''")
+            for suf in h.LP_s_t[t]:
+                if suf and len(suf) <= 4:
+                    sufindex.setdefault(suf, len(sufindex))
+        ng = len(guessable)
+        sufval = array("d", [math.nan]) * max(1, len(sufindex) * ng)
+        for g, t in enumerate(guessable):
+            for suf, lp in h.LP_s_t[t].items():
+                if lp != lp:
+                    raise HantaUnavailable("a suffix table of HanTa's morphological model holds NaN")
+                if suf in sufindex:
+                    sufval[sufindex[suf] * ng + g] = lp
+        self._fstates = tuple(states)
+        self._ns, self._nt, self._ng = len(states), len(tags), ng
+        self._fu_start, self._fu_tag = array("i", fu_start), array("i", fu_tag)
+        self._fu_lp, self._fu_next = array("d", fu_lp), array("i", fu_next)
+        self._ff_start, self._ff_lp, self._ff_next = array("i", ff_start), array("d", ff_lp), array("i", ff_next)
+        prefixes = dict.fromkeys((m[:n] for m in mindex for n in range(1, len(m))), -1)
+        prefixes.update(mindex)
+        self._mindex = prefixes   # a morpheme -> its number, a prefix of one that is not one itself -> -1
+        self._maxmorph = max(map(len, mindex), default=0)
+        self._mk_start, self._mk_tag, self._mk_lp = array("i", mk_start), array("i", mk_tag), array("d", mk_lp)
+        self._gindex = array("i", [gindex.get(t, -1) for t in tags])
+        self._base = array("d", [h.Int_t + h.LP_hapax_t[t] + h.LP_len_t[t][n] for t in guessable for n in range(25)])
+        self._sufindex = sufindex
+        self._sufval = sufval
+        self._sufempty = array("d", [h.LP_s_t[t][""] for t in guessable])
+        self._final_pos = tuple(-s[1] for s in states)
+
+    # ---- one word -------------------------------------------------------------------------------------------
+    def analyze_forward(self, word: str) -> list:
+        """``HanoverTagger.analyze_forward(word)``: the same list, the same floats, the same order."""
+        return self._core.forward(word)
+
+    def _tag_word(self, word: str, casesensitive: bool) -> list:
+        """``HanoverTagger._tag_word(word, cutoff=5, casesensitive, conditional=True)``, with the morphological
+        analysis of words outside HanTa's table cached."""
+        h = self.hanta
+        upcase = bool(casesensitive and word[0].isupper())
+        word = h.normalize(word)
+        if word in h.cache:
+            p_tags = h.cache[word]
+            cached = True
+        else:
+            p_tags = self._forward(word)
+            cached = False
+        p_w_tags = []
+        case_t, wtag = h.LP_case_t, h.LP_wtag
+        for tag, p in p_tags:
+            if tag != _UNKNOWN:
+                if casesensitive:
+                    p += case_t[tag][upcase]
+                p -= wtag[tag]
+            p_w_tags.append((tag, p))
+        p_w_tags.sort(key=_second, reverse=True)
+        if not cached and p_w_tags:
+            limit = p_w_tags[0][1] - 5
+            p_w_tags = [(tag, p) for (tag, p) in p_w_tags if p >= limit]
+        return p_w_tags
+
+    def _word_candidates(self, word: str, casesensitive: bool) -> tuple:
+        """The (column, log p) pairs the sentence Viterbi tries for ``word``, in HanTa's visiting order (the order
+        of its transition table's rows), flat: (c0, lp0, c1, lp1, ...)."""
+        wprobs = dict(self._tag_word(word, casesensitive))
+        if not wprobs or (len(wprobs) == 1 and _UNKNOWN in wprobs):
+            return self._all
+        colindex = self._colindex
+        pairs = sorted((colindex[c], p) for c, p in wprobs.items() if c in colindex and c != _END)
+        return tuple(x for c, p in pairs for x in (c, float(p)))
+
+    # ---- the sentence ---------------------------------------------------------------------------------------
+    def tag_ids(self, sent: Sequence[str], casesensitive: bool = True) -> list[int]:
+        """HanTa's ``tag_sent_viterbi(sent, casesensitive)``: the tag numbers of the best path."""
+        return self._core.viterbi(sent, self._candidates, casesensitive)
 
     def tag_sent(self, sent: Sequence[str], taglevel: int = 0) -> list:
         """``HanoverTagger.tag_sent(sent, taglevel)`` for taglevel 0 (tags) and 1 ((word, lemma, tag))."""
