@@ -613,6 +613,18 @@ def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200,
     without the lemma pass), or a ``HanoverTagger``."""
     tagger = tagger or load_tagger()
     fast = hasattr(tagger, "check_lemmas")
+    if fast and 0 < len(tokens) <= window and min(map(len, tokens)) > 0 and max(map(len, tokens)) <= MAX_TAG_WORD_LEN:
+        # the common case, one window of taggable tokens: the same calls as below, without the copies
+        try:
+            ctags = tagger.tag_sent(tokens)
+            tagger.check_lemmas(tokens, ctags)
+            if len(ctags) == len(tokens):
+                return ctags
+        except Exception:  # noqa: BLE001 - as below
+            pass
+        if on_untagged is not None:
+            on_untagged(len(tokens))
+        return ["?"] * len(tokens)
     tags: list[str] = []
     for start in range(0, len(tokens), window):
         chunk = list(tokens[start:start + window])
@@ -742,52 +754,80 @@ class WordmapTokenizer:
         return tuple(pieces), fell_back
 
     def verb_spans(self, line: str) -> list[tuple[int, int]]:
-        return [(a, b) for a, b, tok, tag in tag_line(line, self.tagger, self._count_untagged)
-                if is_verb_tag(tag) and tok.isalpha() and len(tok) > 1]
+        return self._verb_spans(line, _TAG_TOKEN_RE.findall(line))
+
+    def _verb_spans(self, line: str, tokens: list[str]) -> list[tuple[int, int]]:
+        """(start, end) in ``line`` of the verbs among ``tokens``, the HanTa tokens of ``line`` in order
+        (``_TAG_TOKEN_RE.findall(line)``: every character that is not white space is in exactly one of them, so the
+        k-th token starts at its first occurrence after the end of token k - 1)."""
+        if not tokens:
+            return []
+        tags = tag_tokens(tokens, self.tagger, on_untagged=self._count_untagged)
+        verbs = [k for k, tag in enumerate(tags) if tag.startswith(VERB_TAG_PREFIXES)
+                 and tokens[k].isalpha() and len(tokens[k]) > 1]
+        if not verbs:
+            return []
+        spans, pos, k = [], 0, 0
+        for v in verbs:
+            while k < v:
+                pos = line.find(tokens[k], pos) + len(tokens[k])
+                k += 1
+            start = line.find(tokens[v], pos)
+            spans.append((start, start + len(tokens[v])))
+        return spans
 
     def encode_line(self, line: str) -> str:
         return " ".join(self.encode_pieces(line))
 
     def encode_pieces(self, line: str) -> list[str]:
         line = flatten_line(line)
-        if not line.strip():
+        words = line.split()   # the same white space as the \S+ of the tokens and of the pieces below
+        if not words:
             return []
-        verbs = self.verb_spans(line)
+        verbs = self._verb_spans(line, _TAG_TOKEN_RE.findall(line))
         out: list[str] = []
-        vi = 0
-        for m in re.finditer(r"\S+", line):
-            a, b = m.start(), m.end()
-            while vi < len(verbs) and verbs[vi][1] <= a:
-                vi += 1
-            inside = []
-            j = vi
-            while j < len(verbs) and verbs[j][0] < b:
-                inside.append(verbs[j])
-                j += 1
-            if not inside:
-                out.extend(self._spm(m.group(), True))
-                continue
-            cursor, first = a, True
-            for vs, ve in inside:
-                if vs > cursor:
-                    out.extend(self._spm(line[cursor:vs], first))
-                    first = False
-                segs = segment(line[vs:ve], self.vocabulary)
-                segs[0] = (SPACE_SYMBOL if first else "") + segs[0]
-                inv = self.inventory
-                if inv is not None and not all(p in inv for p in segs):
-                    whole = (SPACE_SYMBOL if first else "") + line[vs:ve]
-                    if whole in inv:
-                        segs = [whole]
-                    else:
-                        self.inventory_fallbacks += 1
-                        segs = self._spm(line[vs:ve], first)
-                out.extend(segs)
-                first = False
-                cursor = ve
-            if cursor < b:
-                out.extend(self._spm(line[cursor:b], first))
+        spm = self._spm_cached
+        vi, nv, pos = 0, len(verbs), 0
+        for w in words:
+            if vi < nv:
+                a = line.find(w, pos)
+                b = pos = a + len(w)
+                if verbs[vi][0] < b:   # a verb inside this word (every verb lies inside one word)
+                    j = vi
+                    while j < nv and verbs[j][0] < b:
+                        j += 1
+                    self._encode_word(line, a, b, verbs[vi:j], out)
+                    vi = j
+                    continue
+            pieces, fell_back = spm(w, True)
+            if fell_back:
+                self.character_fallbacks += 1
+            out += pieces
         return out
+
+    def _encode_word(self, line: str, a: int, b: int, inside: list[tuple[int, int]], out: list[str]) -> None:
+        """The pieces of the word ``line[a:b]`` holding the verbs ``inside``: each verb by Wordmap, the rest of the
+        word by the base model."""
+        cursor, first = a, True
+        for vs, ve in inside:
+            if vs > cursor:
+                out.extend(self._spm(line[cursor:vs], first))
+                first = False
+            segs = segment(line[vs:ve], self.vocabulary)
+            segs[0] = (SPACE_SYMBOL if first else "") + segs[0]
+            inv = self.inventory
+            if inv is not None and not all(p in inv for p in segs):
+                whole = (SPACE_SYMBOL if first else "") + line[vs:ve]
+                if whole in inv:
+                    segs = [whole]
+                else:
+                    self.inventory_fallbacks += 1
+                    segs = self._spm(line[vs:ve], first)
+            out.extend(segs)
+            first = False
+            cursor = ve
+        if cursor < b:
+            out.extend(self._spm(line[cursor:b], first))
 
     def encode_lines(self, lines: list[str]) -> list[str]:
         return [self.encode_line(line) for line in lines]
