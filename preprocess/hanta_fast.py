@@ -148,6 +148,8 @@ class _Core:
     _fu_tag: cython.int[:]
     _fu_lp: cython.double[:]
     _fu_next: cython.int[:]
+    _fg_start: cython.int[:]
+    _fg: cython.int[:]
     _ff_start: cython.int[:]
     _ff_lp: cython.double[:]
     _ff_next: cython.int[:]
@@ -195,6 +197,8 @@ class _Core:
         self._fu_tag = tables._fu_tag
         self._fu_lp = tables._fu_lp
         self._fu_next = tables._fu_next
+        self._fg_start = tables._fg_start
+        self._fg = tables._fg
         self._ff_start = tables._ff_start
         self._ff_lp = tables._ff_lp
         self._ff_next = tables._ff_next
@@ -269,6 +273,8 @@ class _Core:
         fu_tag: cython.int[:] = self._fu_tag
         fu_lp: cython.double[:] = self._fu_lp
         fu_next: cython.int[:] = self._fu_next
+        fg_start: cython.int[:] = self._fg_start
+        fg: cython.int[:] = self._fg
         ff_start: cython.int[:] = self._ff_start
         ff_lp: cython.double[:] = self._ff_lp
         ff_next: cython.int[:] = self._ff_next
@@ -309,6 +315,9 @@ class _Core:
         g: cython.Py_ssize_t
         r: cython.Py_ssize_t
         mk: cython.Py_ssize_t
+        lo: cython.Py_ssize_t
+        hi: cython.Py_ssize_t
+        x: cython.Py_ssize_t
         mlen: cython.Py_ssize_t
         pos: cython.Py_ssize_t
         idx: cython.Py_ssize_t
@@ -364,9 +373,16 @@ class _Core:
                     mk = segk[j]
                     mlen = j - i
                     canguess = short or mlen > 2
-                    if mk < 0 and not canguess:
+                    if mk >= 0:
+                        lo = fu_start[s]
+                        hi = fu_start[s + 1]
+                    elif canguess:   # no table holds the morpheme: only the tags that guess can score
+                        lo = fg_start[s]
+                        hi = fg_start[s + 1]
+                    else:
                         continue
-                    for f in range(fu_start[s], fu_start[s + 1]):
+                    for x in range(lo, hi):
+                        f = x if mk >= 0 else fg[x]
                         t = fu_tag[f]
                         idx = j * nt + t
                         if lstamp[idx] == rstamp:
@@ -678,13 +694,17 @@ class FastHanta:
         guessable = [t for t in tags if t in h.LP_hapax_t and t in h.LP_s_t] if not h.strict else []
         gindex = {t: g for g, t in enumerate(guessable)}
         fu_start, fu_tag, fu_lp, fu_next = [0], [], [], []
+        fg_start, fg = [0], []
         ff_start, ff_lp, ff_next = [0], [], []
         for s in states:
             for t, lp in h.LP_trans_nonfinal.get(s, []):
+                if t in gindex:
+                    fg.append(len(fu_tag))
                 fu_tag.append(tags[t])
                 fu_lp.append(lp)
                 fu_next.append(states[(s[1], t)])
             fu_start.append(len(fu_tag))
+            fg_start.append(len(fg))
             for t, lp in h.LP_trans_final.get(s, []):
                 ff_lp.append(lp)
                 ff_next.append(states[(s[1], t)])
@@ -723,6 +743,7 @@ class FastHanta:
         self._ns, self._nt, self._ng = len(states), len(tags), ng
         self._fu_start, self._fu_tag = array("i", fu_start), array("i", fu_tag)
         self._fu_lp, self._fu_next = array("d", fu_lp), array("i", fu_next)
+        self._fg_start, self._fg = array("i", fg_start), array("i", fg)
         self._ff_start, self._ff_lp, self._ff_next = array("i", ff_start), array("d", ff_lp), array("i", ff_next)
         prefixes = dict.fromkeys((m[:n] for m in mindex for n in range(1, len(m))), -1)
         prefixes.update(mindex)

@@ -603,6 +603,16 @@ def is_verb_tag(tag: str) -> bool:
     return tag.startswith(VERB_TAG_PREFIXES)
 
 
+class _VerbTags(dict):
+    """tag -> :func:`is_verb_tag` (tag), remembered for the first 4,096 tags (a tagger has a few dozen)."""
+
+    def __missing__(self, tag: str) -> bool:
+        verb = is_verb_tag(tag)
+        if len(self) < 4096:
+            self[tag] = verb
+        return verb
+
+
 def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200,
                on_untagged: Callable[[int], None] | None = None) -> list[str]:
     """HanTa POS tags for ``tokens`` (one per token).  Never raises: untaggable tokens get ``"?"``.
@@ -717,6 +727,7 @@ class WordmapTokenizer:
         self.untagged_words = 0
         # the base model's pieces of one word, remembered (bounded): a word is encoded the same way every time
         self._spm_cached = functools.lru_cache(maxsize=SPM_CACHE_SIZE)(self._spm_uncached)
+        self._verb_tags = _VerbTags()
 
     def counters(self) -> dict[str, int]:
         """Fallbacks so far (preprocess.encode prints them as ``note:`` lines)."""
@@ -759,21 +770,26 @@ class WordmapTokenizer:
     def _verb_spans(self, line: str, tokens: list[str]) -> list[tuple[int, int]]:
         """(start, end) in ``line`` of the verbs among ``tokens``, the HanTa tokens of ``line`` in order
         (``_TAG_TOKEN_RE.findall(line)``: every character that is not white space is in exactly one of them, so the
-        k-th token starts at its first occurrence after the end of token k - 1)."""
+        k-th token starts at its first occurrence after the end of token k - 1, and a token that occurs once in the
+        line starts where it occurs)."""
         if not tokens:
             return []
         tags = tag_tokens(tokens, self.tagger, on_untagged=self._count_untagged)
-        verbs = [k for k, tag in enumerate(tags) if tag.startswith(VERB_TAG_PREFIXES)
-                 and tokens[k].isalpha() and len(tokens[k]) > 1]
+        verb_tags = self._verb_tags
+        verbs = [k for k, tag in enumerate(tags) if verb_tags[tag] and tokens[k].isalpha() and len(tokens[k]) > 1]
         if not verbs:
             return []
         spans, pos, k = [], 0, 0
         for v in verbs:
-            while k < v:
-                pos = line.find(tokens[k], pos) + len(tokens[k])
-                k += 1
-            start = line.find(tokens[v], pos)
-            spans.append((start, start + len(tokens[v])))
+            tok = tokens[v]
+            if line.count(tok) == 1:
+                start = line.find(tok)
+            else:
+                while k < v:
+                    pos = line.find(tokens[k], pos) + len(tokens[k])
+                    k += 1
+                start = line.find(tok, pos)
+            spans.append((start, start + len(tok)))
         return spans
 
     def encode_line(self, line: str) -> str:
@@ -787,18 +803,31 @@ class WordmapTokenizer:
         verbs = self._verb_spans(line, _TAG_TOKEN_RE.findall(line))
         out: list[str] = []
         spm = self._spm_cached
-        vi, nv, pos = 0, len(verbs), 0
-        for w in words:
-            if vi < nv:
-                a = line.find(w, pos)
-                b = pos = a + len(w)
-                if verbs[vi][0] < b:   # a verb inside this word (every verb lies inside one word)
-                    j = vi
-                    while j < nv and verbs[j][0] < b:
-                        j += 1
-                    self._encode_word(line, a, b, verbs[vi:j], out)
-                    vi = j
-                    continue
+        done = 0   # words[:done] are encoded
+        vi, nv = 0, len(verbs)
+        while vi < nv:
+            vs = verbs[vi][0]
+            # the word holding the verb: the words that start before it, and its start (white space before it)
+            before = line[:vs].split()
+            a = vs
+            if a > 0 and not line[a - 1].isspace():
+                wi = len(before) - 1
+                a -= len(before[-1])
+            else:
+                wi = len(before)
+            b = a + len(words[wi])
+            j = vi + 1
+            while j < nv and verbs[j][0] < b:   # every verb lies inside one word
+                j += 1
+            for w in words[done:wi]:
+                pieces, fell_back = spm(w, True)
+                if fell_back:
+                    self.character_fallbacks += 1
+                out += pieces
+            self._encode_word(line, a, b, verbs[vi:j], out)
+            done = wi + 1
+            vi = j
+        for w in words[done:]:
             pieces, fell_back = spm(w, True)
             if fell_back:
                 self.character_fallbacks += 1
