@@ -466,10 +466,11 @@ class _Core:
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
-    def viterbi(self, sent, cands, casesensitive: cython.bint) -> list:
-        """HanTa's ``tag_sent_viterbi(sent, casesensitive)``: the tag numbers of the best path.  Row i of HanTa's
+    def viterbi(self, sent, cands, casesensitive: cython.bint, names: tuple) -> list:
+        """HanTa's ``tag_sent_viterbi(sent, casesensitive)``: the tags (``names``) of the best path.  Row i of HanTa's
         table (a dict state -> log p, in insertion order) is ``_ent_*[off_i:off_i+1]``: (state, log p, the state
-        before), in insertion order."""
+        before), in insertion order.  ``cands``: word, case counts -> its flat candidates; ``names``: what to give
+        for each tag (by its position in ``_ptags``)."""
         nw: cython.Py_ssize_t = len(sent)
         npt: cython.Py_ssize_t = self._npt
         ncol: cython.Py_ssize_t = self._ncol
@@ -579,9 +580,8 @@ class _Core:
                 final = e
         if final < 0:   # HanTa's backtrace fails here (KeyError): so does this one
             raise KeyError((_END, _EMPTY))
-        ptags = self._ptags
         e = final
-        tags = [ptags[ent_state[e] % npt]]
+        tags = [names[ent_state[e] % npt]]
         offsets.append(cur)
         for i in range(nw - 1, 0, -1):   # row i's entry -> the state before -> that state's entry in row i - 1
             st = ent_back[e]
@@ -589,7 +589,7 @@ class _Core:
                 if ent_state[q] == st:
                     e = q
                     break
-            tags.append(ptags[st % npt])
+            tags.append(names[st % npt])
         return tags[::-1]
 
 
@@ -646,6 +646,9 @@ class FastHanta:
         self._cols = tuple(order)
         self._colindex = {t: i for i, t in enumerate(order)}
         self._ptags = tuple(ptags)
+        if any(t not in h.int2tag for t in order):
+            raise HantaUnavailable("a tag of HanTa's transition table has no name")
+        self._pnames = tuple(h.int2tag.get(t, t) for t in ptags)   # the tags' names (EMPTY and START never come out)
         self._npt = npt
         self._trow = trow
         self._thas = thas
@@ -801,16 +804,16 @@ class FastHanta:
     # ---- the sentence ---------------------------------------------------------------------------------------
     def tag_ids(self, sent: Sequence[str], casesensitive: bool = True) -> list[int]:
         """HanTa's ``tag_sent_viterbi(sent, casesensitive)``: the tag numbers of the best path."""
-        return self._core.viterbi(sent, self._candidates, casesensitive)
+        return self._core.viterbi(sent, self._candidates, casesensitive, self._ptags)
 
     def tag_sent(self, sent: Sequence[str], taglevel: int = 0) -> list:
         """``HanoverTagger.tag_sent(sent, taglevel)`` for taglevel 0 (tags) and 1 ((word, lemma, tag))."""
         if not sent:
             return []
+        if taglevel == 0:   # the tags' names straight from the Viterbi's backtrace
+            return self._core.viterbi(sent, self._candidates, True, self._pnames)
         ids = self.tag_ids(sent)
         int2tag = self.int2tag
-        if taglevel == 0:
-            return [int2tag[t] for t in ids]
         if taglevel == 1:
             return [(w, self._lemma(w, t), int2tag[t]) for w, t in zip(sent, ids)]
         return self.hanta.tag_sent(list(sent), taglevel=taglevel)

@@ -603,6 +603,19 @@ def is_verb_tag(tag: str) -> bool:
     return tag.startswith(VERB_TAG_PREFIXES)
 
 
+def _tag_token_list(words: list[str]) -> list[str]:
+    """``_TAG_TOKEN_RE.findall(line)`` for ``words = line.split()``: no token crosses white space (the same for
+    ``str.split`` and the regex), and a word of letters only (``str.isalpha``: every such character is in
+    ``[^\W\d_]``) is one token."""
+    tokens: list[str] = []
+    for w in words:
+        if w.isalpha():
+            tokens.append(w)
+        else:
+            tokens += _TAG_TOKEN_RE.findall(w)
+    return tokens
+
+
 class _VerbTags(dict):
     """tag -> :func:`is_verb_tag` (tag), remembered for the first 4,096 tags (a tagger has a few dozen)."""
 
@@ -623,7 +636,7 @@ def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200,
     without the lemma pass), or a ``HanoverTagger``."""
     tagger = tagger or load_tagger()
     fast = hasattr(tagger, "check_lemmas")
-    if fast and 0 < len(tokens) <= window and min(map(len, tokens)) > 0 and max(map(len, tokens)) <= MAX_TAG_WORD_LEN:
+    if fast and 0 < len(tokens) <= window and max(map(len, tokens)) <= MAX_TAG_WORD_LEN and "" not in tokens:
         # the common case, one window of taggable tokens: the same calls as below, without the copies
         try:
             ctags = tagger.tag_sent(tokens)
@@ -765,7 +778,7 @@ class WordmapTokenizer:
         return tuple(pieces), fell_back
 
     def verb_spans(self, line: str) -> list[tuple[int, int]]:
-        return self._verb_spans(line, _TAG_TOKEN_RE.findall(line))
+        return self._verb_spans(line, _tag_token_list(line.split()))
 
     def _verb_spans(self, line: str, tokens: list[str]) -> list[tuple[int, int]]:
         """(start, end) in ``line`` of the verbs among ``tokens``, the HanTa tokens of ``line`` in order
@@ -800,7 +813,7 @@ class WordmapTokenizer:
         words = line.split()   # the same white space as the \S+ of the tokens and of the pieces below
         if not words:
             return []
-        verbs = self._verb_spans(line, _TAG_TOKEN_RE.findall(line))
+        verbs = self._verb_spans(line, _tag_token_list(words))
         out: list[str] = []
         spm = self._spm_cached
         done = 0   # words[:done] are encoded
