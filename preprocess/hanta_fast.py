@@ -76,6 +76,9 @@ _EMPTY, _START, _END, _UNKNOWN = 0, 1, 2, 3
 _LOGE2 = 0.693147180559945309417232121458176568   # numpy's NPY_LOGE2
 _second = itemgetter(1)
 _LOWERBOUND = -1e6
+#: longest word, and most Viterbi entries of a sentence, whose work arrays a tagger keeps for the next call
+_KEEP_WORD_LEN = 256
+_KEEP_ENTRIES = 1 << 20
 
 #: start-up probe: sentences whose tags must agree with HanTa's own (German and English words, capitals, quote
 #: marks, digits, a made-up word, a word HanTa does not know in either case)
@@ -132,11 +135,6 @@ def _logaddexp(x: cython.double, y: cython.double) -> cython.double:
     elif tmp <= 0:
         return y + _log1p(_exp(tmp))
     return tmp
-
-
-def _grow(buf: array, size: int, fill) -> array:
-    """A copy of ``buf`` extended with ``fill`` to ``size`` items."""
-    return buf + array(buf.typecode, [fill]) * (size - len(buf))
 
 
 @cython.cclass
@@ -458,6 +456,9 @@ class _Core:
                 results[p] = _logaddexp(results[p], lp)   # HanTa: numpy.logaddexp
             else:
                 results[p] = lp
+        if wlen > _KEEP_WORD_LEN:   # work arrays grown for a very long word are not kept
+            self._fcap = -1
+            self._reserve(24)
         result_list = list(results.items())
         result_list.sort(key=_second, reverse=True)
         if not result_list:
@@ -514,14 +515,18 @@ class _Core:
             wc = cands(sent[i], casesensitive and i > 0)
             nc = len(wc) // 2
             need = cur + (cur - prev) * nc
-            if need > len(self._ent_state):
-                size = max(need, 2 * len(self._ent_state))
-                self._ent_state = _grow(self._ent_state, size, 0)
-                self._ent_back = _grow(self._ent_back, size, 0)
-                self._ent_lp = _grow(self._ent_lp, size, 0.0)
-                ent_state = self._ent_state
-                ent_back = self._ent_back
-                ent_lp = self._ent_lp
+            if need > len(ent_state):   # more room for the rows: copies of the entries so far
+                size = max(need, 2 * len(ent_state))
+                new_state: cython.int[:] = array("i", [0]) * size
+                new_back: cython.int[:] = array("i", [0]) * size
+                new_lp: cython.double[:] = array("d", [0.0]) * size
+                for e in range(cur):
+                    new_state[e] = ent_state[e]
+                    new_back[e] = ent_back[e]
+                    new_lp[e] = ent_lp[e]
+                self._ent_state = ent_state = new_state
+                self._ent_back = ent_back = new_back
+                self._ent_lp = ent_lp = new_lp
             if cur - prev > 5:   # the beam: states more than 1 below the 6th best are dropped
                 cnt = 0
                 for e in range(prev, cur):
@@ -568,6 +573,10 @@ class _Core:
             prev = cur
             cur = end
         self._vclock = clock
+        if cur > _KEEP_ENTRIES:   # nor the rows of a very long sentence (once this call is done with them)
+            self._ent_state = array("i", [0]) * 1024
+            self._ent_back = array("i", [0]) * 1024
+            self._ent_lp = array("d", [0.0]) * 1024
         best = -math.inf
         final = -1
         for e in range(prev, cur):

@@ -606,7 +606,7 @@ def is_verb_tag(tag: str) -> bool:
 def _tag_token_list(words: list[str]) -> list[str]:
     """``_TAG_TOKEN_RE.findall(line)`` for ``words = line.split()``: no token crosses white space (the same for
     ``str.split`` and the regex), and a word of letters only (``str.isalpha``: every such character is in
-    ``[^\W\d_]``) is one token."""
+    ``[^\\W\\d_]``) is one token."""
     tokens: list[str] = []
     for w in words:
         if w.isalpha():

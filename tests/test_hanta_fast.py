@@ -245,3 +245,19 @@ def test_logaddexp_is_numpys():
     pairs += [(-math.inf, -3.0), (-3.0, -math.inf), (-math.inf, -math.inf), (0.0, -1e6), (-1e6, -1e6 - 1e-9)]
     for x, y in pairs:
         assert hf._logaddexp(x, y) == np.logaddexp(x, y), (x, y)
+
+
+@pytest.mark.parametrize("kind", ["compiled", "python"])
+def test_long_sentence_and_long_words_identical(kind):
+    """A sentence long enough to grow the Viterbi's rows (and to be handed back afterwards), and words long
+    enough to grow analyze_forward's work arrays: the same tags and analyses as HanTa, before and after."""
+    f = _tagger("morphmodel_ger.pgz", kind)
+    rng = random.Random(11)
+    known = sorted(f.hanta.cache)
+    sent = [rng.choice(known).capitalize() if rng.random() < 0.3 else rng.choice(known) for _ in range(3000)]
+    sent += ["Frühstücksxyz" + str(i % 7) for i in range(200)]
+    short = ["Ein", "Mann", "spielt", "Gitarre", "."]
+    for s in (short, sent, short, sent[:700], short):
+        assert f.tag_sent(s) == f.hanta.tag_sent(s, taglevel=0)
+    for w in ("spielt", "donaudampfschifffahrtsgesellschaftskapitän" * 7, "spielt", "ab" * 150, "x"):
+        assert f.analyze_forward(w) == f.hanta.analyze_forward(w), w
