@@ -10,24 +10,28 @@ is analysed again in every sentence it occurs in, and the lemma pass costs as mu
 :class:`FastHanta` computes the same tags from HanTa's own model tables (loaded once per process by HanTa's
 own loader), with
 
-* the candidate list of a word computed by HanTa's own ``_tag_word`` / ``analyze_forward`` and kept in a bounded
-  LRU cache (:data:`WORD_CACHE_SIZE` entries per cache), keyed by everything it depends on: the word and
-  whether case counts at its position (HanTa ignores case for the first word of a sentence);
-* the sentence Viterbi written out again with the candidates of each word pre-sorted in the order of HanTa's
-  transition table, so that it visits only the tags a word can have instead of all 56 tags per state, in the
-  same order as HanTa: the same additions on the same floats, the same beam (5 best states), the same
-  tie-breaking (first state reaching a maximum keeps it) and the same insertion order of every row;
+* the candidate list of a word computed as HanTa's ``_tag_word`` does and kept in a bounded LRU cache
+  (:data:`WORD_CACHE_SIZE` entries per cache), keyed by everything it depends on: the word and whether case
+  counts at its position (HanTa ignores case for the first word of a sentence);
+* HanTa's ``analyze_forward`` (the analysis of a word outside its table, cached the same way) and its sentence
+  Viterbi written out again over numbered states in flat arrays (:class:`_Core`: typed memoryviews when
+  compiled), the sentence Viterbi visiting only the tags a word can have, in the order of HanTa's transition
+  table: the same additions on the same floats in the same order, the same beams (a state within 1 of the 4th
+  best of its row goes on in a word, of the 6th best in a sentence), the
+  same tie-breaking (first state reaching a maximum keeps it), the same insertion order of every row, and
+  numpy's own ``logaddexp`` formula where HanTa merges two analyses (:func:`_logaddexp`);
 * no lemma pass unless asked for (:meth:`FastHanta.tag_sent` with ``taglevel=1`` runs HanTa's ``_analyze``
   per distinct (word, tag), cached).  Where HanTa's lemma pass would raise (its ``makelemma`` indexes an empty
   lemma when the model's stem table maps a whole morpheme to the empty string: in the German model
   ``herbstauktio``), :meth:`FastHanta.check_lemmas` raises the same way: it runs HanTa's ``_analyze`` for the
   words that contain such a morpheme, and only for those.
 
-Matched behaviour: HanTa 1.2.1 (``HanoverTagger.tag_sent_viterbi`` and ``_tag_word``).  :func:`load` checks at
+Matched behaviour: HanTa 1.2.1 (``HanoverTagger.tag_sent_viterbi``, ``_tag_word``, ``analyze_forward`` and
+``lp_m_t``).  :func:`load` checks at
 start-up that the installed HanTa gives the same tags as this module on a probe (:data:`PROBE` plus sentences
 with unknown, capitalised and quote tokens); if it does not (another HanTa version), it warns once and returns a
 :class:`ReferenceHanta`, which calls HanTa itself.  ``tests/test_hanta_fast.py`` compares the two on thousands of
-Multi30k sentences and on random token sequences.
+Multi30k sentences, on random token sequences and word by word (``analyze_forward``, floats compared exactly).
 """
 from __future__ import annotations
 
