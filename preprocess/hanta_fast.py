@@ -10,24 +10,28 @@ is analysed again in every sentence it occurs in, and the lemma pass costs as mu
 :class:`FastHanta` computes the same tags from HanTa's own model tables (loaded once per process by HanTa's
 own loader), with
 
-* the candidate list of a word computed by HanTa's own ``_tag_word`` / ``analyze_forward`` and kept in a bounded
-  LRU cache (:data:`WORD_CACHE_SIZE` entries per cache), keyed by everything it depends on: the word and
-  whether case counts at its position (HanTa ignores case for the first word of a sentence);
-* the sentence Viterbi written out again with the candidates of each word pre-sorted in the order of HanTa's
-  transition table, so that it visits only the tags a word can have instead of all 56 tags per state, in the
-  same order as HanTa: the same additions on the same floats, the same beam (5 best states), the same
-  tie-breaking (first state reaching a maximum keeps it) and the same insertion order of every row;
+* the candidate list of a word computed as HanTa's ``_tag_word`` does and kept in a bounded LRU cache
+  (:data:`WORD_CACHE_SIZE` entries per cache), keyed by everything it depends on: the word and whether case
+  counts at its position (HanTa ignores case for the first word of a sentence);
+* HanTa's ``analyze_forward`` (the analysis of a word outside its table, cached the same way) and its sentence
+  Viterbi written out again over numbered states in flat arrays (:class:`_Core`: typed memoryviews when
+  compiled), the sentence Viterbi visiting only the tags a word can have, in the order of HanTa's transition
+  table: the same additions on the same floats in the same order, the same beams (a state within 1 of the 4th
+  best of its row goes on in a word, of the 6th best in a sentence), the
+  same tie-breaking (first state reaching a maximum keeps it), the same insertion order of every row, and
+  numpy's own ``logaddexp`` formula where HanTa merges two analyses (:func:`_logaddexp`);
 * no lemma pass unless asked for (:meth:`FastHanta.tag_sent` with ``taglevel=1`` runs HanTa's ``_analyze``
   per distinct (word, tag), cached).  Where HanTa's lemma pass would raise (its ``makelemma`` indexes an empty
   lemma when the model's stem table maps a whole morpheme to the empty string: in the German model
   ``herbstauktio``), :meth:`FastHanta.check_lemmas` raises the same way: it runs HanTa's ``_analyze`` for the
   words that contain such a morpheme, and only for those.
 
-Matched behaviour: HanTa 1.2.1 (``HanoverTagger.tag_sent_viterbi`` and ``_tag_word``).  :func:`load` checks at
+Matched behaviour: HanTa 1.2.1 (``HanoverTagger.tag_sent_viterbi``, ``_tag_word``, ``analyze_forward`` and
+``lp_m_t``).  :func:`load` checks at
 start-up that the installed HanTa gives the same tags as this module on a probe (:data:`PROBE` plus sentences
 with unknown, capitalised and quote tokens); if it does not (another HanTa version), it warns once and returns a
 :class:`ReferenceHanta`, which calls HanTa itself.  ``tests/test_hanta_fast.py`` compares the two on thousands of
-Multi30k sentences and on random token sequences.
+Multi30k sentences, on random token sequences and word by word (``analyze_forward``, floats compared exactly).
 """
 from __future__ import annotations
 
@@ -37,16 +41,34 @@ import math
 import os
 import sys
 import warnings
+from array import array
 from collections.abc import Sequence
+from operator import itemgetter
 
-import numpy as np
 
 from preprocess.common import compiled_class
 
 try:   # the cython.* annotations type the hot loops' numbers in C when this file is compiled (setup.py)
     import cython
-except ImportError:   # plain Python without Cython installed: only the annotations name it
-    cython = None
+except ImportError:   # plain Python without Cython installed: the annotations are not evaluated; the decorators
+    class cython:     # noqa: N801 - stands in for the module
+        compiled = False
+
+        @staticmethod
+        def boundscheck(_flag):
+            return lambda f: f
+
+        wraparound = boundscheck
+
+        @staticmethod
+        def cclass(c):
+            return c
+
+        cfunc = inline = cclass
+if cython.compiled:   # C's exp and log1p when compiled, Python's (the same C library functions) otherwise
+    from cython.cimports.libc.math import exp as _exp, log1p as _log1p
+else:
+    from math import exp as _exp, log1p as _log1p
 
 #: entries per LRU cache (word candidates; analysis results; lemmas): bounded memory whatever the corpus size
 WORD_CACHE_SIZE = 1 << 17
@@ -55,9 +77,12 @@ WORD_CACHE_SIZE = 1 << 17
 MATCHED_HANTA_VERSION = "1.2.1"
 
 _EMPTY, _START, _END, _UNKNOWN = 0, 1, 2, 3
-_logaddexp = np.logaddexp
-_NO_FOLLOWUP: tuple = ((), ())
+_LOGE2 = 0.693147180559945309417232121458176568   # numpy's NPY_LOGE2
+_second = itemgetter(1)
 _LOWERBOUND = -1e6
+#: longest word, and most Viterbi entries of a sentence, whose work arrays a tagger keeps for the next call
+_KEEP_WORD_LEN = 256
+_KEEP_ENTRIES = 1 << 20
 
 #: start-up probe: sentences whose tags must agree with HanTa's own (German and English words, capitals, quote
 #: marks, digits, a made-up word, a word HanTa does not know in either case)
@@ -101,26 +126,484 @@ class ReferenceHanta:
             self.hanta._analyze(w, self.hanta.tag2int[t], taglevel=1)
 
 
-def _guess(m: str, base: tuple, wlen: int) -> float:
-    """``HanoverTagger.lp_m_t(m, t, wlen, strict=False)`` for a morpheme outside the tag's table, a tag that has
-    hapax and suffix tables (``base``: see ``FastHanta._guess_base``) and ``wlen < 4 or len(m) > 2`` (otherwise HanTa
-    returns -inf): the same operations in the same order."""
-    lengths, LP_s = base
-    mlen = len(m)
-    if mlen > 4 and m[-4:] in LP_s:
-        lp_suf = LP_s[m[-4:]]
-    elif mlen > 3 and m[-3:] in LP_s:
-        lp_suf = LP_s[m[-3:]]
-    elif mlen > 2 and m[-2:] in LP_s:
-        lp_suf = LP_s[m[-2:]]
-    elif mlen > 1 and m[-1:] in LP_s:
-        lp_suf = LP_s[m[-1:]]
-    else:
-        lp_suf = LP_s['']
-    lp = lengths[mlen if mlen < 24 else 24] + lp_suf
-    if wlen == mlen:
-        lp -= 4.6
-    return lp
+@cython.cfunc
+@cython.inline
+def _logaddexp(x: cython.double, y: cython.double) -> cython.double:
+    """``numpy.logaddexp(x, y)`` on two floats: numpy's own formula (``npy_logaddexp``) with the same C library
+    ``exp`` and ``log1p``, so the same float (tests/test_hanta_fast.py compares the two), without a ufunc call."""
+    if x == y:
+        return x + _LOGE2
+    tmp: cython.double = x - y
+    if tmp > 0:
+        return x + _log1p(_exp(-tmp))
+    elif tmp <= 0:
+        return y + _log1p(_exp(tmp))
+    return tmp
+
+
+@cython.cclass
+class _Core:
+    """The hot loops of :class:`FastHanta` over its flat arrays (when compiled: a C struct of typed memoryviews,
+    so that a call acquires no buffer)."""
+
+    _fu_start: cython.int[:]
+    _fu_tag: cython.int[:]
+    _fu_lp: cython.double[:]
+    _fu_next: cython.int[:]
+    _fg_start: cython.int[:]
+    _fg: cython.int[:]
+    _ff_start: cython.int[:]
+    _ff_lp: cython.double[:]
+    _ff_next: cython.int[:]
+    _mk_start: cython.int[:]
+    _mk_tag: cython.int[:]
+    _mk_lp: cython.double[:]
+    _gindex: cython.int[:]
+    _base: cython.double[:]
+    _sufval: cython.double[:]
+    _sufempty: cython.double[:]
+    _mindex: dict
+    _sufindex: dict
+    _final_pos: tuple
+    _ns: cython.Py_ssize_t
+    _nt: cython.Py_ssize_t
+    _ng: cython.Py_ssize_t
+    _maxmorph: cython.Py_ssize_t
+    _fclock: cython.longlong
+    _fcap: cython.Py_ssize_t
+    _tval: cython.double[:]
+    _tstamp: cython.longlong[:]
+    _tlist: cython.int[:]
+    _tlen: cython.int[:]
+    _lval: cython.double[:]
+    _lstamp: cython.longlong[:]
+    _segk: cython.int[:]
+    _sufr: cython.int[:]
+    _sufstamp: cython.longlong[:]
+    _trow: cython.double[:]
+    _thas: cython.schar[:]
+    _npt: cython.Py_ssize_t
+    _ncol: cython.Py_ssize_t
+    _endcol: cython.Py_ssize_t
+    _ptags: tuple
+    _vpos: cython.int[:]
+    _vstamp: cython.longlong[:]
+    _vclock: cython.longlong
+    _ent_state: cython.int[:]
+    _ent_back: cython.int[:]
+    _ent_lp: cython.double[:]
+    _top: cython.double[:]
+
+    def __init__(self, tables):
+        self._fu_start = tables._fu_start
+        self._fu_tag = tables._fu_tag
+        self._fu_lp = tables._fu_lp
+        self._fu_next = tables._fu_next
+        self._fg_start = tables._fg_start
+        self._fg = tables._fg
+        self._ff_start = tables._ff_start
+        self._ff_lp = tables._ff_lp
+        self._ff_next = tables._ff_next
+        self._mk_start = tables._mk_start
+        self._mk_tag = tables._mk_tag
+        self._mk_lp = tables._mk_lp
+        self._gindex = tables._gindex
+        self._base = tables._base
+        self._sufval = tables._sufval
+        self._sufempty = tables._sufempty
+        self._mindex = tables._mindex
+        self._sufindex = tables._sufindex
+        self._final_pos = tables._final_pos
+        self._ns = tables._ns
+        self._nt = tables._nt
+        self._ng = tables._ng
+        self._maxmorph = tables._maxmorph
+        self._trow = tables._trow
+        self._thas = tables._thas
+        self._npt = tables._npt
+        self._ncol = tables._ncol
+        self._endcol = tables._endcol
+        self._ptags = tables._ptags
+        self._vpos = tables._vpos
+        self._vstamp = tables._vstamp
+        self._ent_state = tables._ent_state
+        self._ent_back = tables._ent_back
+        self._ent_lp = tables._ent_lp
+        self._top = tables._top
+        self._fclock = 0
+        self._vclock = 0
+        self._fcap = -1
+        self._reserve(24)
+
+    def _reserve(self, wlen: int) -> None:
+        """analyze_forward's work arrays for words of up to ``wlen`` characters (grown, never shrunk)."""
+        if wlen <= self._fcap:
+            return
+        wlen = max(wlen, 2 * self._fcap)
+        rows = wlen + 2
+        self._tval = array("d", [0.0]) * (rows * self._ns)
+        self._tstamp = array("q", [0]) * (rows * self._ns)
+        self._tlist = array("i", [0]) * (rows * self._ns)
+        self._tlen = array("i", [0]) * rows
+        self._lval = array("d", [0.0]) * (rows * max(1, self._nt))
+        self._lstamp = array("q", [0]) * (rows * max(1, self._nt))
+        self._segk = array("i", [0]) * rows
+        self._sufr = array("i", [0]) * (rows * 5)
+        self._sufstamp = array("q", [0]) * (rows * 5)
+        self._fcap = wlen
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def forward(self, word: str) -> list:
+        """``HanoverTagger.analyze_forward(word)``: the same search in the same order with the same floats, over
+        numbered states in flat arrays.  Row i of HanTa's table (a dict state -> log p, in insertion order) is
+        ``_tlist[i * NS:i * NS + _tlen[i]]`` (its states in insertion order) with their values in ``_tval``
+        (valid where ``_tstamp`` holds this call's stamp); the morpheme log probability ``lp_m_t(word[i:j], tag)``
+        is computed once per (i, j, tag) (HanTa's own ``lp_m_t``: a pure function of its arguments)."""
+        wlen: cython.Py_ssize_t = len(word)
+        self._reserve(wlen)
+        tval: cython.double[:] = self._tval
+        tstamp: cython.longlong[:] = self._tstamp
+        tlist: cython.int[:] = self._tlist
+        tlen: cython.int[:] = self._tlen
+        lval: cython.double[:] = self._lval
+        lstamp: cython.longlong[:] = self._lstamp
+        segk: cython.int[:] = self._segk
+        sufr: cython.int[:] = self._sufr
+        sufstamp: cython.longlong[:] = self._sufstamp
+        fu_start: cython.int[:] = self._fu_start
+        fu_tag: cython.int[:] = self._fu_tag
+        fu_lp: cython.double[:] = self._fu_lp
+        fu_next: cython.int[:] = self._fu_next
+        fg_start: cython.int[:] = self._fg_start
+        fg: cython.int[:] = self._fg
+        ff_start: cython.int[:] = self._ff_start
+        ff_lp: cython.double[:] = self._ff_lp
+        ff_next: cython.int[:] = self._ff_next
+        mk_start: cython.int[:] = self._mk_start
+        mk_tag: cython.int[:] = self._mk_tag
+        mk_lp: cython.double[:] = self._mk_lp
+        gindex: cython.int[:] = self._gindex
+        base: cython.double[:] = self._base
+        sufval: cython.double[:] = self._sufval
+        sufempty: cython.double[:] = self._sufempty
+        mindex: dict = self._mindex
+        sufindex: dict = self._sufindex
+        ns: cython.Py_ssize_t = self._ns
+        nt: cython.Py_ssize_t = self._nt
+        ng: cython.Py_ssize_t = self._ng
+        maxmorph: cython.Py_ssize_t = self._maxmorph
+        lowerbound: cython.double = _LOWERBOUND
+        neg_inf: cython.double = -math.inf
+        wstamp: cython.longlong = self._fclock + 1
+        clock: cython.longlong = wstamp
+        rstamp: cython.longlong
+        rowbound: cython.double
+        lp: cython.double
+        lp1: cython.double
+        lpm: cython.double
+        lpsuf: cython.double
+        v: cython.double
+        top: cython.double[:] = self._top
+        cnt: cython.Py_ssize_t
+        i: cython.Py_ssize_t
+        j: cython.Py_ssize_t
+        k: cython.Py_ssize_t
+        n: cython.Py_ssize_t
+        f: cython.Py_ssize_t
+        q: cython.Py_ssize_t
+        s: cython.Py_ssize_t
+        t: cython.Py_ssize_t
+        g: cython.Py_ssize_t
+        r: cython.Py_ssize_t
+        mk: cython.Py_ssize_t
+        lo: cython.Py_ssize_t
+        hi: cython.Py_ssize_t
+        x: cython.Py_ssize_t
+        mlen: cython.Py_ssize_t
+        pos: cython.Py_ssize_t
+        idx: cython.Py_ssize_t
+        nxt: cython.Py_ssize_t
+        found: cython.bint
+        ready: cython.bint
+        canguess: cython.bint
+        short: cython.bint = wlen < 4
+        for i in range(wlen + 2):
+            tlen[i] = 0
+        tlist[0] = 0   # the start state, log p 0
+        tval[0] = 0.0
+        tstamp[0] = wstamp
+        tlen[0] = 1
+        for i in range(wlen + 1):
+            n = tlen[i]
+            if n > 3:   # only states within 1 of the 4th best go on (HanTa: sorted(row.values())[3] - 1)
+                cnt = 0
+                for k in range(n):
+                    v = tval[i * ns + tlist[i * ns + k]]
+                    if cnt < 4 or v > top[3]:
+                        q = cnt if cnt < 4 else 3
+                        while q > 0 and v > top[q - 1]:
+                            top[q] = top[q - 1]
+                            q -= 1
+                        top[q] = v
+                        if cnt < 4:
+                            cnt += 1
+                rowbound = top[3] - 1
+            else:
+                rowbound = lowerbound
+            ready = False
+            rstamp = 0
+            for k in range(n):
+                s = tlist[i * ns + k]
+                lp = tval[i * ns + s]
+                if lp < rowbound:
+                    continue
+                if fu_start[s] == fu_start[s + 1]:
+                    continue
+                if not ready:   # the morphemes word[i:j] of this row, once
+                    ready = True
+                    clock += 1
+                    rstamp = clock
+                    for j in range(i + 1, wlen + 1):
+                        segk[j] = -1
+                    for j in range(i + 1, min(wlen, i + maxmorph) + 1):
+                        found_k = mindex.get(word[i:j])
+                        if found_k is None:   # no morpheme starts with word[i:j]: none is longer
+                            break
+                        segk[j] = found_k
+                for j in range(i + 1, wlen + 1):
+                    mk = segk[j]
+                    mlen = j - i
+                    canguess = short or mlen > 2
+                    if mk >= 0:
+                        lo = fu_start[s]
+                        hi = fu_start[s + 1]
+                    elif canguess:   # no table holds the morpheme: only the tags that guess can score
+                        lo = fg_start[s]
+                        hi = fg_start[s + 1]
+                    else:
+                        continue
+                    for x in range(lo, hi):
+                        f = x if mk >= 0 else fg[x]
+                        t = fu_tag[f]
+                        idx = j * nt + t
+                        if lstamp[idx] == rstamp:
+                            lpm = lval[idx]
+                        else:
+                            found = False
+                            lpm = neg_inf
+                            if mk >= 0:
+                                for q in range(mk_start[mk], mk_start[mk + 1]):
+                                    if mk_tag[q] == t:
+                                        lpm = mk_lp[q]
+                                        found = True
+                                        break
+                            if not found and canguess and gindex[t] >= 0:
+                                g = gindex[t]   # HanTa's guess: the longest suffix of the tag's table, up to 4
+                                lpsuf = sufempty[g]
+                                q = mlen - 1 if mlen < 5 else 4
+                                while q >= 1:
+                                    pos = j * 5 + q
+                                    if sufstamp[pos] != wstamp:
+                                        sufstamp[pos] = wstamp
+                                        sufr[pos] = sufindex.get(word[j - q:j], -1)
+                                    r = sufr[pos]
+                                    if r >= 0:
+                                        v = sufval[r * ng + g]
+                                        if v == v:
+                                            lpsuf = v
+                                            break
+                                    q -= 1
+                                lpm = base[g * 25 + (mlen if mlen < 24 else 24)] + lpsuf
+                                if wlen == mlen:
+                                    lpm -= 4.6
+                            lval[idx] = lpm
+                            lstamp[idx] = rstamp
+                        lp1 = lp + fu_lp[f] + lpm
+                        if lp1 > lowerbound:
+                            nxt = fu_next[f]
+                            pos = j * ns + nxt
+                            if tstamp[pos] != wstamp:
+                                tstamp[pos] = wstamp
+                                tval[pos] = lp1
+                                tlist[j * ns + tlen[j]] = nxt
+                                tlen[j] += 1
+                            elif lp1 > tval[pos]:
+                                tval[pos] = lp1
+        i = wlen
+        j = wlen + 1
+        for k in range(tlen[i]):
+            s = tlist[i * ns + k]
+            lp = tval[i * ns + s]
+            for f in range(ff_start[s], ff_start[s + 1]):
+                lp1 = lp + ff_lp[f]
+                if lp1 > lowerbound:
+                    nxt = ff_next[f]
+                    pos = j * ns + nxt
+                    if tstamp[pos] != wstamp:
+                        tstamp[pos] = wstamp
+                        tval[pos] = lp1
+                        tlist[j * ns + tlen[j]] = nxt
+                        tlen[j] += 1
+                    elif lp1 > tval[pos]:
+                        tval[pos] = lp1
+        self._fclock = clock
+        final_pos: tuple = self._final_pos
+        results: dict = {}
+        for k in range(tlen[j]):
+            s = tlist[j * ns + k]
+            lp = tval[j * ns + s]
+            if lp == neg_inf:
+                continue
+            p = final_pos[s]
+            if p in results:
+                results[p] = _logaddexp(results[p], lp)   # HanTa: numpy.logaddexp
+            else:
+                results[p] = lp
+        if wlen > _KEEP_WORD_LEN:   # work arrays grown for a very long word are not kept
+            self._fcap = -1
+            self._reserve(24)
+        result_list = list(results.items())
+        result_list.sort(key=_second, reverse=True)
+        if not result_list:
+            result_list = [(_UNKNOWN, 0)]
+        return result_list
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def viterbi(self, sent, cands, casesensitive: cython.bint, names: tuple) -> list:
+        """HanTa's ``tag_sent_viterbi(sent, casesensitive)``: the tags (``names``) of the best path.  Row i of HanTa's
+        table (a dict state -> log p, in insertion order) is ``_ent_*[off_i:off_i+1]``: (state, log p, the state
+        before), in insertion order.  ``cands``: word, case counts -> its flat candidates; ``names``: what to give
+        for each tag (by its position in ``_ptags``)."""
+        nw: cython.Py_ssize_t = len(sent)
+        npt: cython.Py_ssize_t = self._npt
+        ncol: cython.Py_ssize_t = self._ncol
+        endcol: cython.Py_ssize_t = self._endcol
+        trow: cython.double[:] = self._trow
+        thas: cython.schar[:] = self._thas
+        vpos: cython.int[:] = self._vpos
+        vstamp: cython.longlong[:] = self._vstamp
+        top: cython.double[:] = self._top
+        ent_state: cython.int[:] = self._ent_state
+        ent_back: cython.int[:] = self._ent_back
+        ent_lp: cython.double[:] = self._ent_lp
+        clock: cython.longlong = self._vclock
+        lowerbound: cython.double = _LOWERBOUND
+        lp0: cython.double
+        lp: cython.double
+        lpwc: cython.double
+        v: cython.double
+        rowbound: cython.double
+        best: cython.double
+        i: cython.Py_ssize_t
+        k: cython.Py_ssize_t
+        q: cython.Py_ssize_t
+        e: cython.Py_ssize_t
+        c: cython.Py_ssize_t
+        nc: cython.Py_ssize_t
+        cnt: cython.Py_ssize_t
+        st: cython.Py_ssize_t
+        sb: cython.Py_ssize_t
+        nst: cython.Py_ssize_t
+        prev: cython.Py_ssize_t = 0   # the previous row: entries prev .. cur - 1
+        cur: cython.Py_ssize_t = 1
+        end: cython.Py_ssize_t
+        final: cython.Py_ssize_t
+        wc: tuple
+        offsets = [0]
+        # row -1: HanTa's start state (EMPTY, START) with log p 0
+        ent_state[0] = 1   # pindex[EMPTY] * npt + pindex[START]
+        ent_lp[0] = 0.0
+        for i in range(nw):
+            wc = cands(sent[i], casesensitive and i > 0)
+            nc = len(wc) // 2
+            need = cur + (cur - prev) * nc
+            if need > len(ent_state):   # more room for the rows: copies of the entries so far
+                size = max(need, 2 * len(ent_state))
+                new_state: cython.int[:] = array("i", [0]) * size
+                new_back: cython.int[:] = array("i", [0]) * size
+                new_lp: cython.double[:] = array("d", [0.0]) * size
+                for e in range(cur):
+                    new_state[e] = ent_state[e]
+                    new_back[e] = ent_back[e]
+                    new_lp[e] = ent_lp[e]
+                self._ent_state = ent_state = new_state
+                self._ent_back = ent_back = new_back
+                self._ent_lp = ent_lp = new_lp
+            if cur - prev > 5:   # the beam: states more than 1 below the 6th best are dropped
+                cnt = 0
+                for e in range(prev, cur):
+                    v = ent_lp[e]
+                    if cnt < 6 or v > top[5]:
+                        q = cnt if cnt < 6 else 5
+                        while q > 0 and v > top[q - 1]:
+                            top[q] = top[q - 1]
+                            q -= 1
+                        top[q] = v
+                        if cnt < 6:
+                            cnt += 1
+                rowbound = top[5] - 1
+            else:
+                rowbound = lowerbound
+            clock += 1
+            end = cur
+            for e in range(prev, cur):
+                lp0 = ent_lp[e]
+                if lp0 < rowbound:
+                    continue
+                st = ent_state[e]
+                if not thas[st]:   # HanTa: LP_trans_word[state] raises KeyError
+                    self._vclock = clock
+                    raise KeyError((self._ptags[st // npt], self._ptags[st % npt]))
+                sb = (st % npt) * npt + 2
+                for k in range(nc):
+                    c = wc[2 * k]
+                    lpwc = wc[2 * k + 1]
+                    lp = lp0 + trow[st * ncol + c] + lpwc
+                    if lp > lowerbound:
+                        nst = sb + c
+                        if vstamp[nst] != clock:
+                            vstamp[nst] = clock
+                            vpos[nst] = end
+                            ent_state[end] = nst
+                            ent_lp[end] = lp
+                            ent_back[end] = st
+                            end += 1
+                        elif lp > ent_lp[vpos[nst]]:
+                            ent_lp[vpos[nst]] = lp
+                            ent_back[vpos[nst]] = st
+            offsets.append(cur)
+            prev = cur
+            cur = end
+        self._vclock = clock
+        if cur > _KEEP_ENTRIES:   # nor the rows of a very long sentence (once this call is done with them)
+            self._ent_state = array("i", [0]) * 1024
+            self._ent_back = array("i", [0]) * 1024
+            self._ent_lp = array("d", [0.0]) * 1024
+        best = -math.inf
+        final = -1
+        for e in range(prev, cur):
+            st = ent_state[e]
+            if not thas[st]:
+                raise KeyError((self._ptags[st // npt], self._ptags[st % npt]))
+            lp = ent_lp[e] + (trow[st * ncol + endcol] if endcol >= 0 else -math.inf)
+            if lp > best:
+                best = lp
+                final = e
+        if final < 0:   # HanTa's backtrace fails here (KeyError): so does this one
+            raise KeyError((_END, _EMPTY))
+        e = final
+        tags = [names[ent_state[e] % npt]]
+        offsets.append(cur)
+        for i in range(nw - 1, 0, -1):   # row i's entry -> the state before -> that state's entry in row i - 1
+            st = ent_back[e]
+            for q in range(offsets[i], offsets[i + 1]):
+                if ent_state[q] == st:
+                    e = q
+                    break
+            tags.append(names[st % npt])
+        return tags[::-1]
 
 
 class FastHanta:
@@ -133,6 +616,21 @@ class FastHanta:
         h = self.hanta = hanta if hanta is not None else _load_hanta(model)
         self.int2tag = h.int2tag
         self.tag2int = h.tag2int
+        self._sentence_tables(h)
+        self._word_tables(h)
+        self._core = _Core(self)
+        # morphemes whose stem HanTa's stem table maps to '' (its lemma pass fails on a word made of one of them)
+        self._empty_stems = tuple(sorted({m for t in h.stemdict.values() for m, s in t.items() if s == "" and m}))
+        self._ascii_stems = all(m.isascii() for m in self._empty_stems)
+        self._candidates = functools.lru_cache(maxsize=cache_size)(self._word_candidates)
+        self._forward = functools.lru_cache(maxsize=cache_size)(self.analyze_forward)
+        self._lemma = functools.lru_cache(maxsize=cache_size)(self._analyze_lemma)
+
+    def _sentence_tables(self, h) -> None:
+        """The sentence Viterbi's tables as flat arrays: HanTa's tags numbered 0.. in the order of its transition
+        table's rows (``_cols``: column -> tag), a state (tag before, tag) numbered ``a * P + b`` where a and b are
+        positions in ``_ptags`` (EMPTY, START, then the columns' tags), ``_trow[state * C + column]`` its
+        transition log probability and ``_thas[state]`` whether HanTa's table has the state at all."""
         trans = h.LP_trans_word
         # HanTa visits a state's following tags in the order of its transition table; the model writes every row
         # with the same keys in the same order.  Candidates are sorted by that order (checked here).
@@ -143,131 +641,142 @@ class FastHanta:
                 order = keys
             elif keys != order:
                 raise HantaUnavailable("HanTa's transition table rows differ in their tag order")
-        self._order = {c: i for i, c in enumerate(order or [])}
-        self._trans = trans
+        order = order or []
+        ptags = [_EMPTY, _START] + [t for t in order if t not in (_EMPTY, _START)]
+        pindex = {t: i for i, t in enumerate(ptags)}
+        if any(pindex[t] != i + 2 for i, t in enumerate(order)):
+            raise HantaUnavailable("HanTa's transition table names EMPTY or START as a following tag")
+        npt, ncol = len(ptags), len(order)
+        trow = array("d", [-math.inf]) * (npt * npt * ncol)
+        thas = array("b", [0]) * (npt * npt)
+        for (a, b), row in trans.items():
+            if a not in pindex or b not in pindex:
+                raise HantaUnavailable("a state of HanTa's transition table has a tag outside its rows")
+            s = pindex[a] * npt + pindex[b]
+            thas[s] = 1
+            for c, lp in enumerate(row.values()):
+                trow[s * ncol + c] = lp
+        self._cols = tuple(order)
+        self._colindex = {t: i for i, t in enumerate(order)}
+        self._ptags = tuple(ptags)
+        if any(t not in h.int2tag for t in order):
+            raise HantaUnavailable("a tag of HanTa's transition table has no name")
+        self._pnames = tuple(h.int2tag.get(t, t) for t in ptags)   # the tags' names (EMPTY and START never come out)
+        self._npt = npt
+        self._trow = trow
+        self._thas = thas
+        self._endcol = self._colindex.get(_END, -1)
         # every tag a word can have when HanTa knows nothing about it ("anything goes": log probability 0)
-        self._all = tuple((c, 0) for c in (order or []) if c != _END)
-        # morphemes whose stem HanTa's stem table maps to '' (its lemma pass fails on a word made of one of them)
-        self._empty_stems = tuple(sorted({m for t in h.stemdict.values() for m, s in t.items() if s == "" and m}))
-        self._ascii_stems = all(m.isascii() for m in self._empty_stems)
-        # tags whose morphemes outside the table get a guessed probability (HanTa's lp_m_t, strict=False)
-        self._guessable = frozenset(t for t in h.LP_hapax_t if t in h.LP_s_t) if not h.strict else frozenset()
-        # analyze_forward's tables: every state's following tags, all and those that guess; the tags of every
-        # morpheme (HanTa looks a morpheme up in the table of each following tag; the same values)
+        self._all = tuple(x for c, t in enumerate(order) if t != _END for x in (c, 0.0))
+        # the Viterbi's rows: entries (state, log p, state before) of every word of the sentence, and per state
+        # its entry in the row being built (valid where _vstamp holds the row's stamp)
+        self._ent_state = array("i", [0]) * 1024
+        self._ent_back = array("i", [0]) * 1024
+        self._ent_lp = array("d", [0.0]) * 1024
+        self._vpos = array("i", [0]) * (npt * npt)
+        self._vstamp = array("q", [0]) * (npt * npt)
+        self._ncol = ncol
+        self._top = array("d", [0.0]) * 8   # the k best values of a row (k = 4 or 6)
+
+    def _word_tables(self, h) -> None:
+        """``analyze_forward``'s tables as flat arrays.  States (tag before, tag) are numbered 0.. (0 is HanTa's
+        start state); ``_fu_*[_fu_start[s]:_fu_start[s + 1]]`` are HanTa's following tags of state s that are not
+        final (dense tag number, log probability, the state they lead to), in HanTa's order, ``_ff_*`` the final
+        ones.  ``_mindex`` maps a morpheme to k; ``_mk_*[_mk_start[k]:_mk_start[k + 1]]`` are its (dense tag,
+        log p(m | tag)) for the tags that follow some state.  Tags that guess a morpheme outside their table
+        (HanTa's ``lp_m_t``, strict=False) have a number g: ``_base[g * 25 + n]`` is HanTa's Int_t +
+        LP_hapax_t[t] + LP_len_t[t][n] (the same additions in the same order), ``_sufval[r * G + g]`` the
+        log probability of the suffix numbered r (``_sufindex``) in the tag's suffix table (NaN: not in it),
+        ``_sufempty[g]`` that of ''."""
+        for table in (h.LP_trans_nonfinal, h.LP_trans_final):
+            for followup in table.values():
+                for t, lp in followup:
+                    if lp != lp:
+                        raise HantaUnavailable("HanTa's morphological transition table holds NaN")
         if any(t not in h.LP_m_t for followup in h.LP_trans_nonfinal.values() for t, _ in followup):
             raise HantaUnavailable("a following tag of HanTa's morphological model has no morpheme table")
-        self._followups = {state: (list(followup), [(t, p) for t, p in followup if t in self._guessable])
-                           for state, followup in h.LP_trans_nonfinal.items()}
-        morph_tags: dict[str, dict] = {}
-        for t, table in h.LP_m_t.items():
-            for m, lp in table.items():
-                morph_tags.setdefault(m, {})[t] = lp
-        self._morph_tags = morph_tags
-        # per guessing tag: (Int_t + LP_hapax_t[t] + LP_len_t[t][n] for n = 0..24, the tag's suffix table); HanTa adds
-        # the same numbers in the same order, so the sums are the same floats
-        self._guess_base = {t: (tuple(h.Int_t + h.LP_hapax_t[t] + h.LP_len_t[t][n] for n in range(25)), h.LP_s_t[t])
-                            for t in self._guessable}
-        self._candidates = functools.lru_cache(maxsize=cache_size)(self._word_candidates)
-        self._forward = functools.lru_cache(maxsize=cache_size)(self.analyze_forward)
-        self._lemma = functools.lru_cache(maxsize=cache_size)(self._analyze_lemma)
+        start = (_EMPTY, _START)
+        states = {start: 0}
+        keys = list(h.LP_trans)
+        for s in keys:
+            states.setdefault(s, len(states))
+        for s in keys:
+            for t, _ in list(h.LP_trans_nonfinal.get(s, [])) + list(h.LP_trans_final.get(s, [])):
+                states.setdefault((s[1], t), len(states))
+        tags: dict[int, int] = {}
+        for s in keys:
+            for t, _ in h.LP_trans_nonfinal.get(s, []):
+                tags.setdefault(t, len(tags))
+        guessable = [t for t in tags if t in h.LP_hapax_t and t in h.LP_s_t] if not h.strict else []
+        gindex = {t: g for g, t in enumerate(guessable)}
+        fu_start, fu_tag, fu_lp, fu_next = [0], [], [], []
+        fg_start, fg = [0], []
+        ff_start, ff_lp, ff_next = [0], [], []
+        for s in states:
+            for t, lp in h.LP_trans_nonfinal.get(s, []):
+                if t in gindex:
+                    fg.append(len(fu_tag))
+                fu_tag.append(tags[t])
+                fu_lp.append(lp)
+                fu_next.append(states[(s[1], t)])
+            fu_start.append(len(fu_tag))
+            fg_start.append(len(fg))
+            for t, lp in h.LP_trans_final.get(s, []):
+                ff_lp.append(lp)
+                ff_next.append(states[(s[1], t)])
+            ff_start.append(len(ff_lp))
+        mindex: dict[str, int] = {}
+        per_m: list[list] = []
+        for t, dense in tags.items():
+            for m, lp in h.LP_m_t[t].items():
+                k = mindex.get(m)
+                if k is None:
+                    k = mindex[m] = len(per_m)
+                    per_m.append([])
+                per_m[k].append((dense, lp))
+        mk_start, mk_tag, mk_lp = [0], [], []
+        for pairs in per_m:
+            for dense, lp in pairs:
+                mk_tag.append(dense)
+                mk_lp.append(lp)
+            mk_start.append(len(mk_tag))
+        sufindex: dict[str, int] = {}
+        for t in guessable:
+            if "" not in h.LP_s_t[t]:
+                raise HantaUnavailable("a suffix table of HanTa's morphological model has no entry for ''")
+            for suf in h.LP_s_t[t]:
+                if suf and len(suf) <= 4:
+                    sufindex.setdefault(suf, len(sufindex))
+        ng = len(guessable)
+        sufval = array("d", [math.nan]) * max(1, len(sufindex) * ng)
+        for g, t in enumerate(guessable):
+            for suf, lp in h.LP_s_t[t].items():
+                if lp != lp:
+                    raise HantaUnavailable("a suffix table of HanTa's morphological model holds NaN")
+                if suf in sufindex:
+                    sufval[sufindex[suf] * ng + g] = lp
+        self._fstates = tuple(states)
+        self._ns, self._nt, self._ng = len(states), len(tags), ng
+        self._fu_start, self._fu_tag = array("i", fu_start), array("i", fu_tag)
+        self._fu_lp, self._fu_next = array("d", fu_lp), array("i", fu_next)
+        self._fg_start, self._fg = array("i", fg_start), array("i", fg)
+        self._ff_start, self._ff_lp, self._ff_next = array("i", ff_start), array("d", ff_lp), array("i", ff_next)
+        prefixes = dict.fromkeys((m[:n] for m in mindex for n in range(1, len(m))), -1)
+        prefixes.update(mindex)
+        self._mindex = prefixes   # a morpheme -> its number, a prefix of one that is not one itself -> -1
+        self._maxmorph = max(map(len, mindex), default=0)
+        self._mk_start, self._mk_tag, self._mk_lp = array("i", mk_start), array("i", mk_tag), array("d", mk_lp)
+        self._gindex = array("i", [gindex.get(t, -1) for t in tags])
+        self._base = array("d", [h.Int_t + h.LP_hapax_t[t] + h.LP_len_t[t][n] for t in guessable for n in range(25)])
+        self._sufindex = sufindex
+        self._sufval = sufval
+        self._sufempty = array("d", [h.LP_s_t[t][""] for t in guessable])
+        self._final_pos = tuple(-s[1] for s in states)
 
     # ---- one word -------------------------------------------------------------------------------------------
     def analyze_forward(self, word: str) -> list:
-        """``HanoverTagger.analyze_forward(word)``: the same search in the same order with the same floats; the
-        morpheme log probability ``lp_m_t(word[i:j], tag)`` is computed once per word instead of once per state
-        that reaches position i (HanTa's own ``lp_m_t``: a pure function of its arguments)."""
-        h = self.hanta
-        lowerbound: cython.double = _LOWERBOUND
-        rowbound: cython.double
-        lp: cython.double
-        lpt: cython.double
-        lp1: cython.double
-        lpmd: cython.double
-        oldlp: cython.double
-        i: cython.Py_ssize_t
-        j: cython.Py_ssize_t
-        wlen: cython.Py_ssize_t = len(word)
-        followups = self._followups
-        morph_tags = self._morph_tags
-        guess_base = self._guess_base
-        short = wlen < 4
-        table = [{(_EMPTY, _START): 0}] + [{} for _ in range(wlen + 1)]
-        for i in range(wlen + 1):
-            row = table[i]
-            if len(row) > 3:
-                rowbound = sorted(row.values(), reverse=True)[3] - 1
-            else:
-                rowbound = lowerbound
-            segments = None
-            for state in row:
-                lp = row[state]
-                if lp < rowbound:
-                    continue
-                followup, followup_guessable = followups.get(state, _NO_FOLLOWUP)
-                if not followup:
-                    continue
-                if segments is None:
-                    # (the row word[i:j] reaches, the tags whose table holds word[i:j] or None, word[i:j], its
-                    # guesses so far per tag; None where HanTa's guess is -inf for every tag)
-                    segments = []
-                    for j in range(i + 1, wlen + 1):
-                        m = word[i:j]
-                        segments.append((table[j], morph_tags.get(m), m, {} if short or j - i > 2 else None))
-                s1 = state[1]
-                for target, known, m, guesses in segments:
-                    if known is None:   # no table holds the morpheme: only tags that guess can score
-                        if guesses is None or not followup_guessable:
-                            continue
-                        todo = followup_guessable
-                    else:
-                        todo = followup
-                    for tag1, lpt in todo:
-                        lpm = known.get(tag1) if known is not None else None
-                        if lpm is None:   # HanTa's guess for a morpheme outside the table, or -inf
-                            if guesses is None:
-                                continue
-                            lpm = guesses.get(tag1)
-                            if lpm is None:
-                                base = guess_base.get(tag1)
-                                if base is None:
-                                    continue
-                                lpm = guesses[tag1] = _guess(m, base, wlen)
-                        lpmd = lpm
-                        lp1 = lp + lpt + lpmd
-                        if lp1 > lowerbound:
-                            newstate = (s1, tag1)
-                            old = target.get(newstate)
-                            if old is None:
-                                target[newstate] = lp1
-                            else:
-                                oldlp = old
-                                if lp1 > oldlp:
-                                    target[newstate] = lp1
-        final = h.LP_trans_final
-        last = table[-1]
-        for state in table[-2]:
-            lp = table[-2][state]
-            for tag1, lpt in final.get(state, []):
-                lp1 = lp + lpt
-                if lp1 > lowerbound:
-                    newstate = (state[1], tag1)
-                    if newstate not in last or lp1 > last[newstate]:
-                        last[newstate] = lp1
-        results: dict = {}
-        for state in last:
-            lp = last[state]
-            if lp == -math.inf:
-                continue
-            pos = -state[1]
-            if pos in results:
-                results[pos] = _logaddexp(results[pos], lp)
-            else:
-                results[pos] = lp
-        result_list = list(results.items())
-        result_list.sort(key=lambda x: x[1], reverse=True)
-        if not result_list:
-            result_list = [(_UNKNOWN, 0)]
-        return result_list
+        """``HanoverTagger.analyze_forward(word)``: the same list, the same floats, the same order."""
+        return self._core.forward(word)
 
     def _tag_word(self, word: str, casesensitive: bool) -> list:
         """``HanoverTagger._tag_word(word, cutoff=5, casesensitive, conditional=True)``, with the morphological
@@ -289,87 +798,35 @@ class FastHanta:
                     p += case_t[tag][upcase]
                 p -= wtag[tag]
             p_w_tags.append((tag, p))
-        p_w_tags.sort(key=lambda x: x[1], reverse=True)
+        p_w_tags.sort(key=_second, reverse=True)
         if not cached and p_w_tags:
             limit = p_w_tags[0][1] - 5
             p_w_tags = [(tag, p) for (tag, p) in p_w_tags if p >= limit]
         return p_w_tags
 
     def _word_candidates(self, word: str, casesensitive: bool) -> tuple:
-        """The (tag, log p) pairs the sentence Viterbi tries for ``word``, in HanTa's visiting order."""
+        """The (column, log p) pairs the sentence Viterbi tries for ``word``, in HanTa's visiting order (the order
+        of its transition table's rows), flat: (c0, lp0, c1, lp1, ...)."""
         wprobs = dict(self._tag_word(word, casesensitive))
         if not wprobs or (len(wprobs) == 1 and _UNKNOWN in wprobs):
             return self._all
-        order = self._order
-        return tuple(sorted(((c, p) for c, p in wprobs.items() if c in order and c != _END),
-                            key=lambda cp: order[cp[0]]))
+        colindex = self._colindex
+        pairs = sorted((colindex[c], p) for c, p in wprobs.items() if c in colindex and c != _END)
+        return tuple(x for c, p in pairs for x in (c, float(p)))
 
     # ---- the sentence ---------------------------------------------------------------------------------------
     def tag_ids(self, sent: Sequence[str], casesensitive: bool = True) -> list[int]:
         """HanTa's ``tag_sent_viterbi(sent, casesensitive)``: the tag numbers of the best path."""
-        cands = self._candidates
-        trans = self._trans
-        lp0: cython.double
-        lp: cython.double
-        lpwc: cython.double
-        lpc: cython.double
-        oldlp: cython.double
-        rowbound: cython.double
-        prevrow = {(_EMPTY, _START): 0.0}
-        backpointers = []
-        for i, w in enumerate(sent):
-            wc = cands(w, casesensitive and i > 0)
-            row = {}
-            back = {}
-            if len(prevrow) > 5:   # the beam: states more than 1 below the 6th best are dropped
-                rowbound = sorted(prevrow.values(), reverse=True)[5] - 1
-            else:
-                rowbound = _LOWERBOUND
-            for state, lp0 in prevrow.items():
-                if lp0 < rowbound:
-                    continue
-                lp_t = trans[state]
-                s1 = state[1]
-                for c, lpwc in wc:
-                    lpc = lp_t[c]
-                    lp = lp0 + lpc + lpwc
-                    if lp > _LOWERBOUND:
-                        ns = (s1, c)
-                        old = row.get(ns)
-                        if old is None:
-                            row[ns] = lp
-                            back[ns] = state
-                        else:
-                            oldlp = old
-                            if lp > oldlp:
-                                row[ns] = lp
-                                back[ns] = state
-            backpointers.append(back)
-            prevrow = row
-        best = -math.inf
-        final = None
-        for state, lp0 in prevrow.items():
-            lp = lp0 + trans[state].get(_END, -math.inf)
-            if lp > best:
-                best = lp
-                final = state
-        if final is None:   # HanTa's backtrace fails here (KeyError): so does this one
-            raise KeyError((_END, _EMPTY))
-        tags = [final[1]]
-        state = final
-        for back in backpointers[:0:-1]:
-            state = back[state]
-            tags.append(state[1])
-        return tags[::-1]
+        return self._core.viterbi(sent, self._candidates, casesensitive, self._ptags)
 
     def tag_sent(self, sent: Sequence[str], taglevel: int = 0) -> list:
         """``HanoverTagger.tag_sent(sent, taglevel)`` for taglevel 0 (tags) and 1 ((word, lemma, tag))."""
         if not sent:
             return []
+        if taglevel == 0:   # the tags' names straight from the Viterbi's backtrace
+            return self._core.viterbi(sent, self._candidates, True, self._pnames)
         ids = self.tag_ids(sent)
         int2tag = self.int2tag
-        if taglevel == 0:
-            return [int2tag[t] for t in ids]
         if taglevel == 1:
             return [(w, self._lemma(w, t), int2tag[t]) for w, t in zip(sent, ids)]
         return self.hanta.tag_sent(list(sent), taglevel=taglevel)

@@ -603,6 +603,29 @@ def is_verb_tag(tag: str) -> bool:
     return tag.startswith(VERB_TAG_PREFIXES)
 
 
+def _tag_token_list(words: list[str]) -> list[str]:
+    """``_TAG_TOKEN_RE.findall(line)`` for ``words = line.split()``: no token crosses white space (the same for
+    ``str.split`` and the regex), and a word of letters only (``str.isalpha``: every such character is in
+    ``[^\\W\\d_]``) is one token."""
+    tokens: list[str] = []
+    for w in words:
+        if w.isalpha():
+            tokens.append(w)
+        else:
+            tokens += _TAG_TOKEN_RE.findall(w)
+    return tokens
+
+
+class _VerbTags(dict):
+    """tag -> :func:`is_verb_tag` (tag), remembered for the first 4,096 tags (a tagger has a few dozen)."""
+
+    def __missing__(self, tag: str) -> bool:
+        verb = is_verb_tag(tag)
+        if len(self) < 4096:
+            self[tag] = verb
+        return verb
+
+
 def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200,
                on_untagged: Callable[[int], None] | None = None) -> list[str]:
     """HanTa POS tags for ``tokens`` (one per token).  Never raises: untaggable tokens get ``"?"``.
@@ -613,6 +636,18 @@ def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200,
     without the lemma pass), or a ``HanoverTagger``."""
     tagger = tagger or load_tagger()
     fast = hasattr(tagger, "check_lemmas")
+    if fast and 0 < len(tokens) <= window and max(map(len, tokens)) <= MAX_TAG_WORD_LEN and "" not in tokens:
+        # the common case, one window of taggable tokens: the same calls as below, without the copies
+        try:
+            ctags = tagger.tag_sent(tokens)
+            tagger.check_lemmas(tokens, ctags)
+            if len(ctags) == len(tokens):
+                return ctags
+        except Exception:  # noqa: BLE001 - as below
+            pass
+        if on_untagged is not None:
+            on_untagged(len(tokens))
+        return ["?"] * len(tokens)
     tags: list[str] = []
     for start in range(0, len(tokens), window):
         chunk = list(tokens[start:start + window])
@@ -705,6 +740,7 @@ class WordmapTokenizer:
         self.untagged_words = 0
         # the base model's pieces of one word, remembered (bounded): a word is encoded the same way every time
         self._spm_cached = functools.lru_cache(maxsize=SPM_CACHE_SIZE)(self._spm_uncached)
+        self._verb_tags = _VerbTags()
 
     def counters(self) -> dict[str, int]:
         """Fallbacks so far (preprocess.encode prints them as ``note:`` lines)."""
@@ -742,52 +778,98 @@ class WordmapTokenizer:
         return tuple(pieces), fell_back
 
     def verb_spans(self, line: str) -> list[tuple[int, int]]:
-        return [(a, b) for a, b, tok, tag in tag_line(line, self.tagger, self._count_untagged)
-                if is_verb_tag(tag) and tok.isalpha() and len(tok) > 1]
+        return self._verb_spans(line, _tag_token_list(line.split()))
+
+    def _verb_spans(self, line: str, tokens: list[str]) -> list[tuple[int, int]]:
+        """(start, end) in ``line`` of the verbs among ``tokens``, the HanTa tokens of ``line`` in order
+        (``_TAG_TOKEN_RE.findall(line)``: every character that is not white space is in exactly one of them, so the
+        k-th token starts at its first occurrence after the end of token k - 1, and a token that occurs once in the
+        line starts where it occurs)."""
+        if not tokens:
+            return []
+        tags = tag_tokens(tokens, self.tagger, on_untagged=self._count_untagged)
+        verb_tags = self._verb_tags
+        verbs = [k for k, tag in enumerate(tags) if verb_tags[tag] and tokens[k].isalpha() and len(tokens[k]) > 1]
+        if not verbs:
+            return []
+        spans, pos, k = [], 0, 0
+        for v in verbs:
+            tok = tokens[v]
+            if line.count(tok) == 1:
+                start = line.find(tok)
+            else:
+                while k < v:
+                    pos = line.find(tokens[k], pos) + len(tokens[k])
+                    k += 1
+                start = line.find(tok, pos)
+            spans.append((start, start + len(tok)))
+        return spans
 
     def encode_line(self, line: str) -> str:
         return " ".join(self.encode_pieces(line))
 
     def encode_pieces(self, line: str) -> list[str]:
         line = flatten_line(line)
-        if not line.strip():
+        words = line.split()   # the same white space as the \S+ of the tokens and of the pieces below
+        if not words:
             return []
-        verbs = self.verb_spans(line)
+        verbs = self._verb_spans(line, _tag_token_list(words))
         out: list[str] = []
-        vi = 0
-        for m in re.finditer(r"\S+", line):
-            a, b = m.start(), m.end()
-            while vi < len(verbs) and verbs[vi][1] <= a:
-                vi += 1
-            inside = []
-            j = vi
-            while j < len(verbs) and verbs[j][0] < b:
-                inside.append(verbs[j])
+        spm = self._spm_cached
+        done = 0   # words[:done] are encoded
+        vi, nv = 0, len(verbs)
+        while vi < nv:
+            vs = verbs[vi][0]
+            # the word holding the verb: the words that start before it, and its start (white space before it)
+            before = line[:vs].split()
+            a = vs
+            if a > 0 and not line[a - 1].isspace():
+                wi = len(before) - 1
+                a -= len(before[-1])
+            else:
+                wi = len(before)
+            b = a + len(words[wi])
+            j = vi + 1
+            while j < nv and verbs[j][0] < b:   # every verb lies inside one word
                 j += 1
-            if not inside:
-                out.extend(self._spm(m.group(), True))
-                continue
-            cursor, first = a, True
-            for vs, ve in inside:
-                if vs > cursor:
-                    out.extend(self._spm(line[cursor:vs], first))
-                    first = False
-                segs = segment(line[vs:ve], self.vocabulary)
-                segs[0] = (SPACE_SYMBOL if first else "") + segs[0]
-                inv = self.inventory
-                if inv is not None and not all(p in inv for p in segs):
-                    whole = (SPACE_SYMBOL if first else "") + line[vs:ve]
-                    if whole in inv:
-                        segs = [whole]
-                    else:
-                        self.inventory_fallbacks += 1
-                        segs = self._spm(line[vs:ve], first)
-                out.extend(segs)
-                first = False
-                cursor = ve
-            if cursor < b:
-                out.extend(self._spm(line[cursor:b], first))
+            for w in words[done:wi]:
+                pieces, fell_back = spm(w, True)
+                if fell_back:
+                    self.character_fallbacks += 1
+                out += pieces
+            self._encode_word(line, a, b, verbs[vi:j], out)
+            done = wi + 1
+            vi = j
+        for w in words[done:]:
+            pieces, fell_back = spm(w, True)
+            if fell_back:
+                self.character_fallbacks += 1
+            out += pieces
         return out
+
+    def _encode_word(self, line: str, a: int, b: int, inside: list[tuple[int, int]], out: list[str]) -> None:
+        """The pieces of the word ``line[a:b]`` holding the verbs ``inside``: each verb by Wordmap, the rest of the
+        word by the base model."""
+        cursor, first = a, True
+        for vs, ve in inside:
+            if vs > cursor:
+                out.extend(self._spm(line[cursor:vs], first))
+                first = False
+            segs = segment(line[vs:ve], self.vocabulary)
+            segs[0] = (SPACE_SYMBOL if first else "") + segs[0]
+            inv = self.inventory
+            if inv is not None and not all(p in inv for p in segs):
+                whole = (SPACE_SYMBOL if first else "") + line[vs:ve]
+                if whole in inv:
+                    segs = [whole]
+                else:
+                    self.inventory_fallbacks += 1
+                    segs = self._spm(line[vs:ve], first)
+            out.extend(segs)
+            first = False
+            cursor = ve
+        if cursor < b:
+            out.extend(self._spm(line[cursor:b], first))
 
     def encode_lines(self, lines: list[str]) -> list[str]:
         return [self.encode_line(line) for line in lines]

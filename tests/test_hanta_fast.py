@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import math
 import random
 import shutil
 import warnings
@@ -204,3 +205,59 @@ def test_probe_mismatch_falls_back_to_hanta_with_a_warning(german, monkeypatch, 
     finally:
         monkeypatch.undo()
         hf.load.cache_clear()
+
+
+def _forward_words(h, sents, rng, n_random):
+    """Words outside HanTa's table (analysed by analyze_forward), normalised as HanTa does, and random strings of
+    letters, digits and marks (lengths 0 to 30: the empty word, words under 4 characters, which guess every
+    segment, and long ones)."""
+    words = sorted({h.normalize(w) for s in sents for w in s} - set(h.cache))
+    alphabet = "abcdefghijklmnopqrstuvwxyzäöüßé0123456789.-'"
+    return words + ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))) for _ in range(n_random)]
+
+
+@pytest.mark.parametrize("kind", ["compiled", "python"])
+@pytest.mark.parametrize("model", ["morphmodel_ger.pgz", "morphmodel_en.pgz"])
+def test_analyze_forward_identical(model, kind, shared_path):
+    """The word analysis itself, not only the tags it leads to: the same (tag, log p) list as HanTa's
+    analyze_forward, the same floats (compared exactly, including those merged with numpy.logaddexp) in the same
+    order, for the Multi30k words HanTa's table lacks and for random strings."""
+    f = _tagger(model, kind)
+    h = f.hanta
+    lang = "de" if model == "morphmodel_ger.pgz" else "en"
+    words = _forward_words(h, _sentences(shared_path(f"multi30k/train.{lang}.gz"), 400, start=3000),
+                           random.Random(5), 300)
+    merged = 0
+    for w in words:
+        ref = h.analyze_forward(w)
+        assert f.analyze_forward(w) == ref, w
+        merged += any(type(p).__module__ == "numpy" for _t, p in ref)
+    assert merged > 50   # many of the lists hold values HanTa merged with numpy.logaddexp
+
+
+def test_logaddexp_is_numpys():
+    """hanta_fast's logaddexp (numpy's formula with the C library's exp and log1p) gives numpy.logaddexp's float
+    bit for bit, ties and infinities included (the compiled twin is checked through analyze_forward above)."""
+    np = pytest.importorskip("numpy")
+    rng = random.Random(3)
+    pairs = [(rng.uniform(-80, 0), rng.uniform(-80, 0)) for _ in range(100000)]
+    pairs += [(x, x) for x, _ in pairs[:1000]] + [(x, x + rng.uniform(-1e-12, 1e-12)) for x, _ in pairs[:1000]]
+    pairs += [(-math.inf, -3.0), (-3.0, -math.inf), (-math.inf, -math.inf), (0.0, -1e6), (-1e6, -1e6 - 1e-9)]
+    for x, y in pairs:
+        assert hf._logaddexp(x, y) == np.logaddexp(x, y), (x, y)
+
+
+@pytest.mark.parametrize("kind", ["compiled", "python"])
+def test_long_sentence_and_long_words_identical(kind):
+    """A sentence long enough to grow the Viterbi's rows (and to be handed back afterwards), and words long
+    enough to grow analyze_forward's work arrays: the same tags and analyses as HanTa, before and after."""
+    f = _tagger("morphmodel_ger.pgz", kind)
+    rng = random.Random(11)
+    known = sorted(f.hanta.cache)
+    sent = [rng.choice(known).capitalize() if rng.random() < 0.3 else rng.choice(known) for _ in range(3000)]
+    sent += ["Frühstücksxyz" + str(i % 7) for i in range(200)]
+    short = ["Ein", "Mann", "spielt", "Gitarre", "."]
+    for s in (short, sent, short, sent[:700], short):
+        assert f.tag_sent(s) == f.hanta.tag_sent(s, taglevel=0)
+    for w in ("spielt", "donaudampfschifffahrtsgesellschaftskapitän" * 7, "spielt", "ab" * 150, "x"):
+        assert f.analyze_forward(w) == f.hanta.analyze_forward(w), w

@@ -427,3 +427,32 @@ def test_untaggable_window_is_counted_and_reported(tokenizer):
     assert list(grown.values()) == [8] and "HanTa could not tag" in next(iter(grown)), grown
     tok.encode_line("Ein Mann spielt Gitarre und singt laut .")
     assert tok.counters() == after
+
+
+def _reference_pieces(tok, line):
+    """WordmapTokenizer.encode_pieces written plainly: every HanTa token located by its regex match, every word
+    by ``\\S+``, the verbs inside each word by their spans."""
+    import re
+    from preprocess.common import flatten_line
+    line = flatten_line(line)
+    verbs = [(a, b) for a, b, t, g in wm.tag_line(line, tok.tagger) if wm.is_verb_tag(g) and t.isalpha() and len(t) > 1]
+    out = []
+    for m in re.finditer(r"\S+", line):
+        inside = [(a, b) for a, b in verbs if m.start() <= a < m.end()]
+        if not inside:
+            out += tok._spm(m.group(), True)
+        else:
+            tok._encode_word(line, m.start(), m.end(), inside, out)
+    return out
+
+
+def test_encode_pieces_equal_the_plain_reference(tokenizer):
+    """The fast line path (words by str.split, verb positions from the verbs alone) gives the pieces of the plain
+    one: repeated verbs, a verb inside another token, verbs behind or between punctuation in one word, odd white
+    space, untaggable and over-long tokens, and Multi30k lines."""
+    tok, lines, _ = tokenizer
+    tricky = ["spielt spielt spielt", "Er spielte , spielt und spielt .", "(spielt)-singt singt", "Sie spielt\u3000singt"
+              "\u00a0läuft", "x spielt" + "y" * 60 + " spielt", "Spielt der Mann ? Spielt er ?", "geht-geht-geht geht",
+              "1 singt 2 singt", "singt\u2028tanzt", "Sie  tanzt\t\tund\u2003singt ."]
+    for line in BAD_LINES + tricky + lines[:400]:
+        assert tok.encode_pieces(line) == _reference_pieces(tok, line), line
