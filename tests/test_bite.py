@@ -110,6 +110,18 @@ def test_batched_tagger_equals_nltk(shared_path, moses):
     assert tagger.tag_sents(sents) == [tagger.reference_tag(s) for s in sents]
 
 
+def test_batched_tagger_near_ties_take_nltks_order(shared_path, moses):
+    """The batch sums the feature rows in another order than NLTK and keeps its best class only when it leads by
+    more than the rounding bound; with the bound infinite every open position goes through NLTK's order."""
+    from preprocess.taggers import NltkTagger
+    exact = NltkTagger()
+    exact._margin = float("inf")
+    sents = [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.de.gz"), 100)]
+    sents += [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.en.gz"), 300)]
+    assert len(sents) >= exact.SMALL_BATCH
+    assert exact.tag_sents(sents) == [exact.reference_tag(s) for s in sents]
+
+
 def test_one_sentence_tagging_equals_nltk(shared_path, moses):
     """tag() of one sentence takes the memoised one-by-one path, not the batch: both must be NLTK's tags."""
     from preprocess.taggers import NltkTagger
