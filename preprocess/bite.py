@@ -90,12 +90,17 @@ MOSES_DELETED = "".join(chr(c) for c in (*range(0x00, 0x09), *range(0x0E, 0x1C))
 _MOSES_DELETED_RE = re.compile("[" + re.escape(MOSES_DELETED) + "]")
 
 
-#: Sentences made only of ASCII words, each perhaps followed by a comma, and one final ``.``, ``!`` or ``?``
-#: (93% of Multi30k's English) are split here exactly as sacremoses splits them (``tests/test_bite.py`` compares
-#: the two on every sentence of Multi30k and on the edge cases): the comma and the final mark become tokens,
-#: except a final period after one of Moses' nonbreaking prefixes (``plan A.``, ``Mr.``).  Every other
-#: sentence goes through sacremoses, whose 25 regular expressions cost more than tagging such a sentence.
-_PLAIN_SENTENCE = re.compile(r"(?:[A-Za-z]+,? )*[A-Za-z]+[.!?]?")
+#: Sentences made only of ASCII words (letters and digits, perhaps joined by single hyphens, and at most one
+#: apostrophe between two letters), each perhaps followed by a comma, and one final ``.``, ``!`` or ``?`` (99% of
+#: Multi30k's English) are split here exactly as sacremoses splits them (``tests/test_bite.py`` compares the two on
+#: every sentence of Multi30k and on the edge cases): the comma and the final mark become tokens, the apostrophe
+#: starts a token (``McDonald's`` -> ``McDonald 's``, sacremoses' English rule for a letter on both sides), hyphens
+#: stay inside the word (no aggressive dash splits), and a final period after one of Moses' nonbreaking prefixes
+#: (``plan A.``, ``Mr.``) stays on its word.  Every other sentence goes through sacremoses, whose 25 regular
+#: expressions cost more than tagging such a sentence.
+_PLAIN_WORD = r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
+_PLAIN_WORD = rf"{_PLAIN_WORD}(?:(?<=[A-Za-z])'(?=[A-Za-z]){_PLAIN_WORD})?"
+_PLAIN_SENTENCE = re.compile(rf"(?:{_PLAIN_WORD},? )*{_PLAIN_WORD}[.!?]?")
 
 
 #: What SentencePiece's ``nmt_nfkc`` normaliser does beyond Unicode NFKC (measured on every code point with
@@ -362,13 +367,24 @@ class BiteTokenizer:
         if self.pretokenizer == "bert":
             return bert_pretokenize(text), False
         if _PLAIN_SENTENCE.fullmatch(text):
-            return self._moses_plain(text), True
+            return self._moses_plain(text)
         # escape=False: no XML entities (&amp; ...), characters stay as in the input
         return [t for t in self._moses_tok.tokenize(text, escape=False) if t], False
 
-    def _moses_plain(self, text: str) -> List[str]:
-        """sacremoses' tokenisation of a sentence that matches ``_PLAIN_SENTENCE``."""
+    def _moses_plain(self, text: str) -> Tuple[List[str], bool]:
+        """sacremoses' tokenisation of a sentence that matches ``_PLAIN_SENTENCE``, and whether the default rule
+        spaces its words as the text does (not after a split-off ``'t`` of ``don't``, say, which needs a mark)."""
         words = text.replace(",", " ,").split() if "," in text else text.split()
+        apostrophe = "'" in text
+        if apostrophe:   # (after the comma, before the final period: sacremoses' order)
+            split = []
+            for w in words:
+                i = w.find("'")
+                if i < 0:
+                    split.append(w)
+                else:
+                    split += (w[:i], w[i:])
+            words = split
         last = words[-1]
         mark = last[-1]
         if mark in "!?":
@@ -378,7 +394,7 @@ class BiteTokenizer:
             moses = self._moses_tok
             if prefix not in moses.NONBREAKING_PREFIXES or prefix in moses.NUMERIC_ONLY_PREFIXES:
                 words[-1:] = [prefix, mark]
-        return words
+        return words, not apostrophe or all(_category(w) == 1 for w in words if w[0] == "'")
 
     def _encode_word(self, word: str, ptb: str) -> Tuple[str, ...]:
         key = (word, ptb)

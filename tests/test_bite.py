@@ -139,7 +139,13 @@ def test_one_sentence_tagging_equals_nltk(shared_path, moses):
 
 MOSES_EDGE_CASES = ["plan A.", "Mr.", "see Mr.", "Dr. Who", "No.", "page No.", "A man, a plan, a canal.",
                     "Stop!", "why?", "Hello, world!", "a,b", "end .", "two  spaces", "x", "I", "St.", "etc.",
-                    "Jan.", "e.g.", "U.S.", "it's", "rock-n-roll", "A.", "a."]
+                    "Jan.", "e.g.", "U.S.", "it's", "rock-n-roll", "A.", "a.",
+                    # apostrophes, hyphens and digits (the fast path's wider words, and what it leaves to Moses)
+                    "McDonald's.", "he's!", "he's.", "don't", "don't.", "I'm here, you're there.", "O'Neil's",
+                    "rock'n'roll", "rock'n", "'tis", "it 's", "'s", "x'", "a'-b", "1990's", "3D's", "x-ray's.",
+                    "5-year-old boys, 3 dogs.", "A 30 somethings man.", "in 2010.", "2.", "30, 40, 50!", "3,000",
+                    "3, 000", "No. 5", "page No. 5", "Art.", "art.", "t-shirt.", "-x", "x-", "a--b", "a- b",
+                    "U.S.A.", "We're,", "A.'s", "Mr.'s", "x's-y's", "DON'T.", "WE'RE", "it's, 'tis"]
 
 
 def test_plain_sentence_fast_path_equals_sacremoses(shared_path, moses):
@@ -152,10 +158,13 @@ def test_plain_sentence_fast_path_equals_sacremoses(shared_path, moses):
                                 for l in _lines(shared_path(f"multi30k/{name}.en.gz"))]
     texts = [" ".join(l.split()) for l in lines]
     plain = [t for t in texts if t and _PLAIN_SENTENCE.fullmatch(t)]
-    assert len(plain) > 0.9 * len(texts)   # the fast path is the common case
+    assert len(plain) > 0.98 * len(texts)   # the fast path is the common case
     assert [moses.pretokenize(t) for t in texts] == [ref.tokenize(t, escape=False) if t else [] for t in texts]
-    # and their spacing is what the default rule gives, so BITE writes no spacing marks for them
-    assert all(bite._align(w, t) == default_attached(w) for t in plain for w in [moses.pretokenize(t)])
+    # where the fast path says so, their spacing is what the default rule gives (BITE writes no spacing marks)
+    default = [w for w, d in map(moses._split, plain) if d]
+    assert len(default) > 0.97 * len(texts)
+    assert all(bite._align(w, t) == default_attached(w) for t in plain for w, d in [moses._split(t)] if d)
+    assert not moses._split("I don't know.")[1]   # ('t: a mark)
 
 
 def test_universal_table_matches_nltk_mapping(moses):
