@@ -101,6 +101,16 @@ _MOSES_DELETED_RE = re.compile("[" + re.escape(MOSES_DELETED) + "]")
 _PLAIN_WORD = r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
 _PLAIN_WORD = rf"{_PLAIN_WORD}(?:(?<=[A-Za-z])'(?=[A-Za-z]){_PLAIN_WORD})?"
 _PLAIN_SENTENCE = re.compile(rf"(?:{_PLAIN_WORD},? )*{_PLAIN_WORD}[.!?]?")
+#: the same with any hyphens and apostrophes in the words (a quicker first test; see :func:`_plain_sentence`)
+_PLAIN_CHARS = re.compile(r"(?:[A-Za-z0-9'-]+,? )*[A-Za-z0-9'-]+[.!?]?")
+
+
+def _plain_sentence(text: str) -> bool:
+    """``_PLAIN_SENTENCE.fullmatch(text)``, sooner: its look-arounds are needed only where hyphens or apostrophes
+    are."""
+    if _PLAIN_CHARS.fullmatch(text) is None:
+        return False
+    return ("'" not in text and "-" not in text) or _PLAIN_SENTENCE.fullmatch(text) is not None
 
 
 #: What SentencePiece's ``nmt_nfkc`` normaliser does beyond Unicode NFKC (measured on every code point with
@@ -349,7 +359,11 @@ class BiteTokenizer:
             from sacremoses import MosesTokenizer
             self._moses_tok = MosesTokenizer(lang="en")
         self._symbols = dict(zip(INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS if single_char else INFLECTION_SYMBOLS))
-        self._word_cache: Dict[Tuple[str, str], Tuple[str, ...]] = {}
+        #: PTB tag -> symbol, for the tags whose words BITE splits (Algorithm 1: universal tag NOUN, VERB or ADJ, not a
+        #: base tag); RBR and RBS have symbols but are adverbs
+        self._inflected = {sym[1:-1]: out for sym, out in self._symbols.items()
+                           if universal(sym[1:-1]) in HAVE_INFLECTIONS and sym[1:-1] not in LEMMA_TAGS}
+        self._word_cache: Dict[Tuple[str, str], str] = {}   # (word, tag) -> its tokens joined by spaces
         self._inflect_cache: Dict[Tuple[str, str], str] = {}
         self._cache_size = 1_000_000
 
@@ -366,7 +380,7 @@ class BiteTokenizer:
             return text.split(), True
         if self.pretokenizer == "bert":
             return bert_pretokenize(text), False
-        if _PLAIN_SENTENCE.fullmatch(text):
+        if _plain_sentence(text):
             return self._moses_plain(text)
         # escape=False: no XML entities (&amp; ...), characters stay as in the input
         return [t for t in self._moses_tok.tokenize(text, escape=False) if t], False
@@ -397,30 +411,39 @@ class BiteTokenizer:
         return words, not apostrophe or all(_category(w) == 1 for w in words if w[0] == "'")
 
     def _encode_word(self, word: str, ptb: str) -> Tuple[str, ...]:
+        """The BITE tokens of one tagged word: ``(base, symbol)``, or the word as literal tokens."""
+        return tuple(self._word_text(word, ptb).split(" "))
+
+    def _word_text(self, word: str, ptb: str) -> str:
+        """:meth:`_encode_word`'s tokens joined by single spaces (no token holds a space), cached per (word, tag)."""
         key = (word, ptb)
         out = self._word_cache.get(key)
         if out is not None:
             return out
-        upos = universal(ptb)
-        symbol = self._symbols.get("[" + ptb + "]")
-        out = None
+        symbol = self._inflected.get(ptb)   # (the tags with a symbol whose universal tag has inflections)
+        tokens = None
         # a word that must be escaped is written literally, never as base + symbol: the escape is decided on the
         # word itself (lemmatising "[VBP]" gave the base "[VBP", written unescaped, decoded "[VBP")
-        if upos in HAVE_INFLECTIONS and word not in PUNCTUATION and ptb not in LEMMA_TAGS and symbol \
-                and not needs_escape(word):
-            lemma = _get_lemma(word, upos)
+        if symbol is not None and word not in PUNCTUATION and not needs_escape(word):
+            lemma = _get_lemma(word, universal(ptb))
             if not needs_escape(lemma) and _one_chunk(lemma):
-                out = (lemma, symbol)
-        if out is None:
-            out = literal_tokens(word)
+                tokens = (lemma, symbol)
+        out = " ".join(tokens or literal_tokens(word))
         if len(self._word_cache) < self._cache_size:
             self._word_cache[key] = out
         return out
 
     def bite_words(self, words: Sequence[str], tags: Sequence[str]) -> List[str]:
         """Algorithm 1 on pretokenised, tagged words (escaping included, no spacing marks)."""
-        get, enc = self._word_cache.get, self._encode_word
-        return [x for w, t in zip(words, tags) for x in (get((w, t)) or enc(w, t))]
+        return self._bite_text(words, tags).split(" ") if words else []
+
+    def _bite_text(self, words: Sequence[str], tags: Sequence[str]) -> str:
+        """:meth:`bite_words` joined by single spaces."""
+        texts = list(map(self._word_cache.get, zip(words, tags)))
+        if None in texts:
+            enc = self._word_text
+            texts = [x if x is not None else enc(w, t) for x, w, t in zip(texts, words, tags)]
+        return " ".join(texts)
 
     def _tokenize_words(self, text: str, words: List[str], tags: Sequence[str], default_spacing: bool) -> List[str]:
         if default_spacing:   # (see _split)
@@ -469,8 +492,15 @@ class BiteTokenizer:
         return [self._tokenize_words(t, w, g, d) for t, (w, d), g in zip(texts, splits, tags)]
 
     def encode_lines(self, lines: Sequence[str]) -> List[str]:
+        """``" ".join`` of :meth:`tokenize_batch`'s tokens for each line (built as text: the same bytes)."""
         from preprocess.common import flatten_line
-        return [" ".join(toks) for toks in self.tokenize_batch([flatten_line(l) for l in lines])]
+        spaced = self._spaced
+        texts = [spaced(flatten_line(l)) for l in lines]
+        splits = list(map(self._split, texts))
+        tags = self.tagger.tag_sents([w for w, _ in splits])
+        bite_text, tokenize_words = self._bite_text, self._tokenize_words
+        return [(bite_text(w, g) if w else "") if d else " ".join(tokenize_words(t, w, g, d))
+                for t, (w, d), g in zip(texts, splits, tags)]
 
     # ---- decoding -------------------------------------------------------------------------------------------
     def inflect(self, base: str, tag: str) -> str:

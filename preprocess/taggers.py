@@ -417,8 +417,8 @@ class NltkTagger:
         raw_id, raw = self._raw_id, self._raw
         words = list(itertools.chain.from_iterable(batch))
         ids = list(map(raw_id.get, words))
-        if None in ids:
-            ids = [raw(w) if i is None else i for w, i in zip(words, ids)]
+        if None in ids:   # (a new word: its rows; the later occurrences in this batch find them)
+            ids = [i if i is not None else raw_id[w] if w in raw_id else raw(w) for w, i in zip(words, ids)]
         self._sync()
         RW, NW, W = self._RW, self._NW, self._W
         len_list = [len(s) for s in batch]

@@ -152,12 +152,13 @@ def test_plain_sentence_fast_path_equals_sacremoses(shared_path, moses):
     """Plain sentences skip sacremoses: on every Multi30k English sentence and the edge cases, the words are
     sacremoses' words."""
     from sacremoses import MosesTokenizer
-    from preprocess.bite import _PLAIN_SENTENCE
+    from preprocess.bite import _PLAIN_SENTENCE, _plain_sentence
     ref = MosesTokenizer(lang="en")
     lines = MOSES_EDGE_CASES + [l for name in ("train", "val", "test_2016_flickr")
                                 for l in _lines(shared_path(f"multi30k/{name}.en.gz"))]
     texts = [" ".join(l.split()) for l in lines]
     plain = [t for t in texts if t and _PLAIN_SENTENCE.fullmatch(t)]
+    assert [t for t in texts if t and _plain_sentence(t)] == plain   # (the quicker test decides the same)
     assert len(plain) > 0.98 * len(texts)   # the fast path is the common case
     assert [moses.pretokenize(t) for t in texts] == [ref.tokenize(t, escape=False) if t else [] for t in texts]
     # where the fast path says so, their spacing is what the default rule gives (BITE writes no spacing marks)
