@@ -115,7 +115,7 @@ def test_batched_tagger_near_ties_take_nltks_order(shared_path, moses):
     more than the rounding bound; with the bound infinite every open position goes through NLTK's order."""
     from preprocess.taggers import NltkTagger
     exact = NltkTagger()
-    exact._margin = float("inf")
+    exact._margin = exact._margin32 = float("inf")
     sents = [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.de.gz"), 100)]
     sents += [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.en.gz"), 300)]
     assert len(sents) >= exact.SMALL_BATCH
