@@ -39,6 +39,7 @@ Reversibility details (documented in the README, BITE section):
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import string
 import unicodedata
@@ -301,15 +302,54 @@ def default_attached(words: Sequence[str]) -> List[bool]:
 
 
 def _get_lemma(word: str, upos: str) -> str:
-    from lemminflect import getLemma
     try:
-        lemmas = getLemma(word, upos=upos)
+        lemmas = get_lemmas(word, upos)
     except (IndexError, KeyError, ValueError):  # lemminflect's OOV rules index characters (e.g. of an empty string)
         lemmas = ()
     lemma = lemmas[0] if lemmas else ""
     if not lemma or any(c.isspace() for c in lemma):
         lemma = word
     return lemma
+
+
+#: the lemminflect version whose ``getLemma`` :func:`get_lemmas` reproduces (``tests/test_bite.py`` checks it)
+LEMMINFLECT_MATCHED = "0.2.3"
+
+
+@functools.lru_cache(maxsize=None)
+def _lemminflect():
+    """lemminflect's lemmatizer and its lemma and override tables (loaded by lemminflect), or None when the
+    installed lemminflect is not :data:`LEMMINFLECT_MATCHED` (then :func:`get_lemmas` calls ``getLemma``)."""
+    import lemminflect
+    from lemminflect.core.Lemmatizer import Lemmatizer
+    lemmatizer = Lemmatizer()
+    if getattr(lemminflect, "__version__", None) != LEMMINFLECT_MATCHED or \
+            not all(hasattr(lemmatizer, m) for m in ("_getLemmaDict", "_getOverridesDict", "getAllLemmasOOV")):
+        return None
+    return lemmatizer, lemmatizer._getLemmaDict(), lemmatizer._getOverridesDict()
+
+
+def get_lemmas(word: str, upos: str) -> tuple:
+    """``lemminflect.getLemma(word, upos)`` for ``upos`` NOUN, VERB or ADJ: the same look-ups (the override table
+    before the lemma table, by the lower-cased word; lemminflect's OOV rules where neither has the word), the
+    same capitalisation (lemminflect's own functions), without the deep copies of the tables' entries that
+    ``getAllLemmas`` makes (they are tuples of strings, which it does not change): those were a third of BITE's
+    time for a new word."""
+    lem = _lemminflect()
+    if lem is None:
+        from lemminflect import getLemma
+        return getLemma(word, upos=upos)
+    lemmatizer, table, overrides = lem
+    from lemminflect.core.LexicalUtils import applyCapsStyle, getCapsStyle
+    lower = word.lower()
+    forms = overrides.get(lower, {}).get(upos)
+    if forms is None:
+        forms = table.get(lower, {}).get(upos)
+    if forms is None:
+        oov = lemmatizer.getAllLemmasOOV(word, upos)
+        return oov[upos] if oov else ()
+    style = getCapsStyle(word)
+    return tuple(applyCapsStyle(f, style) for f in forms)
 
 
 _PLURAL_SUBJECTS = frozenset({"we", "you", "they", "these", "those", "both"})

@@ -168,6 +168,37 @@ def test_plain_sentence_fast_path_equals_sacremoses(shared_path, moses):
     assert not moses._split("I don't know.")[1]   # ('t: a mark)
 
 
+def test_lemmas_are_lemminflects(shared_path):
+    """bite.get_lemmas is lemminflect's getLemma (the same tables and rules, without its deep copies): on every
+    word of Multi30k's English in three capitalisations, words of lemminflect's override table, and odd strings."""
+    import lemminflect
+    from lemminflect.core.Lemmatizer import Lemmatizer
+    if lemminflect.__version__ != bite.LEMMINFLECT_MATCHED:
+        pytest.skip(f"lemminflect {lemminflect.__version__}: get_lemmas calls getLemma itself")
+    assert bite._lemminflect() is not None
+    words = {w.strip(".,!?\"'();:") for name in ("val", "test_2016_flickr")
+             for l in _lines(shared_path(f"multi30k/{name}.en.gz")) for w in l.split()}
+    words |= {w.upper() for w in words} | {w.capitalize() for w in words}
+    words |= set(list(Lemmatizer()._getOverridesDict())[:500])
+    words |= {"", "'s", "ß", "\u0130stanbul", "ﬁles", "Ph.D.s", "x-rays", "1990s", "DOGS", "dOGS", "[VBD]", "oxen"}
+
+    def ref(w, upos):
+        try:
+            return lemminflect.getLemma(w, upos=upos)
+        except (IndexError, KeyError, ValueError) as e:
+            return type(e)
+
+    def ours(w, upos):
+        try:
+            return bite.get_lemmas(w, upos)
+        except (IndexError, KeyError, ValueError) as e:
+            return type(e)
+
+    pairs = [(w, u) for w in sorted(words) for u in ("NOUN", "VERB", "ADJ")]
+    assert len(pairs) > 15000
+    assert [ours(w, u) for w, u in pairs] == [ref(w, u) for w, u in pairs]
+
+
 def test_universal_table_matches_nltk_mapping(moses):
     from nltk.tag.mapping import map_tag
     from preprocess.taggers import universal
