@@ -24,6 +24,8 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from preprocess.perceptron_fast import batch_kernel
+
 # Universal tagset for PTB tags (the entries of en-ptb.map for the 45 PTB tags and the -LRB-/-RRB- variants).
 PTB_TO_UNIVERSAL: Dict[str, str] = {
     "!": ".", "#": ".", "$": ".", "''": ".", "(": ".", ")": ".", ",": ".", "-LRB-": ".", "-RRB-": ".",
@@ -237,6 +239,7 @@ class NltkTagger:
         u32 = 2.0 ** -24
         gamma = lambda v: 13 * v / (1 - 13 * v)
         self._margin32 = 4 * (u32 + gamma(u32) * (1 + u32) + gamma(u)) * 14 * float(np.abs(W).max())
+        self._kernel = batch_kernel() if W.shape[1] <= 64 else None
         self._reset_vocab()
 
     def reference_tag(self, tokens: Sequence[str]) -> List[str]:
@@ -309,6 +312,7 @@ class NltkTagger:
                 TW[words[word], t] = row
         self._tw_index = words
         self._TW = TW
+        self._TWc = np.ascontiguousarray(TW)
 
     def tag_sents(self, sentences: Sequence[Sequence[str]]) -> List[List[str]]:
         sentences = [list(s) for s in sentences]
@@ -316,6 +320,9 @@ class NltkTagger:
             self._reset_vocab()
         if len(sentences) < self.SMALL_BATCH:   # fairseq's encode, one sentence per call
             return [self._tag_one(s) if s else [] for s in sentences]
+        if self._kernel is not None:   # (the compiled loop needs no padding: the sentences as they come)
+            return [tags for k in range(0, len(sentences), self.batch_size)
+                    for tags in self._tag_batch(sentences[k:k + self.batch_size])]
         out: List[List[str]] = [[] for _ in sentences]
         order = sorted((i for i, s in enumerate(sentences) if s), key=lambda i: -len(sentences[i]))
         # batches of at most batch_size sentences and about max_cells padded positions (the first sentence of a
@@ -414,8 +421,36 @@ class NltkTagger:
         scores = np.add.reduce(self._W.take(rows, axis=0), axis=0)
         return len(scores) - 1 - int(scores[::-1].argmax())   # last maximum = largest label among ties
 
+    def _tag_flat(self, batch: List[List[str]], kernel) -> List[List[str]]:
+        """Tag sentences with the compiled loop of :mod:`preprocess.perceptron_fast` (NLTK's sums, in NLTK's
+        order), which reads the feature rows of each word from the word tables."""
+        raw_id, raw = self._raw_id, self._raw
+        words = list(itertools.chain.from_iterable(batch))
+        ids = list(map(raw_id.get, words))
+        if None in ids:   # (a new word: its rows; the later occurrences in this batch find them)
+            ids = [i if i is not None else raw_id[w] if w in raw_id else raw(w) for w, i in zip(words, ids)]
+        self._sync()
+        len_list = [len(s) for s in batch]
+        n, B = len(words), len(batch)
+        starts = np.zeros(B + 1, dtype=np.int64)
+        np.cumsum(len_list, out=starts[1:])
+        ida = np.array(ids, dtype=np.int64)
+        # the context of every sentence, START + normalised words + END, one after the other
+        s0, s1, e0, e1 = self._ctx_ids
+        shift = 4 * np.arange(B, dtype=np.int64)
+        ctx = np.empty(n + 4 * B, dtype=np.int64)
+        ctx[np.arange(n, dtype=np.int64) + np.repeat(shift, len_list) + 2] = self._RW[ida, 3]
+        ctx[starts[:-1] + shift], ctx[starts[:-1] + shift + 1] = s0, s1
+        ctx[starts[1:] + shift + 2], ctx[starts[1:] + shift + 3] = e0, e1
+        out = np.empty(n, dtype=np.int64)
+        tagid = self._tagid
+        kernel(self._W, ida, self._RW, self._NW, ctx, starts, self._bias, self._A1, self._A2, self._A3, self._TWc,
+               tagid[self._start[0]], tagid[self._start[1]], out)
+        tags = list(map(self._tagvocab.__getitem__, out.tolist()))
+        return [tags[a:b] for a, b in zip(starts[:-1].tolist(), starts[1:].tolist())]
+
     def _tag_batch(self, batch: List[List[str]]) -> List[List[str]]:
-        """Tag sentences sorted by decreasing length.
+        """Tag sentences (numpy: sorted by decreasing length, none empty).
 
         The 10 feature rows that do not depend on the predicted tags are summed for every open position of the
         batch at once (positions the tag dictionary leaves open); then, left to right, position *j* of all
@@ -425,6 +460,8 @@ class NltkTagger:
         (near ties) is predicted in NLTK's order by :meth:`_predict`."""
         if any(" " in "".join(s) for s in batch):   # feature strings would be ambiguous: let NLTK do it
             return [self.reference_tag(s) for s in batch]
+        if self._kernel is not None:
+            return self._tag_flat(batch, self._kernel)
         raw_id, raw = self._raw_id, self._raw
         words = list(itertools.chain.from_iterable(batch))
         ids = list(map(raw_id.get, words))

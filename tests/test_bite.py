@@ -102,12 +102,23 @@ def test_whitespace_is_token_for_token_the_published_algorithm(shared_path, ws):
     assert diff == []
 
 
-def test_batched_tagger_equals_nltk(shared_path, moses):
-    tagger = moses.tagger
+@pytest.mark.parametrize("loop", ["compiled", "numpy"])
+def test_batched_tagger_equals_nltk(shared_path, moses, loop):
+    """Both batch paths (preprocess/perceptron_fast.py compiled; numpy without a C compiler) give NLTK's tags."""
+    from preprocess.perceptron_fast import batch_kernel
+    from preprocess.taggers import NltkTagger
+    tagger = NltkTagger()
+    if loop == "numpy":
+        tagger._kernel = None
+    elif batch_kernel() is None:
+        pytest.skip("preprocess._perceptron_fast is not built (setup.py compiles it with Cython)")
+    assert (tagger._kernel is not None) == (loop == "compiled")
     sents = [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.de.gz"), 300)]  # German: odd input
     sents += [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.en.gz"))]
-    sents += [[], ["x"], ["2014", "-hyphen", "pre-fix", "123", ""]]
+    sents += [[], ["x"], ["2014", "-hyphen", "pre-fix", "123", ""], [], ["\u00e9t\u00e9", "-", "--", "."]]
     assert tagger.tag_sents(sents) == [tagger.reference_tag(s) for s in sents]
+    tagger.batch_size = 7   # several batches, one ending in an empty sentence
+    assert tagger.tag_sents(sents[-40:]) == [tagger.reference_tag(s) for s in sents[-40:]]
 
 
 def test_batched_tagger_near_ties_take_nltks_order(shared_path, moses):
@@ -116,6 +127,7 @@ def test_batched_tagger_near_ties_take_nltks_order(shared_path, moses):
     from preprocess.taggers import NltkTagger
     exact = NltkTagger()
     exact._margin = exact._margin32 = float("inf")
+    exact._kernel = None   # (the compiled loop adds in NLTK's order: no bound)
     sents = [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.de.gz"), 100)]
     sents += [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.en.gz"), 300)]
     assert len(sents) >= exact.SMALL_BATCH
