@@ -54,8 +54,8 @@ class PerceptronBatch:
         prev2: cython.longlong
         best: cython.Py_ssize_t
         x: cython.longlong
-        rows: cython.longlong[14]
-        acc: cython.double[64]
+        rows = cython.declare(cython.longlong[14])   # (C arrays; this loop only runs compiled: batch_kernel)
+        acc = cython.declare(cython.double[64])
         row: cython.pointer(cython.double)
         if n_cls > 64:
             raise ValueError("more than 64 classes")

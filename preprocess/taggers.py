@@ -300,6 +300,29 @@ class NltkTagger:
             self._raw_id[w] = i
         return i
 
+    def _add_words(self, words: List[str]) -> None:
+        """:meth:`_raw` for many words at once (new, distinct words: the rows in fewer Python steps)."""
+        T, Z = self._tables, self._zero
+        norm_id, normalize = self._norm_id, self._normalize
+        norms = list(map(normalize, words))
+        new_norms = [n for n in dict.fromkeys(norms) if n not in norm_id]
+        if new_norms:
+            tw = self._tw_index.get
+            suffixes = [n[-3:] for n in new_norms]
+            cols = [[T[name].get(x, Z) for x in (suffixes if name.endswith("suffix") else new_norms)]
+                    for name in ("i word", "i-1 word", "i-1 suffix", "i-2 word", "i+1 word", "i+1 suffix", "i+2 word")]
+            cols.append([tw(n, 0) for n in new_norms])
+            self._NWl.extend(zip(*cols))
+            start = len(norm_id)
+            norm_id.update(zip(new_norms, range(start, start + len(new_norms))))
+        tagdict, tagid = self._tagdict.get, self._tagid
+        sfx, pref = T["i suffix"].get, T["i pref1"].get
+        rows = [(sfx(w[-3:], Z), pref(w[:1], Z), tagid[t] if t else -1, norm_id[n])
+                for w, n, t in zip(words, norms, map(tagdict, words))]
+        self._RWl.extend(rows)
+        start = len(self._raw_id)
+        self._raw_id.update(zip(words, range(start, start + len(words))))
+
     def _build_tagword(self) -> None:
         """Dense [word, previous tag] -> row table for the 'i-1 tag+i word' feature (row 0: word not in it)."""
         words: Dict[str, int] = {}
@@ -424,11 +447,12 @@ class NltkTagger:
     def _tag_flat(self, batch: List[List[str]], kernel) -> List[List[str]]:
         """Tag sentences with the compiled loop of :mod:`preprocess.perceptron_fast` (NLTK's sums, in NLTK's
         order), which reads the feature rows of each word from the word tables."""
-        raw_id, raw = self._raw_id, self._raw
+        raw_id = self._raw_id
         words = list(itertools.chain.from_iterable(batch))
         ids = list(map(raw_id.get, words))
-        if None in ids:   # (a new word: its rows; the later occurrences in this batch find them)
-            ids = [i if i is not None else raw_id[w] if w in raw_id else raw(w) for w, i in zip(words, ids)]
+        if None in ids:   # new words: their rows
+            self._add_words(list(dict.fromkeys(w for w, i in zip(words, ids) if i is None)))
+            ids = list(map(raw_id.__getitem__, words))
         self._sync()
         len_list = [len(s) for s in batch]
         n, B = len(words), len(batch)
@@ -462,13 +486,14 @@ class NltkTagger:
             return [self.reference_tag(s) for s in batch]
         if self._kernel is not None:
             return self._tag_flat(batch, self._kernel)
-        raw_id, raw = self._raw_id, self._raw
+        raw_id = self._raw_id
         words = list(itertools.chain.from_iterable(batch))
         ids = list(map(raw_id.get, words))
-        if None in ids:   # (a new word: its rows; the later occurrences in this batch find them)
-            ids = [i if i is not None else raw_id[w] if w in raw_id else raw(w) for w, i in zip(words, ids)]
+        if None in ids:   # new words: their rows
+            self._add_words(list(dict.fromkeys(w for w, i in zip(words, ids) if i is None)))
+            ids = list(map(raw_id.__getitem__, words))
         self._sync()
-        RW, NW, W = self._RW, self._NW, self._W
+        RW, NW = self._RW, self._NW
         len_list = [len(s) for s in batch]
         B, L = len(batch), len_list[0]
         lengths = np.array(len_list, dtype=np.int64)
