@@ -535,7 +535,9 @@ class BiteTokenizer:
         """``" ".join`` of :meth:`tokenize_batch`'s tokens for each line (built as text: the same bytes)."""
         from preprocess.common import flatten_line
         spaced = self._spaced
-        texts = [spaced(flatten_line(l)) for l in lines]
+        # (printable ASCII holds no line break and nothing Moses deletes: only the spaces to normalise)
+        texts = [(" ".join(l.split()) if "  " in l or l[:1] == " " or l[-1:] == " " else l)
+                 if l.isascii() and l.isprintable() else spaced(flatten_line(l)) for l in lines]
         splits = list(map(self._split, texts))
         tags = self.tagger.tag_sents([w for w, _ in splits])
         bite_text, tokenize_words = self._bite_text, self._tokenize_words
