@@ -461,6 +461,11 @@ class BiteTokenizer:
         if out is not None:
             return out
         symbol = self._inflected.get(ptb)   # (the tags with a symbol whose universal tag has inflections)
+        if symbol is None and "[" not in word and word.isascii() and word.isprintable():
+            out = word   # (literal_tokens: nothing to escape)
+            if len(self._word_cache) < self._cache_size:
+                self._word_cache[key] = out
+            return out
         tokens = None
         # a word that must be escaped is written literally, never as base + symbol: the escape is decided on the
         # word itself (lemmatising "[VBP]" gave the base "[VBP", written unescaped, decoded "[VBP")
