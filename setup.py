@@ -40,7 +40,8 @@ CONSOLE_SCRIPTS = {
 #: pure-Python modules compiled with Cython where it and a C compiler exist: source -> compiled module (each module
 #: uses its compiled twin only when the twin records the source's current SHA-256)
 COMPILED = {"flota_search.py": "preprocess._flota_search",   # FLOTA's search
-            "hanta_fast.py": "preprocess._hanta_fast"}       # exact HanTa tagging (Wordmap, BITE --tagger hanta)
+            "hanta_fast.py": "preprocess._hanta_fast",       # exact HanTa tagging (Wordmap, BITE --tagger hanta)
+            "perceptron_fast.py": "preprocess._perceptron_fast"}   # NLTK's perceptron tagging (BITE, default tagger)
 
 
 def compiled_extensions() -> list:

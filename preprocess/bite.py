@@ -39,6 +39,7 @@ Reversibility details (documented in the README, BITE section):
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import string
 import unicodedata
@@ -90,12 +91,27 @@ MOSES_DELETED = "".join(chr(c) for c in (*range(0x00, 0x09), *range(0x0E, 0x1C))
 _MOSES_DELETED_RE = re.compile("[" + re.escape(MOSES_DELETED) + "]")
 
 
-#: Sentences made only of ASCII words, each perhaps followed by a comma, and one final ``.``, ``!`` or ``?``
-#: (93% of Multi30k's English) are split here exactly as sacremoses splits them (``tests/test_bite.py`` compares
-#: the two on every sentence of Multi30k and on the edge cases): the comma and the final mark become tokens,
-#: except a final period after one of Moses' nonbreaking prefixes (``plan A.``, ``Mr.``).  Every other
-#: sentence goes through sacremoses, whose 25 regular expressions cost more than tagging such a sentence.
-_PLAIN_SENTENCE = re.compile(r"(?:[A-Za-z]+,? )*[A-Za-z]+[.!?]?")
+#: Sentences made only of ASCII words (letters and digits, perhaps joined by single hyphens, and at most one
+#: apostrophe between two letters), each perhaps followed by a comma, and one final ``.``, ``!`` or ``?`` (99% of
+#: Multi30k's English) are split here exactly as sacremoses splits them (``tests/test_bite.py`` compares the two on
+#: every sentence of Multi30k and on the edge cases): the comma and the final mark become tokens, the apostrophe
+#: starts a token (``McDonald's`` -> ``McDonald 's``, sacremoses' English rule for a letter on both sides), hyphens
+#: stay inside the word (no aggressive dash splits), and a final period after one of Moses' nonbreaking prefixes
+#: (``plan A.``, ``Mr.``) stays on its word.  Every other sentence goes through sacremoses, whose 25 regular
+#: expressions cost more than tagging such a sentence.
+_PLAIN_WORD = r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
+_PLAIN_WORD = rf"{_PLAIN_WORD}(?:(?<=[A-Za-z])'(?=[A-Za-z]){_PLAIN_WORD})?"
+_PLAIN_SENTENCE = re.compile(rf"(?:{_PLAIN_WORD},? )*{_PLAIN_WORD}[.!?]?")
+#: the same with any hyphens and apostrophes in the words (a quicker first test; see :func:`_plain_sentence`)
+_PLAIN_CHARS = re.compile(r"(?:[A-Za-z0-9'-]+,? )*[A-Za-z0-9'-]+[.!?]?")
+
+
+def _plain_sentence(text: str) -> bool:
+    """``_PLAIN_SENTENCE.fullmatch(text)``, sooner: its look-arounds are needed only where hyphens or apostrophes
+    are."""
+    if _PLAIN_CHARS.fullmatch(text) is None:
+        return False
+    return ("'" not in text and "-" not in text) or _PLAIN_SENTENCE.fullmatch(text) is not None
 
 
 #: What SentencePiece's ``nmt_nfkc`` normaliser does beyond Unicode NFKC (measured on every code point with
@@ -286,15 +302,54 @@ def default_attached(words: Sequence[str]) -> List[bool]:
 
 
 def _get_lemma(word: str, upos: str) -> str:
-    from lemminflect import getLemma
     try:
-        lemmas = getLemma(word, upos=upos)
+        lemmas = get_lemmas(word, upos)
     except (IndexError, KeyError, ValueError):  # lemminflect's OOV rules index characters (e.g. of an empty string)
         lemmas = ()
     lemma = lemmas[0] if lemmas else ""
     if not lemma or any(c.isspace() for c in lemma):
         lemma = word
     return lemma
+
+
+#: the lemminflect version whose ``getLemma`` :func:`get_lemmas` reproduces (``tests/test_bite.py`` checks it)
+LEMMINFLECT_MATCHED = "0.2.3"
+
+
+@functools.lru_cache(maxsize=None)
+def _lemminflect():
+    """lemminflect's lemmatizer and its lemma and override tables (loaded by lemminflect), or None when the
+    installed lemminflect is not :data:`LEMMINFLECT_MATCHED` (then :func:`get_lemmas` calls ``getLemma``)."""
+    import lemminflect
+    from lemminflect.core.Lemmatizer import Lemmatizer
+    lemmatizer = Lemmatizer()
+    if getattr(lemminflect, "__version__", None) != LEMMINFLECT_MATCHED or \
+            not all(hasattr(lemmatizer, m) for m in ("_getLemmaDict", "_getOverridesDict", "getAllLemmasOOV")):
+        return None
+    return lemmatizer, lemmatizer._getLemmaDict(), lemmatizer._getOverridesDict()
+
+
+def get_lemmas(word: str, upos: str) -> tuple:
+    """``lemminflect.getLemma(word, upos)`` for ``upos`` NOUN, VERB or ADJ: the same look-ups (the override table
+    before the lemma table, by the lower-cased word; lemminflect's OOV rules where neither has the word), the
+    same capitalisation (lemminflect's own functions), without the deep copies of the tables' entries that
+    ``getAllLemmas`` makes (they are tuples of strings, which it does not change): those were a third of BITE's
+    time for a new word."""
+    lem = _lemminflect()
+    if lem is None:
+        from lemminflect import getLemma
+        return getLemma(word, upos=upos)
+    lemmatizer, table, overrides = lem
+    from lemminflect.core.LexicalUtils import applyCapsStyle, getCapsStyle
+    lower = word.lower()
+    forms = overrides.get(lower, {}).get(upos)
+    if forms is None:
+        forms = table.get(lower, {}).get(upos)
+    if forms is None:
+        oov = lemmatizer.getAllLemmasOOV(word, upos)
+        return oov[upos] if oov else ()
+    style = getCapsStyle(word)
+    return tuple(applyCapsStyle(f, style) for f in forms)
 
 
 _PLURAL_SUBJECTS = frozenset({"we", "you", "they", "these", "those", "both"})
@@ -344,7 +399,11 @@ class BiteTokenizer:
             from sacremoses import MosesTokenizer
             self._moses_tok = MosesTokenizer(lang="en")
         self._symbols = dict(zip(INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS if single_char else INFLECTION_SYMBOLS))
-        self._word_cache: Dict[Tuple[str, str], Tuple[str, ...]] = {}
+        #: PTB tag -> symbol, for the tags whose words BITE splits (Algorithm 1: universal tag NOUN, VERB or ADJ, not a
+        #: base tag); RBR and RBS have symbols but are adverbs
+        self._inflected = {sym[1:-1]: out for sym, out in self._symbols.items()
+                           if universal(sym[1:-1]) in HAVE_INFLECTIONS and sym[1:-1] not in LEMMA_TAGS}
+        self._word_cache: Dict[Tuple[str, str], str] = {}   # (word, tag) -> its tokens joined by spaces
         self._inflect_cache: Dict[Tuple[str, str], str] = {}
         self._cache_size = 1_000_000
 
@@ -361,14 +420,25 @@ class BiteTokenizer:
             return text.split(), True
         if self.pretokenizer == "bert":
             return bert_pretokenize(text), False
-        if _PLAIN_SENTENCE.fullmatch(text):
-            return self._moses_plain(text), True
+        if _plain_sentence(text):
+            return self._moses_plain(text)
         # escape=False: no XML entities (&amp; ...), characters stay as in the input
         return [t for t in self._moses_tok.tokenize(text, escape=False) if t], False
 
-    def _moses_plain(self, text: str) -> List[str]:
-        """sacremoses' tokenisation of a sentence that matches ``_PLAIN_SENTENCE``."""
+    def _moses_plain(self, text: str) -> Tuple[List[str], bool]:
+        """sacremoses' tokenisation of a sentence that matches ``_PLAIN_SENTENCE``, and whether the default rule
+        spaces its words as the text does (not after a split-off ``'t`` of ``don't``, say, which needs a mark)."""
         words = text.replace(",", " ,").split() if "," in text else text.split()
+        apostrophe = "'" in text
+        if apostrophe:   # (after the comma, before the final period: sacremoses' order)
+            split = []
+            for w in words:
+                i = w.find("'")
+                if i < 0:
+                    split.append(w)
+                else:
+                    split += (w[:i], w[i:])
+            words = split
         last = words[-1]
         mark = last[-1]
         if mark in "!?":
@@ -378,33 +448,47 @@ class BiteTokenizer:
             moses = self._moses_tok
             if prefix not in moses.NONBREAKING_PREFIXES or prefix in moses.NUMERIC_ONLY_PREFIXES:
                 words[-1:] = [prefix, mark]
-        return words
+        return words, not apostrophe or all(_category(w) == 1 for w in words if w[0] == "'")
 
     def _encode_word(self, word: str, ptb: str) -> Tuple[str, ...]:
+        """The BITE tokens of one tagged word: ``(base, symbol)``, or the word as literal tokens."""
+        return tuple(self._word_text(word, ptb).split(" "))
+
+    def _word_text(self, word: str, ptb: str) -> str:
+        """:meth:`_encode_word`'s tokens joined by single spaces (no token holds a space), cached per (word, tag)."""
         key = (word, ptb)
         out = self._word_cache.get(key)
         if out is not None:
             return out
-        upos = universal(ptb)
-        symbol = self._symbols.get("[" + ptb + "]")
-        out = None
+        symbol = self._inflected.get(ptb)   # (the tags with a symbol whose universal tag has inflections)
+        if symbol is None and "[" not in word and word.isascii() and word.isprintable():
+            out = word   # (literal_tokens: nothing to escape)
+            if len(self._word_cache) < self._cache_size:
+                self._word_cache[key] = out
+            return out
+        tokens = None
         # a word that must be escaped is written literally, never as base + symbol: the escape is decided on the
         # word itself (lemmatising "[VBP]" gave the base "[VBP", written unescaped, decoded "[VBP")
-        if upos in HAVE_INFLECTIONS and word not in PUNCTUATION and ptb not in LEMMA_TAGS and symbol \
-                and not needs_escape(word):
-            lemma = _get_lemma(word, upos)
+        if symbol is not None and word not in PUNCTUATION and not needs_escape(word):
+            lemma = _get_lemma(word, universal(ptb))
             if not needs_escape(lemma) and _one_chunk(lemma):
-                out = (lemma, symbol)
-        if out is None:
-            out = literal_tokens(word)
+                tokens = (lemma, symbol)
+        out = " ".join(tokens or literal_tokens(word))
         if len(self._word_cache) < self._cache_size:
             self._word_cache[key] = out
         return out
 
     def bite_words(self, words: Sequence[str], tags: Sequence[str]) -> List[str]:
         """Algorithm 1 on pretokenised, tagged words (escaping included, no spacing marks)."""
-        get, enc = self._word_cache.get, self._encode_word
-        return [x for w, t in zip(words, tags) for x in (get((w, t)) or enc(w, t))]
+        return self._bite_text(words, tags).split(" ") if words else []
+
+    def _bite_text(self, words: Sequence[str], tags: Sequence[str]) -> str:
+        """:meth:`bite_words` joined by single spaces."""
+        texts = list(map(self._word_cache.get, zip(words, tags)))
+        if None in texts:
+            enc = self._word_text
+            texts = [x if x is not None else enc(w, t) for x, w, t in zip(texts, words, tags)]
+        return " ".join(texts)
 
     def _tokenize_words(self, text: str, words: List[str], tags: Sequence[str], default_spacing: bool) -> List[str]:
         if default_spacing:   # (see _split)
@@ -453,8 +537,17 @@ class BiteTokenizer:
         return [self._tokenize_words(t, w, g, d) for t, (w, d), g in zip(texts, splits, tags)]
 
     def encode_lines(self, lines: Sequence[str]) -> List[str]:
+        """``" ".join`` of :meth:`tokenize_batch`'s tokens for each line (built as text: the same bytes)."""
         from preprocess.common import flatten_line
-        return [" ".join(toks) for toks in self.tokenize_batch([flatten_line(l) for l in lines])]
+        spaced = self._spaced
+        # (printable ASCII holds no line break and nothing Moses deletes: only the spaces to normalise)
+        texts = [(" ".join(l.split()) if "  " in l or l[:1] == " " or l[-1:] == " " else l)
+                 if l.isascii() and l.isprintable() else spaced(flatten_line(l)) for l in lines]
+        splits = list(map(self._split, texts))
+        tags = self.tagger.tag_sents([w for w, _ in splits])
+        bite_text, tokenize_words = self._bite_text, self._tokenize_words
+        return [(bite_text(w, g) if w else "") if d else " ".join(tokenize_words(t, w, g, d))
+                for t, (w, d), g in zip(texts, splits, tags)]
 
     # ---- decoding -------------------------------------------------------------------------------------------
     def inflect(self, base: str, tag: str) -> str:
