@@ -24,6 +24,9 @@ _LINE_BREAKING_RE = re.compile("[" + "".join(LINE_BREAKING) + "]")
 #: the one place it is located.  Recipes start their shell scripts and child processes from it, the fairseq
 #: plugins are ``REPO / "fairseq_plugins"`` and the shared data defaults to ``REPO.parent / "shared"``.
 REPO = Path(__file__).resolve().parent.parent
+#: the shared data folder of a checkout that has ``../shared`` beside it (the demo's data, NLTK's tagger data); the
+#: recipes and the pipeline default to it, library code only as a last fallback (NLTK data)
+SHARED_DATA = REPO.parent / "shared" / "data"
 
 
 class UserError(Exception):

@@ -24,6 +24,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
+from preprocess.common import SHARED_DATA
 from preprocess.perceptron_fast import batch_kernel
 
 # Universal tagset for PTB tags (the entries of en-ptb.map for the 45 PTB tags and the -LRB-/-RRB- variants).
@@ -77,8 +78,7 @@ _PERCEPTRON = "taggers/averaged_perceptron_tagger_eng/averaged_perceptron_tagger
 
 
 #: the shared data folder's NLTK data, relative to the repository (``../shared/data/nltk_data``)
-_SHARED_NLTK_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                 "shared", "data", "nltk_data")
+_SHARED_NLTK_DATA = str(SHARED_DATA / "nltk_data")
 
 
 def _package_data_dirs() -> List[str]:

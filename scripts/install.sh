@@ -61,20 +61,21 @@ fi
 # property-based tests (tests/test_fuzz.py); also into venvs set up before it was needed
 "$vpy" -c "import hypothesis" 2>/dev/null || { echo "[install] hypothesis (tests)"; pipi hypothesis; }
 
-# FLOTA's search and the exact HanTa tagging compiled with Cython (preprocess/_flota_search, preprocess/_hanta_fast):
-# rebuilt when preprocess/flota_search.py or preprocess/hanta_fast.py changed since the last build; without a C
-# compiler they stay plain Python (same output, slower)
+# FLOTA's search, the exact HanTa tagging and NLTK's perceptron loop compiled with Cython (setup.py's COMPILED:
+# preprocess/_flota_search, _hanta_fast, _perceptron_fast): rebuilt when one of their sources changed since the
+# last build; without a C compiler they stay plain Python (same output, slower)
 search_state() {
-  (cd "$here" && "$vpy" -W ignore -c 'from preprocess import flota_search as f, hanta_fast as h
-print("compiled" if f.search_class() is not f.FlotaSearch and h.fast_class() is not h.FastHanta else "python")')
+  (cd "$here" && "$vpy" -W ignore -c 'from preprocess import flota_search as f, hanta_fast as h, perceptron_fast as p
+print("compiled" if f.search_class() is not f.FlotaSearch and h.fast_class() is not h.FastHanta
+      and p.batch_kernel() is not None else "python")')
 }
 state=$(search_state)
 if [ "$state" = python ] && command -v cc >/dev/null; then
-  echo "[install] compiling FLOTA's search and HanTa tagging (preprocess/flota_search.py, hanta_fast.py; Cython)"
+  echo "[install] compiling FLOTA's search, HanTa tagging and NLTK's perceptron loop (setup.py COMPILED; Cython)"
   pipi --no-deps --no-build-isolation -e "$here"
   state=$(search_state)
 fi
-echo "[install] FLOTA search and HanTa tagging: $state"
+echo "[install] FLOTA search, HanTa tagging, perceptron loop: $state"
 
 # extra "hf" (setup.py): morphtok-export and morphtok-metrics-intrinsic; none of these packages needs torch
 if ! "$vpy" -c "import tokenizers, transformers, tokenization_scorer, google.protobuf" 2>/dev/null; then

@@ -12,11 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from preprocess.common import REPO, UserError
-
-#: the demo's data when the repository is checked out beside ../shared (recipes and the pipeline default to it;
-#: library code never does)
-SHARED_DATA = REPO.parent / "shared" / "data"
+from preprocess.common import REPO, SHARED_DATA, UserError  # noqa: F401  (SHARED_DATA: the recipes' default data)
 
 
 def plugins_dir() -> str:
