@@ -143,6 +143,15 @@ SLOW_TESTS = {
     # data preparation from the shared copies
     "test_recipes_data.py::test_prepare_multi30k_from_local_copy",
     "test_recipes_data.py::test_prepare_wmt14_from_local_copy",
+    # against the real two-node SLURM (jobs wait for the scheduler; make test runs them, CI requires them)
+    "test_slurm.py::test_requeued_job_resumes_and_the_launcher_reports_success",
+    "test_slurm.py::test_sharded_preprocessing_job_array_equals_local",
+    "test_slurm.py::test_two_nodes_one_rank_each_world_size_two",
+    "test_slurm.py::test_a_job_that_can_never_start_is_reported_with_slurms_reason",
+    "test_slurm.py::test_cluster_script_is_idempotent_and_restores_the_host",
+    # all of Multi30k binarised with Wordmap's defaults; a tiny model trained for the asymmetric-pair warning
+    "test_wordmap_fairseq.py::test_recipe_on_all_multi30k_defaults_and_no_unk",
+    "test_translate.py::test_fairseq_interactive_warns_on_an_asymmetric_pair",
 }
 
 
