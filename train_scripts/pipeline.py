@@ -120,6 +120,20 @@ def make_noise(args, raw: Path) -> dict:
     return stats
 
 
+def say(message: str) -> None:
+    """One status line on stderr in one ``write``: rows running side by side share the stream, and
+    ``tqdm.write`` writes the text and its newline separately, so two rows' lines ran together."""
+    line = message + "\n"
+    with tqdm.external_write_mode(file=sys.stderr):
+        sys.stderr.flush()
+        try:
+            fd = sys.stderr.fileno()
+        except (AttributeError, OSError):   # a stream without a descriptor (captured): one write call there
+            sys.stderr.write(line)
+            return
+        os.write(fd, line.encode("utf-8", "replace"))
+
+
 def _fingerprint(key) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -228,16 +242,16 @@ class Stages:
             if saved.get("fingerprint") == fingerprint:
                 if not quiet:
                     self.skipped.append(name)
-                    tqdm.write(f"[skip] {name} (done with the same options)", file=sys.stderr)
+                    say(f"[skip] {name} (done with the same options)")
                 return saved["result"]
-            tqdm.write(f"[rerun] {name}: its options or inputs changed", file=sys.stderr)
+            say(f"[rerun] {name}: its options or inputs changed")
         for p in outputs:  # an interrupted or outdated stage restarts cleanly
             p = Path(p)
             if p.is_dir():
                 shutil.rmtree(p)
             elif p.exists():
                 p.unlink()
-        tqdm.write(f"[run ] {name}", file=sys.stderr)
+        say(f"[run ] {name}")
         t0 = time.time()
         try:
             result = fn()
@@ -425,8 +439,8 @@ class RowRun:
                 quarter = 4 * bar.n // max(1, a.max_update)
                 if beside and quarter > told[0]:
                     told[0] = quarter
-                    tqdm.write(f"[....] {self.row.name}/train: {bar.n}/{a.max_update} updates "
-                               f"({time.time() - t0:.0f} s)", file=sys.stderr)
+                    say(f"[....] {self.row.name}/train: {bar.n}/{a.max_update} updates "
+                        f"({time.time() - t0:.0f} s)")
 
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
@@ -460,8 +474,7 @@ class RowRun:
         updates = [int(p.stem.rsplit("_", 1)[1]) for p in self.ckpt.glob("checkpoint_*_*.pt")]
         n = min(self.args.average, max(1, len([u for u in updates if bound is None or u <= bound])))
         if n < self.args.average:
-            tqdm.write(f"note: {self.row.name}: only {n} checkpoints to average (asked for {self.args.average})",
-                       file=sys.stderr)
+            say(f"note: {self.row.name}: only {n} checkpoints to average (asked for {self.args.average})")
         self.runner.run(f"{self.row.name}/average", self.average_command(best_update, n), self.logs / "average.log")
         return {"averaged": n, "averaged_requested": self.args.average}
 
