@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real GPU run of the recipes on a lent machine (not part of the tests): installs from carried wheels
-# (.device-carry: the wheels of scripts/device_build_wheels.sh's list, fairseq-fixed's sdist, Multi30k and NLTK
+# (.device-carry, filled by scripts/device_carry.sh: Python 3.12 wheels, fairseq-fixed's sdist, Multi30k and NLTK
 # data copied there for the transfer only), then binarize -> train_transformer_big.sh on 1 GPU (fp16) ->
 # average -> evaluate on the full Multi30k En-De, and a RoBERTa pretraining smoke run with --mask-whole-words.
 # Usage on the device: bash scripts/device_check.sh UPDATES [demo]   (logs and scores under $OUT); with "demo",
@@ -8,10 +8,10 @@
 set -euo pipefail
 trap 'echo "device_check failed at line $LINENO" >&2' ERR
 updates=${1:-1500}
+every=$(( updates / 4 ))   # four update checkpoints, the last three averaged
 carry=.device-carry
 t0=$(date +%s)
-python3 -m pip install -q --no-index --find-links "$carry" --no-deps "$carry"/*.whl \
-    "$carry"/antlr4-python3-runtime-4.9.3.tar.gz >/dev/null 2>&1
+python3 -m pip install -q --no-index --find-links "$carry" --no-deps "$carry"/*.whl >/dev/null 2>&1
 python3 -c "import fairseq" 2>/dev/null || env -u CUDA_HOME MAX_JOBS=16 python3 -m pip install -q --no-deps \
     --no-build-isolation "$carry"/fairseq_fixed-0.12.3.1.tar.gz > "$OUT/fairseq-build.log" 2>&1
 # the project itself runs from the checkout (PYTHONPATH), as the Makefile does
@@ -38,8 +38,8 @@ bash train_scripts/train_transformer_big.sh --data work-gpu/spaces --save-dir wo
     > "$OUT/transformer-big-dry-run.txt"
 bash train_scripts/train_transformer_big.sh --data work-gpu/spaces --save-dir work-gpu/ckpt --gpus 1 \
     --arch transformer --encoder-layers 3 --decoder-layers 3 --dropout 0.3 --max-tokens 8192 --update-freq 1 \
-    --max-update "$updates" --lr 0.001 --warmup-updates 500 --validate-interval-updates 500 \
-    --save-interval-updates 500 --keep-interval-updates 3 --no-epoch-checkpoints --patience -1 \
+    --max-update "$updates" --lr 0.001 --warmup-updates $(( updates / 3 )) --validate-interval-updates $every \
+    --save-interval-updates $every --keep-interval-updates 3 --no-epoch-checkpoints --patience -1 \
     --log-interval 100 --num-workers 2 > "$OUT/train.log" 2>&1 || { tail -30 "$OUT/train.log"; exit 1; }
 echo "train ($updates updates): $(( $(date +%s) - t )) s"; grep -o '"train_wps": "[0-9.]*"' "$OUT/train.log" | tail -1
 cp work-gpu/ckpt/valid_log.jsonl "$OUT/" || true
