@@ -213,3 +213,27 @@ def test_leftover_marks_cover_every_bite_symbol(tmp_path, single_char):
     assert hyps_with_token_marks([*clean, "ein\u2581Hund"], scheme) == 1
     baseline = make_scheme({"scheme": "sentencepiece"}, ("en", "de"), str(tmp_path))
     assert hyps_with_token_marks(["ein [JJR] Hund", "ein\u2581Hund", "zwei"], baseline) == 1
+
+
+def test_status_lines_of_rows_side_by_side_never_run_together(tmp_path):
+    """Rows side by side share one stderr: each status line is one write (``tqdm.write`` wrote the text and its
+    newline in two, so two rows' ``[run ]`` lines ran together and CI's stage parsing failed)."""
+    import subprocess
+    import sys
+    import time
+
+    from preprocess.common import REPO
+
+    # the writers start together (at a time given to all), so their lines overlap in time
+    writer = ("import sys, time\nfrom train_scripts.pipeline import say\n"
+              "time.sleep(max(0.0, float(sys.argv[2]) - time.time()))\n"
+              "for i in range(2000):\n    say(f'[run ] row{sys.argv[1]}/stage{i}')\n")
+    err = tmp_path / "stderr.txt"
+    start = str(time.time() + 4.0)
+    with open(err, "wb") as fh:
+        procs = [subprocess.Popen([sys.executable, "-c", writer, str(k), start], stderr=fh, cwd=REPO)
+                 for k in range(3)]
+        assert all(p.wait() == 0 for p in procs)
+    lines = err.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 6000
+    assert all(re.fullmatch(r"\[run \] row[012]/stage\d+", line) for line in lines)
