@@ -444,9 +444,8 @@ class NltkTagger:
         scores = np.add.reduce(self._W.take(rows, axis=0), axis=0)
         return len(scores) - 1 - int(scores[::-1].argmax())   # last maximum = largest label among ties
 
-    def _tag_flat(self, batch: List[List[str]], kernel) -> List[List[str]]:
-        """Tag sentences with the compiled loop of :mod:`preprocess.perceptron_fast` (NLTK's sums, in NLTK's
-        order), which reads the feature rows of each word from the word tables."""
+    def _word_ids(self, batch: List[List[str]]) -> tuple[List[str], List[int]]:
+        """The words of ``batch`` in order and their rows in the word tables (new words' rows added first)."""
         raw_id = self._raw_id
         words = list(itertools.chain.from_iterable(batch))
         ids = list(map(raw_id.get, words))
@@ -454,6 +453,12 @@ class NltkTagger:
             self._add_words(list(dict.fromkeys(w for w, i in zip(words, ids) if i is None)))
             ids = list(map(raw_id.__getitem__, words))
         self._sync()
+        return words, ids
+
+    def _tag_flat(self, batch: List[List[str]], kernel) -> List[List[str]]:
+        """Tag sentences with the compiled loop of :mod:`preprocess.perceptron_fast` (NLTK's sums, in NLTK's
+        order), which reads the feature rows of each word from the word tables."""
+        words, ids = self._word_ids(batch)
         len_list = [len(s) for s in batch]
         n, B = len(words), len(batch)
         starts = np.zeros(B + 1, dtype=np.int64)
@@ -486,13 +491,7 @@ class NltkTagger:
             return [self.reference_tag(s) for s in batch]
         if self._kernel is not None:
             return self._tag_flat(batch, self._kernel)
-        raw_id = self._raw_id
-        words = list(itertools.chain.from_iterable(batch))
-        ids = list(map(raw_id.get, words))
-        if None in ids:   # new words: their rows
-            self._add_words(list(dict.fromkeys(w for w, i in zip(words, ids) if i is None)))
-            ids = list(map(raw_id.__getitem__, words))
-        self._sync()
+        words, ids = self._word_ids(batch)
         RW, NW = self._RW, self._NW
         len_list = [len(s) for s in batch]
         B, L = len(batch), len_list[0]
