@@ -152,6 +152,9 @@ SLOW_TESTS = {
     # all of Multi30k binarised with Wordmap's defaults; a tiny model trained for the asymmetric-pair warning
     "test_wordmap_fairseq.py::test_recipe_on_all_multi30k_defaults_and_no_unk",
     "test_translate.py::test_fairseq_interactive_warns_on_an_asymmetric_pair",
+    # whole-command runs over every scheme or a paper table (8-10 s each on an idle 2-core machine)
+    "test_intrinsic.py::test_command_prints_renyi_efficiency_for_every_scheme",
+    "test_flota.py::test_evaluate_cli_reproduces_table3",
 }
 
 
