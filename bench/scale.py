@@ -143,14 +143,16 @@ def per_core(pairs: dict, src: str, one_line: str, n_words: int, tmp: str, round
     ``pairs`` (name -> scheme arguments) on ``src`` (``n_words`` words), measured in interleaved rounds (every
     round runs every entry back to back, so all see the same machine): CPU time of the whole command minus that
     of the same command on the one-line input ``one_line`` (start-up: imports, models, tagger), per round.
-    Returns name -> (words/s from the least CPU time of each command over the rounds, [per-round words/s]).
+    Returns name -> (words/s from the least CPU time of each command over the rounds, [per-round words/s],
+    [per-round words/s of the encoding phase measured in-process, :func:`encode_cpu`]).
 
     A command's CPU time can only be inflated by what else runs (caches, frequency), never deflated, so the least
     over rounds of the whole run and, separately, of the start-up is the estimate least disturbed (``timeit``'s
-    reasoning); the per-round figures keep the spread visible (see :func:`ratio` and :func:`best_ratio`)."""
+    reasoning); the per-round figures keep the spread visible (see :func:`best_ratio` and :func:`inproc_ratio`)."""
     rates: dict = {name: [] for name in pairs}
     fulls: dict = {name: [] for name in pairs}
     starts: dict = {name: [] for name in pairs}
+    inproc: dict = {name: [] for name in pairs}
     for r in range(rounds):
         for name, scheme_args in pairs.items():
             cmd = [sys.executable, "-m", "preprocess.encode", *scheme_args, "--workers", "1", "--quiet"]
@@ -159,19 +161,28 @@ def per_core(pairs: dict, src: str, one_line: str, n_words: int, tmp: str, round
             fulls[name].append(full)
             starts[name].append(start)
             rates[name].append(n_words / max(full - start, 1e-9))
-    return {name: (n_words / max(min(fulls[name]) - min(starts[name]), 1e-9), v) for name, v in rates.items()}
+            inproc[name].append(n_words / max(encode_cpu(scheme_args, src), 1e-9))
+    return {name: (n_words / max(min(fulls[name]) - min(starts[name]), 1e-9), v, inproc[name])
+            for name, v in rates.items()}
+
+
+def encode_cpu(scheme_args: list, src: str) -> float:
+    """CPU seconds of the encoding phase alone, measured inside a fresh process (``bench/encode_cpu.py``)."""
+    out = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "encode_cpu.py"),
+                          src, *scheme_args], env=env(), cwd=REPO, check=True, capture_output=True, text=True)
+    return float(out.stdout.split()[0])
+
+
+def inproc_ratio(result: dict, name: str, base: str) -> tuple:
+    """Median and range over rounds of words/s(name) / words/s(base), encoding phase measured in-process."""
+    import statistics
+    rs = sorted(a / b for a, b in zip(result[name][2], result[base][2]))
+    return statistics.median(rs), rs[0], rs[-1]
 
 
 def best_ratio(result: dict, name: str, base: str) -> float:
     """words/s(name) / words/s(base), each from its least CPU times over the rounds (see :func:`per_core`)."""
     return result[name][0] / result[base][0]
-
-
-def ratio(result: dict, name: str, base: str) -> tuple:
-    """Median and range over rounds of the per-round ratio words/s(name) / words/s(base)."""
-    import statistics
-    rs = sorted(a / b for a, b in zip(result[name][1], result[base][1]))
-    return statistics.median(rs), rs[0], rs[-1]
 
 
 def peak_rss(args: list) -> tuple[float, dict]:

@@ -1,0 +1,35 @@
+"""CPU seconds of one scheme's encoding phase, measured inside the process: the encoder is built from
+``preprocess.encode``'s own options (``--scheme S ...``), the input read into memory, and then only the calls to
+``encode_lines`` over chunks of ``--chunk-size`` lines (what a ``preprocess.encode`` worker does) are timed with
+``time.process_time``.  No start-up is subtracted, so the figure does not carry the start-up's run-to-run noise;
+reading and writing (the same for every scheme) are left out.  Prints ``seconds lines``.
+
+    python bench/encode_cpu.py INPUT --scheme spaces --model m.model --spaces keep
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script: the checkout
+from preprocess import encode  # noqa: E402
+from preprocess.common import read_lines  # noqa: E402
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    src, scheme_args = argv[0], argv[1:]
+    args = encode.parse_args([*scheme_args, "--inputs", src, "--outputs", os.devnull])
+    encoder = encode.scheme_module(args.scheme).make_encoder(args)
+    lines = list(read_lines(src))
+    size = args.chunk_size
+    t0 = time.process_time()
+    for i in range(0, len(lines), size):
+        encoder.encode_lines(lines[i:i + size])
+    print(f"{time.process_time() - t0:.6f} {len(lines)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
