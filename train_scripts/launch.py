@@ -170,6 +170,10 @@ def _task_outcomes(job) -> list:
     return outcomes
 
 
+#: seconds a final state must last (seen again on a later poll) before a job counts as ended
+CONFIRM_FINAL_S = 5.0
+
+
 def wait_slurm(jobs: list, what: str, poll_s: float = 2.0, max_poll_s: float = 15.0) -> list:
     """Follow ``jobs`` in SLURM until each has reached a final state, then read their results.
 
@@ -181,6 +185,7 @@ def wait_slurm(jobs: list, what: str, poll_s: float = 2.0, max_poll_s: float = 1
     seen_state: dict = {}
     last_seen = {job_id: time.time() for job_id in by_id}
     final: dict = {}
+    ending: dict = {}   # job id -> (final state, when first seen), until a later poll confirms it
     start = time.time()
     while len(final) < len(by_id):
         waiting = [j for j in by_id if j not in final]
@@ -207,8 +212,16 @@ def wait_slurm(jobs: list, what: str, poll_s: float = 2.0, max_poll_s: float = 1
                                 f"that `sinfo -N -l` shows (--cpus-per-task, --mem-gb, --gpus-per-node, --time, "
                                 f"--partition)")
             if state in FINAL_STATES:
-                final[job_id] = state
-            elif not state:
+                # concluded only when a later poll, CONFIRM_FINAL_S on, still says so: once, the requeue test's
+                # launcher read FAILED for a job that submitit was requeueing itself (SIGUSR2), then gave up on it
+                first = ending.setdefault(job_id, (state, time.time()))
+                if first[0] != state:
+                    ending[job_id] = (state, time.time())
+                elif time.time() - first[1] >= CONFIRM_FINAL_S:
+                    final[job_id] = state
+                continue
+            ending.pop(job_id, None)
+            if not state:
                 outcomes = _task_outcomes(job)
                 if all(outcomes) or time.time() - last_seen[job_id] > 60:
                     final[job_id] = "UNKNOWN"
