@@ -143,13 +143,12 @@ def per_core(pairs: dict, src: str, one_line: str, n_words: int, tmp: str, round
     ``pairs`` (name -> scheme arguments) on ``src`` (``n_words`` words), measured in interleaved rounds (every
     round runs every entry back to back, so all see the same machine): CPU time of the whole command minus that
     of the same command on the one-line input ``one_line`` (start-up: imports, models, tagger), per round.
-    Returns name -> (words/s from the least CPU time of each command over the rounds, [per-round words/s],
+    Returns name -> (words/s from the least CPU time of each command over the rounds,
     [per-round words/s of the encoding phase measured in-process, :func:`encode_cpu`]).
 
     A command's CPU time can only be inflated by what else runs (caches, frequency), never deflated, so the least
     over rounds of the whole run and, separately, of the start-up is the estimate least disturbed (``timeit``'s
     reasoning); the per-round figures keep the spread visible (see :func:`best_ratio` and :func:`inproc_ratio`)."""
-    rates: dict = {name: [] for name in pairs}
     fulls: dict = {name: [] for name in pairs}
     starts: dict = {name: [] for name in pairs}
     inproc: dict = {name: [] for name in pairs}
@@ -160,10 +159,8 @@ def per_core(pairs: dict, src: str, one_line: str, n_words: int, tmp: str, round
             start = child_cpu([*cmd, "--inputs", one_line, "--outputs", os.path.join(tmp, f"pc.{name}.1.out")])
             fulls[name].append(full)
             starts[name].append(start)
-            rates[name].append(n_words / max(full - start, 1e-9))
             inproc[name].append(n_words / max(encode_cpu(scheme_args, src), 1e-9))
-    return {name: (n_words / max(min(fulls[name]) - min(starts[name]), 1e-9), v, inproc[name])
-            for name, v in rates.items()}
+    return {name: (n_words / max(min(fulls[name]) - min(starts[name]), 1e-9), inproc[name]) for name in pairs}
 
 
 def encode_cpu(scheme_args: list, src: str) -> float:
@@ -176,7 +173,7 @@ def encode_cpu(scheme_args: list, src: str) -> float:
 def inproc_ratio(result: dict, name: str, base: str) -> tuple:
     """Median and range over rounds of words/s(name) / words/s(base), encoding phase measured in-process."""
     import statistics
-    rs = sorted(a / b for a, b in zip(result[name][2], result[base][2]))
+    rs = sorted(a / b for a, b in zip(result[name][1], result[base][1]))
     return statistics.median(rs), rs[0], rs[-1]
 
 
