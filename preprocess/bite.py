@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import re
 import string
 import unicodedata
@@ -394,10 +395,15 @@ class BiteTokenizer:
         self.pretokenizer = pretokenizer
         self.single_char = bool(single_char)
         self.tagger = get_tagger(tagger) if tagger is not None else None
+        if self.tagger is not None:   # an encoder: lemminflect's tables loaded now, with the tagger's model
+            _lemminflect()
         self._moses_tok = None
         if pretokenizer == "moses":
             from sacremoses import MosesTokenizer
             self._moses_tok = MosesTokenizer(lang="en")
+            #: the words a sentence-final period stays on (sacremoses: a nonbreaking prefix, not a numeric-only one)
+            self._period_stays = frozenset(self._moses_tok.NONBREAKING_PREFIXES) - \
+                frozenset(self._moses_tok.NUMERIC_ONLY_PREFIXES)
         self._symbols = dict(zip(INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS if single_char else INFLECTION_SYMBOLS))
         #: PTB tag -> symbol, for the tags whose words BITE splits (Algorithm 1: universal tag NOUN, VERB or ADJ, not a
         #: base tag); RBR and RBS have symbols but are adverbs
@@ -425,29 +431,27 @@ class BiteTokenizer:
         # escape=False: no XML entities (&amp; ...), characters stay as in the input
         return [t for t in self._moses_tok.tokenize(text, escape=False) if t], False
 
+    def _split_lines(self, texts: Sequence[str]) -> List[Tuple[List[str], bool]]:
+        """:meth:`_split` of each text (the plain-sentence test inline: most lines take the fast path)."""
+        if self.pretokenizer != "moses":
+            return list(map(self._split, texts))
+        chars, sentence, plain, split = _PLAIN_CHARS.fullmatch, _PLAIN_SENTENCE.fullmatch, self._moses_plain, self._split
+        return [plain(t) if t and chars(t) is not None and (("'" not in t and "-" not in t) or sentence(t) is not None)
+                else split(t) for t in texts]
+
     def _moses_plain(self, text: str) -> Tuple[List[str], bool]:
         """sacremoses' tokenisation of a sentence that matches ``_PLAIN_SENTENCE``, and whether the default rule
         spaces its words as the text does (not after a split-off ``'t`` of ``don't``, say, which needs a mark)."""
-        words = text.replace(",", " ,").split() if "," in text else text.split()
+        if "," in text:
+            text = text.replace(",", " ,")
         apostrophe = "'" in text
-        if apostrophe:   # (after the comma, before the final period: sacremoses' order)
-            split = []
-            for w in words:
-                i = w.find("'")
-                if i < 0:
-                    split.append(w)
-                else:
-                    split += (w[:i], w[i:])
-            words = split
+        if apostrophe:   # (after the comma, before the final period: sacremoses' order; a plain word has at most
+            text = text.replace("'", " '")   # one apostrophe, between two letters, and it starts a token)
+        words = text.split()
         last = words[-1]
         mark = last[-1]
-        if mark in "!?":
+        if mark in "!?" or (mark == "." and last[:-1] not in self._period_stays):
             words[-1:] = [last[:-1], mark]
-        elif mark == ".":
-            prefix = last[:-1]
-            moses = self._moses_tok
-            if prefix not in moses.NONBREAKING_PREFIXES or prefix in moses.NUMERIC_ONLY_PREFIXES:
-                words[-1:] = [prefix, mark]
         return words, not apostrophe or all(_category(w) == 1 for w in words if w[0] == "'")
 
     def _encode_word(self, word: str, ptb: str) -> Tuple[str, ...]:
@@ -543,11 +547,21 @@ class BiteTokenizer:
         # (printable ASCII holds no line break and nothing Moses deletes: only the spaces to normalise)
         texts = [(" ".join(l.split()) if "  " in l or l[:1] == " " or l[-1:] == " " else l)
                  if l.isascii() and l.isprintable() else spaced(flatten_line(l)) for l in lines]
-        splits = list(map(self._split, texts))
-        tags = self.tagger.tag_sents([w for w, _ in splits])
-        bite_text, tokenize_words = self._bite_text, self._tokenize_words
-        return [(bite_text(w, g) if w else "") if d else " ".join(tokenize_words(t, w, g, d))
-                for t, (w, d), g in zip(texts, splits, tags)]
+        splits = self._split_lines(texts)
+        sentences = [w for w, _ in splits]
+        # the chunk's words at once: their tags, and the BITE text of each (word, tag) (cached), in one list
+        words = list(itertools.chain.from_iterable(sentences))
+        tags = self.tagger.tag_words(sentences)
+        pieces = list(map(self._word_cache.get, zip(words, tags)))
+        if None in pieces:
+            enc = self._word_text
+            pieces = [x if x is not None else enc(w, t) for x, w, t in zip(pieces, words, tags)]
+        out, pos, join = [], 0, " ".join
+        for t, (w, d) in zip(texts, splits):
+            end = pos + len(w)
+            out.append(join(pieces[pos:end]) if d else join(self._tokenize_words(t, w, tags[pos:end], d)))
+            pos = end
+        return out
 
     # ---- decoding -------------------------------------------------------------------------------------------
     def inflect(self, base: str, tag: str) -> str:

@@ -1,9 +1,9 @@
 # cython: boundscheck=False, wraparound=False, initializedcheck=False
 """NLTK's averaged-perceptron predictions for a batch of sentences, compiled with Cython (setup.py's ``COMPILED``).
 
-:class:`PerceptronBatch` is the inner loop of :meth:`preprocess.taggers.NltkTagger._tag_batch`: for every position
-the tag dictionary leaves open, the 14 feature rows of ``PerceptronTagger._get_features`` are added one after the
-other, class by class, into scores that start at 0.0, exactly as ``AveragedPerceptron.predict`` adds each
+:class:`PerceptronBatch` is the inner loop of :meth:`preprocess.taggers.NltkTagger._tag_flat` (``tag_words``): for
+every position the tag dictionary leaves open, the 14 feature rows of ``PerceptronTagger._get_features`` are added
+one after the other, class by class, into scores that start at 0.0, exactly as ``AveragedPerceptron.predict`` adds each
 feature's weights into its ``defaultdict(float)`` (a class a feature has no weight for gets 0.0 added, which changes
 no sum), and the best class is the last one with the highest score (NLTK's ``max`` over ``(score, label)`` with the
 labels sorted); the previous two tags are the ones just predicted.  So the tags are NLTK's, on the same floats.

@@ -339,13 +339,17 @@ class NltkTagger:
 
     def tag_sents(self, sentences: Sequence[Sequence[str]]) -> List[List[str]]:
         sentences = [list(s) for s in sentences]
+        if self._kernel is not None and len(sentences) >= self.SMALL_BATCH:
+            tags, pos = self.tag_words(sentences), 0
+            out = []
+            for s in sentences:
+                out.append(tags[pos:pos + len(s)])
+                pos += len(s)
+            return out
         if len(self._raw_id) > 2_000_000:   # bound memory on huge corpora
             self._reset_vocab()
         if len(sentences) < self.SMALL_BATCH:   # fairseq's encode, one sentence per call
             return [self._tag_one(s) if s else [] for s in sentences]
-        if self._kernel is not None:   # (the compiled loop needs no padding: the sentences as they come)
-            return [tags for k in range(0, len(sentences), self.batch_size)
-                    for tags in self._tag_batch(sentences[k:k + self.batch_size])]
         out: List[List[str]] = [[] for _ in sentences]
         order = sorted((i for i, s in enumerate(sentences) if s), key=lambda i: -len(sentences[i]))
         # batches of at most batch_size sentences and about max_cells padded positions (the first sentence of a
@@ -359,6 +363,22 @@ class NltkTagger:
             for i, tags in zip(idx, self._tag_batch([sentences[i] for i in idx])):
                 out[i] = tags
             start += n
+        return out
+
+    def tag_words(self, sentences: Sequence[Sequence[str]]) -> List[str]:
+        """The tags of all the sentences' words in one list (:meth:`tag_sents`, concatenated): what a caller that
+        works on the words of a whole chunk at once needs, without a list per sentence."""
+        if self._kernel is None or len(sentences) < self.SMALL_BATCH:
+            return list(itertools.chain.from_iterable(self.tag_sents(sentences)))
+        if len(self._raw_id) > 2_000_000:   # bound memory on huge corpora
+            self._reset_vocab()
+        out: List[str] = []
+        for k in range(0, len(sentences), self.batch_size):   # (the compiled loop needs no padding)
+            batch = [list(s) for s in sentences[k:k + self.batch_size]]
+            if any(" " in "".join(s) for s in batch):   # feature strings would be ambiguous: let NLTK do it
+                out.extend(itertools.chain.from_iterable(map(self.reference_tag, batch)))
+            else:
+                out.extend(self._tag_flat(batch, self._kernel))
         return out
 
     #: fewer sentences than this are tagged one by one (numpy's per-call cost only pays off across a batch)
@@ -455,9 +475,9 @@ class NltkTagger:
         self._sync()
         return words, ids
 
-    def _tag_flat(self, batch: List[List[str]], kernel) -> List[List[str]]:
+    def _tag_flat(self, batch: List[List[str]], kernel) -> List[str]:
         """Tag sentences with the compiled loop of :mod:`preprocess.perceptron_fast` (NLTK's sums, in NLTK's
-        order), which reads the feature rows of each word from the word tables."""
+        order), which reads the feature rows of each word from the word tables; the tags of all words, in order."""
         words, ids = self._word_ids(batch)
         len_list = [len(s) for s in batch]
         n, B = len(words), len(batch)
@@ -475,8 +495,7 @@ class NltkTagger:
         tagid = self._tagid
         kernel(self._W, ida, self._RW, self._NW, ctx, starts, self._bias, self._A1, self._A2, self._A3, self._TWc,
                tagid[self._start[0]], tagid[self._start[1]], out)
-        tags = list(map(self._tagvocab.__getitem__, out.tolist()))
-        return [tags[a:b] for a, b in zip(starts[:-1].tolist(), starts[1:].tolist())]
+        return list(map(self._tagvocab.__getitem__, out.tolist()))
 
     def _tag_batch(self, batch: List[List[str]]) -> List[List[str]]:
         """Tag sentences (numpy: sorted by decreasing length, none empty).
@@ -489,8 +508,6 @@ class NltkTagger:
         (near ties) is predicted in NLTK's order by :meth:`_predict`."""
         if any(" " in "".join(s) for s in batch):   # feature strings would be ambiguous: let NLTK do it
             return [self.reference_tag(s) for s in batch]
-        if self._kernel is not None:
-            return self._tag_flat(batch, self._kernel)
         words, ids = self._word_ids(batch)
         RW, NW = self._RW, self._NW
         len_list = [len(s) for s in batch]
@@ -613,6 +630,10 @@ class HantaTagger:
 
     def tag_sents(self, sentences: Sequence[Sequence[str]]) -> List[List[str]]:
         return [self.tag(s) for s in sentences]
+
+    def tag_words(self, sentences: Sequence[Sequence[str]]) -> List[str]:
+        """The tags of all the sentences' words in one list (see ``NltkTagger.tag_words``)."""
+        return list(itertools.chain.from_iterable(map(self.tag, sentences)))
 
 
 _TAGGERS: Dict[str, object] = {}

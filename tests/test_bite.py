@@ -118,6 +118,11 @@ def test_batched_tagger_equals_nltk(shared_path, moses, loop):
     assert tagger.tag_sents(sents) == [tagger.reference_tag(s) for s in sents]
     tagger.batch_size = 7   # several batches, one ending in an empty sentence
     assert tagger.tag_sents(sents[-40:]) == [tagger.reference_tag(s) for s in sents[-40:]]
+    # tag_words (what BITE's encode_lines reads): the same tags in one list, a word with a space (NLTK tags that
+    # batch) and fewer sentences than a batch included
+    odd = sents[-40:-20] + [["a b", "c"]] + sents[-20:]
+    for part in (odd, odd[:3]):
+        assert tagger.tag_words(part) == [t for s in part for t in tagger.reference_tag(s)]
 
 
 def test_batched_tagger_near_ties_take_nltks_order(shared_path, moses):
@@ -323,6 +328,8 @@ def test_hanta_tagger_maps_claws_to_ptb():
     assert c5_to_ptb("AJS") == "JJS" and c5_to_ptb("VHZ") == "VBZ" and c5_to_ptb("AJ0-NN1") == "JJ"
     tags = HantaTagger().tag("The dogs were running to bigger houses".split())
     assert tags[1] == "NNS" and tags[2] == "VBD" and tags[3] == "VBG" and tags[5] == "JJR" and tags[6] == "NNS"
+    sents = [["The", "dogs", "ran"], [], ["Bigger", "houses", "."]]
+    assert HantaTagger().tag_words(sents) == [t for s in sents for t in HantaTagger().tag(s)]
 
 
 def test_hanta_failure_is_counted_and_reported():
