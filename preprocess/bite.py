@@ -536,7 +536,7 @@ class BiteTokenizer:
 
     def tokenize_batch(self, sentences: Sequence[str]) -> List[List[str]]:
         texts = [self._spaced(s) for s in sentences]
-        splits = [self._split(t) for t in texts]
+        splits = self._split_lines(texts)
         tags = self.tagger.tag_sents([w for w, _ in splits])
         return [self._tokenize_words(t, w, g, d) for t, (w, d), g in zip(texts, splits, tags)]
 
