@@ -65,6 +65,7 @@ literal ``▁`` (U+2581) in the input reads back as a space, exactly as with Sen
 from __future__ import annotations
 
 import argparse
+import bisect
 import functools
 import math
 import os
@@ -604,16 +605,25 @@ def is_verb_tag(tag: str) -> bool:
 
 
 def _tag_token_list(words: list[str]) -> list[str]:
-    """``_TAG_TOKEN_RE.findall(line)`` for ``words = line.split()``: no token crosses white space (the same for
-    ``str.split`` and the regex), and a word of letters only (``str.isalpha``: every such character is in
-    ``[^\\W\\d_]``) is one token."""
+    """``_TAG_TOKEN_RE.findall(line)`` for ``words = line.split()`` (see :func:`_tag_tokens_by_word`)."""
+    return _tag_tokens_by_word(words)[0]
+
+
+def _tag_tokens_by_word(words: list[str]) -> tuple[list[str], list[int]]:
+    """``_TAG_TOKEN_RE.findall(line)`` for ``words = line.split()``, and the index of each word's first token
+    (one more entry at the end: the number of tokens).  No token crosses white space (the same for ``str.split``
+    and the regex), so the tokens of one word spell it; a word of letters only (``str.isalpha``: every such
+    character is in ``[^\W\d_]``) is one token."""
     tokens: list[str] = []
+    starts: list[int] = []
     for w in words:
+        starts.append(len(tokens))
         if w.isalpha():
             tokens.append(w)
         else:
             tokens += _TAG_TOKEN_RE.findall(w)
-    return tokens
+    starts.append(len(tokens))
+    return tokens, starts
 
 
 class _VerbTags(dict):
@@ -741,6 +751,7 @@ class WordmapTokenizer:
         # the base model's pieces of one word, remembered (bounded): a word is encoded the same way every time
         self._spm_cached = functools.lru_cache(maxsize=SPM_CACHE_SIZE)(self._spm_uncached)
         self._verb_tags = _VerbTags()
+        self._verb_pieces: dict[str, tuple] = {}   # see _whole_verb
 
     def counters(self) -> dict[str, int]:
         """Fallbacks so far (preprocess.encode prints them as ``note:`` lines)."""
@@ -780,29 +791,25 @@ class WordmapTokenizer:
     def verb_spans(self, line: str) -> list[tuple[int, int]]:
         return self._verb_spans(line, _tag_token_list(line.split()))
 
-    def _verb_spans(self, line: str, tokens: list[str]) -> list[tuple[int, int]]:
-        """(start, end) in ``line`` of the verbs among ``tokens``, the HanTa tokens of ``line`` in order
-        (``_TAG_TOKEN_RE.findall(line)``: every character that is not white space is in exactly one of them, so the
-        k-th token starts at its first occurrence after the end of token k - 1, and a token that occurs once in the
-        line starts where it occurs)."""
+    def _verbs(self, tokens: list[str]) -> list[int]:
+        """The indices of the verbs among ``tokens`` (HanTa's tags; a verb is a letter string of two or more)."""
         if not tokens:
             return []
         tags = tag_tokens(tokens, self.tagger, on_untagged=self._count_untagged)
         verb_tags = self._verb_tags
-        verbs = [k for k, tag in enumerate(tags) if verb_tags[tag] and tokens[k].isalpha() and len(tokens[k]) > 1]
-        if not verbs:
-            return []
+        return [k for k, tag in enumerate(tags) if verb_tags[tag] and tokens[k].isalpha() and len(tokens[k]) > 1]
+
+    def _verb_spans(self, line: str, tokens: list[str]) -> list[tuple[int, int]]:
+        """(start, end) in ``line`` of the verbs among ``tokens``, the HanTa tokens of ``line`` in order
+        (``_TAG_TOKEN_RE.findall(line)``: every character that is not white space is in exactly one of them, so the
+        k-th token starts at its first occurrence after the end of token k - 1)."""
         spans, pos, k = [], 0, 0
-        for v in verbs:
-            tok = tokens[v]
-            if line.count(tok) == 1:
-                start = line.find(tok)
-            else:
-                while k < v:
-                    pos = line.find(tokens[k], pos) + len(tokens[k])
-                    k += 1
-                start = line.find(tok, pos)
-            spans.append((start, start + len(tok)))
+        for v in self._verbs(tokens):
+            while k < v:
+                pos = line.find(tokens[k], pos) + len(tokens[k])
+                k += 1
+            start = line.find(tokens[v], pos)
+            spans.append((start, start + len(tokens[v])))
         return spans
 
     def encode_line(self, line: str) -> str:
@@ -813,31 +820,34 @@ class WordmapTokenizer:
         words = line.split()   # the same white space as the \S+ of the tokens and of the pieces below
         if not words:
             return []
-        verbs = self._verb_spans(line, _tag_token_list(words))
+        tokens, starts = _tag_tokens_by_word(words)
+        verbs = self._verbs(tokens)
         out: list[str] = []
         spm = self._spm_cached
         done = 0   # words[:done] are encoded
         vi, nv = 0, len(verbs)
         while vi < nv:
-            vs = verbs[vi][0]
-            # the word holding the verb: the words that start before it, and its start (white space before it)
-            before = line[:vs].split()
-            a = vs
-            if a > 0 and not line[a - 1].isspace():
-                wi = len(before) - 1
-                a -= len(before[-1])
-            else:
-                wi = len(before)
-            b = a + len(words[wi])
+            first = verbs[vi]
+            wi = bisect.bisect_right(starts, first) - 1   # the word holding the verb (every word has a token)
+            end = starts[wi + 1]
             j = vi + 1
-            while j < nv and verbs[j][0] < b:   # every verb lies inside one word
+            while j < nv and verbs[j] < end:   # the other verbs of that word
                 j += 1
             for w in words[done:wi]:
                 pieces, fell_back = spm(w, True)
                 if fell_back:
                     self.character_fallbacks += 1
                 out += pieces
-            self._encode_word(line, a, b, verbs[vi:j], out)
+            word = words[wi]
+            if end - starts[wi] == 1:   # the word is the verb
+                out += self._whole_verb(word)
+            else:   # the verbs' places in the word: its tokens spell it
+                spans, pos, k = [], 0, starts[wi]
+                for v in verbs[vi:j]:
+                    pos += sum(map(len, tokens[k:v]))
+                    spans.append((pos, pos + len(tokens[v])))
+                    pos, k = spans[-1][1], v + 1
+                self._encode_word(word, 0, len(word), spans, out)
             done = wi + 1
             vi = j
         for w in words[done:]:
@@ -846,6 +856,24 @@ class WordmapTokenizer:
                 self.character_fallbacks += 1
             out += pieces
         return out
+
+    def _whole_verb(self, word: str) -> tuple[str, ...]:
+        """:meth:`_encode_word`'s pieces of a word that is one verb, remembered (bounded) with the fallbacks it
+        counts, which are counted again each time the word comes back."""
+        entry = self._verb_pieces.get(word)
+        if entry is None:
+            inventory, characters = self.inventory_fallbacks, self.character_fallbacks
+            out: list[str] = []
+            self._encode_word(word, 0, len(word), [(0, len(word))], out)
+            entry = (tuple(out), self.inventory_fallbacks - inventory, self.character_fallbacks - characters)
+            if len(self._verb_pieces) < SPM_CACHE_SIZE:
+                self._verb_pieces[word] = entry
+            return entry[0]
+        pieces, inventory, characters = entry
+        if inventory or characters:
+            self.inventory_fallbacks += inventory
+            self.character_fallbacks += characters
+        return pieces
 
     def _encode_word(self, line: str, a: int, b: int, inside: list[tuple[int, int]], out: list[str]) -> None:
         """The pieces of the word ``line[a:b]`` holding the verbs ``inside``: each verb by Wordmap, the rest of the

@@ -381,6 +381,15 @@ def test_inventory_keeps_verbs_inside_it(tokenizer):
         assert wm.decode_line(enc) == " ".join(src.split())
         assert all(p in spm_only for p in enc.split()), src
     assert narrow.inventory_fallbacks > 0 and again.inventory_fallbacks == 0
+    # a fallback is counted every time its verb comes back (the verb's pieces are remembered, not its count)
+    def count(encode_lines):
+        before = narrow.inventory_fallbacks
+        encode_lines()
+        return narrow.inventory_fallbacks - before
+    spaced = [" ".join(wm._tag_token_list(s.split())) for s in lines[300:600]]   # every verb a word of its own
+    src = next(s for s in spaced if count(lambda: narrow.encode_line(s)) > 0)
+    once = count(lambda: narrow.encode_line(src))
+    assert once > 0 and count(lambda: narrow.encode_lines([src, "Sie stehen.", src])) == 2 * once
 
 
 def test_segmenter_pieces_cover_lower_and_capitalised_verbs(tokenizer):
