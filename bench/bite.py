@@ -193,7 +193,7 @@ def vs_spaces(data: str, n_lines: int, rounds: int) -> None:
     (bench/scale.py's ``per_core``); the ratio is the median over rounds (issue 27: >= 0.30x with nltk,
     >= 0.10x with hanta)."""
     sys.path.insert(0, str(REPO / "bench"))
-    from scale import best_ratio, inproc_ratio, load, per_core
+    from scale import load, per_core, print_ratios
     lines = read_lines(data, n_lines)
     model = os.environ.get("SHARED_DATA", str(SHARED_DATA)) + "/space_models/unigram_prime.model"
     with tempfile.TemporaryDirectory() as tmp:
@@ -209,14 +209,7 @@ def vs_spaces(data: str, n_lines: int, rounds: int) -> None:
                  "bite-nltk": ["--scheme", "bite", "--tagger", "nltk"],
                  "bite-hanta": ["--scheme", "bite", "--tagger", "hanta"]}
         res = per_core(pairs, src, one, n_words, tmp, rounds)
-    print("| scheme | words per CPU second, encoding in-process (best round) | vs spaces, in-process: median "
-          "(range) | vs spaces, whole command: least CPU |")
-    print("| --- | ---: | ---: | ---: |")
-    print(f"| spaces (unigram_prime) | {max(res['spaces'][1]):,.0f} | 1 | 1 |")
-    for name in ("bite-nltk", "bite-hanta"):
-        med, lo, hi = inproc_ratio(res, name, "spaces")
-        print(f"| {name} | {max(res[name][1]):,.0f} | {med:.3f} ({lo:.3f}-{hi:.3f}) "
-              f"| {best_ratio(res, name, 'spaces'):.3f} |")
+    print_ratios(res, "spaces", "spaces (unigram_prime)", ["bite-nltk", "bite-hanta"])
     print(f"after: {load()}\n")
 
 

@@ -144,7 +144,8 @@ def per_core(pairs: dict, src: str, one_line: str, n_words: int, tmp: str, round
     round runs every entry back to back, so all see the same machine): CPU time of the whole command minus that
     of the same command on the one-line input ``one_line`` (start-up: imports, models, tagger), per round.
     Returns name -> (words/s from the least CPU time of each command over the rounds,
-    [per-round words/s of the encoding phase measured in-process, :func:`encode_cpu`]).
+    [per-round words/s of the encoding phase measured in-process, :func:`encode_cpu`],
+    [the same for a second pass over the same lines, every word type seen]).
 
     A command's CPU time can only be inflated by what else runs (caches, frequency), never deflated, so the least
     over rounds of the whole run and, separately, of the start-up is the estimate least disturbed (``timeit``'s
@@ -152,6 +153,7 @@ def per_core(pairs: dict, src: str, one_line: str, n_words: int, tmp: str, round
     fulls: dict = {name: [] for name in pairs}
     starts: dict = {name: [] for name in pairs}
     inproc: dict = {name: [] for name in pairs}
+    warm: dict = {name: [] for name in pairs}
     for r in range(rounds):
         for name, scheme_args in pairs.items():
             cmd = [sys.executable, "-m", "preprocess.encode", *scheme_args, "--workers", "1", "--quiet"]
@@ -159,22 +161,44 @@ def per_core(pairs: dict, src: str, one_line: str, n_words: int, tmp: str, round
             start = child_cpu([*cmd, "--inputs", one_line, "--outputs", os.path.join(tmp, f"pc.{name}.1.out")])
             fulls[name].append(full)
             starts[name].append(start)
-            inproc[name].append(n_words / max(encode_cpu(scheme_args, src), 1e-9))
-    return {name: (n_words / max(min(fulls[name]) - min(starts[name]), 1e-9), inproc[name]) for name in pairs}
+            first, second = encode_cpu(scheme_args, src)
+            inproc[name].append(n_words / max(first, 1e-9))
+            warm[name].append(n_words / max(second, 1e-9))
+    return {name: (n_words / max(min(fulls[name]) - min(starts[name]), 1e-9), inproc[name], warm[name])
+            for name in pairs}
 
 
-def encode_cpu(scheme_args: list, src: str) -> float:
-    """CPU seconds of the encoding phase alone, measured inside a fresh process (``bench/encode_cpu.py``)."""
+def encode_cpu(scheme_args: list, src: str) -> tuple[float, float]:
+    """CPU seconds of the encoding phase alone, measured inside a fresh process (``bench/encode_cpu.py``): the
+    first pass over ``src``, and a second pass with the same encoder."""
     out = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "encode_cpu.py"),
                           src, *scheme_args], env=env(), cwd=REPO, check=True, capture_output=True, text=True)
-    return float(out.stdout.split()[0])
+    first, _lines, second = out.stdout.split()
+    return float(first), float(second)
 
 
-def inproc_ratio(result: dict, name: str, base: str) -> tuple:
-    """Median and range over rounds of words/s(name) / words/s(base), encoding phase measured in-process."""
+def inproc_ratio(result: dict, name: str, base: str, second_pass: bool = False) -> tuple:
+    """Median and range over rounds of words/s(name) / words/s(base), encoding phase measured in-process (the
+    first pass, or with ``second_pass`` the second, every word type seen)."""
     import statistics
-    rs = sorted(a / b for a, b in zip(result[name][1], result[base][1]))
+    k = 2 if second_pass else 1
+    rs = sorted(a / b for a, b in zip(result[name][k], result[base][k]))
     return statistics.median(rs), rs[0], rs[-1]
+
+
+def print_ratios(result: dict, base: str, base_label: str, names: list) -> None:
+    """The table of :func:`per_core`'s result against ``base``: in-process words/s (best round), the in-process
+    ratio of the first pass (median, range) and of the second pass (every word type seen: what the per-word caches
+    give once a large corpus's frequent words are in them), and the whole command's least-CPU ratio."""
+    print("| scheme | words per CPU second, encoding in-process (best round) | vs spaces, in-process: median "
+          "(range) | vs spaces, in-process, second pass (every word seen) | vs spaces, whole command: least CPU |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    print(f"| {base_label} | {max(result[base][1]):,.0f} | 1 | 1 | 1 |")
+    for name in names:
+        med, lo, hi = inproc_ratio(result, name, base)
+        warm, wlo, whi = inproc_ratio(result, name, base, second_pass=True)
+        print(f"| {name} | {max(result[name][1]):,.0f} | {med:.3f} ({lo:.3f}-{hi:.3f}) | {warm:.3f} "
+              f"({wlo:.3f}-{whi:.3f}) | {best_ratio(result, name, base):.3f} |")
 
 
 def best_ratio(result: dict, name: str, base: str) -> float:

@@ -75,7 +75,7 @@ def _head(path: str, n: int, dst: str) -> list:
 
 
 def bench_encode(corpus: str, lines_n: int, rounds: int, tmp: str) -> None:
-    from scale import best_ratio, inproc_ratio, per_core
+    from scale import per_core, print_ratios
     src = os.path.join(tmp, "de.txt")
     lines = _head(corpus, lines_n, src)
     one = os.path.join(tmp, "one.txt")
@@ -90,13 +90,7 @@ def bench_encode(corpus: str, lines_n: int, rounds: int, tmp: str) -> None:
     print(f"## Wordmap encoding per core vs spaces ({lines_n} German Multi30k lines, {n_words} words, "
           f"{rounds} interleaved rounds; {load()})")
     res = per_core(pairs, src, one, n_words, tmp, rounds)
-    med, lo, hi = inproc_ratio(res, "wordmap", "spaces")
-    print("| scheme | words per CPU second, encoding in-process (best round) | vs spaces, in-process: median "
-          "(range) | vs spaces, whole command: least CPU |")
-    print("| --- | ---: | ---: | ---: |")
-    print(f"| spaces (Wordmap's base model) | {max(res['spaces'][1]):,.0f} | 1 | 1 |")
-    print(f"| wordmap | {max(res['wordmap'][1]):,.0f} | {med:.3f} ({lo:.3f}-{hi:.3f}) "
-          f"| {best_ratio(res, 'wordmap', 'spaces'):.3f} |")
+    print_ratios(res, "spaces", "spaces (Wordmap's base model)", ["wordmap"])
     print(f"after: {load()}")
 
 
