@@ -613,7 +613,7 @@ def _tag_tokens_by_word(words: list[str]) -> tuple[list[str], list[int]]:
     """``_TAG_TOKEN_RE.findall(line)`` for ``words = line.split()``, and the index of each word's first token
     (one more entry at the end: the number of tokens).  No token crosses white space (the same for ``str.split``
     and the regex), so the tokens of one word spell it; a word of letters only (``str.isalpha``: every such
-    character is in ``[^\W\d_]``) is one token."""
+    character is in ``[^\\W\\d_]``) is one token."""
     tokens: list[str] = []
     starts: list[int] = []
     for w in words:
