@@ -210,6 +210,8 @@ def vs_spaces(data: str, n_lines: int, rounds: int) -> None:
                  "bite-hanta": ["--scheme", "bite", "--tagger", "hanta"]}
         res = per_core(pairs, src, one, n_words, tmp, rounds)
     print_ratios(res, "spaces", "spaces (unigram_prime)", ["bite-nltk", "bite-hanta"])
+    print("(bite-hanta's second pass is not a per-word figure: HantaTagger remembers up to 200,000 tagged sentences, "
+          "so it re-tags nothing)")
     print(f"after: {load()}\n")
 
 
