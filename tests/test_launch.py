@@ -177,3 +177,45 @@ def test_node_task_sets_the_torchrun_rendezvous(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code, str(seen)], cwd=REPO, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert seen.read_text().split() == ["2", "1", "gpu3", "29533"]
+
+
+def _follow(monkeypatch, tmp_path, states: list, log: str):
+    """wait_slurm on a fake job: SLURM answers ``states`` one poll after another (the last one for ever), its
+    submitit log is ``log``, a fake clock advances by each sleep; returns the result or the one-line error and
+    the clock at the end."""
+    from types import SimpleNamespace
+
+    from preprocess.common import UserError
+    from train_scripts import launch
+    (tmp_path / "6_0_log.out").write_text(log)
+    job = SimpleNamespace(job_id="6", paths=SimpleNamespace(stdout=tmp_path / "6_0_log.out",
+                                                            stderr=tmp_path / "6_0_log.err"))
+    clock = [0.0]
+    answers = iter(states)
+    last = [states[-1]]
+    monkeypatch.setattr(launch.time, "time", lambda: clock[0])
+    monkeypatch.setattr(launch.time, "sleep", lambda s: clock.__setitem__(0, clock[0] + s))
+    monkeypatch.setattr(launch, "slurm_states", lambda ids: {"6": (next(answers, last[0]), "")})
+    monkeypatch.setattr(launch, "_task_outcomes", lambda j: [("success", "done")])
+    try:
+        return launch.wait_slurm([job], "training"), clock[0]
+    except UserError as e:
+        return str(e), clock[0]
+
+
+def test_a_job_that_requeued_itself_is_waited_for_through_a_failed_state(monkeypatch, tmp_path):
+    """SIGUSR2 near the time limit: submitit requeues the job and its run ends; SLURM showed FAILED for several
+    seconds before PENDING once (CI). With submitit's "Requeued job" the launcher waits (up to REQUEUE_GRACE_S);
+    without it, a failure is concluded after CONFIRM_FINAL_S."""
+    from train_scripts import launch
+    requeued = "submitit INFO - Starting with JobEnvironment(job_id=6)\nsubmitit INFO - Requeued job 6\n"
+    failing = ["RUNNING"] + ["FAILED"] * 8 + ["PENDING", "RUNNING", "COMPLETED"]
+    assert _follow(monkeypatch, tmp_path, failing, requeued)[0] == [["done"]]
+    message, _ = _follow(monkeypatch, tmp_path, failing, requeued.replace("Requeued job 6", "done"))
+    assert "SLURM ended it as FAILED" in message
+    # a requeue that never comes back: FAILED after the grace
+    message, clock = _follow(monkeypatch, tmp_path, ["RUNNING", "FAILED"], requeued)
+    assert "SLURM ended it as FAILED" in message and clock >= launch.REQUEUE_GRACE_S
+    # the run after the requeue started (a later "Starting with"): its failure counts at once
+    message, clock = _follow(monkeypatch, tmp_path, ["RUNNING", "FAILED"], requeued + "Starting with JobEnvironment\n")
+    assert "SLURM ended it as FAILED" in message and clock < launch.REQUEUE_GRACE_S

@@ -172,6 +172,21 @@ def _task_outcomes(job) -> list:
 
 #: seconds a final state must last (seen again on a later poll) before a job counts as ended
 CONFIRM_FINAL_S = 5.0
+#: seconds a job whose last run requeued it (submitit's log says so) may show a failed state before that counts:
+#: SLURM can show FAILED for several seconds between such a run's end and the job's return to PENDING
+REQUEUE_GRACE_S = 120.0
+
+
+def _requeued_itself(job) -> bool:
+    """submitit's log of the job's first task says that its latest run requeued the job (on SIGUSR2: the time limit
+    is near, or preemption): "Requeued job" after the last "Starting with"."""
+    try:
+        with open(job.paths.stdout, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return False
+    start = text.rfind("Starting with")
+    return start >= 0 and "Requeued job" in text[start:]
 
 
 def wait_slurm(jobs: list, what: str, poll_s: float = 2.0, max_poll_s: float = 15.0) -> list:
@@ -214,10 +229,13 @@ def wait_slurm(jobs: list, what: str, poll_s: float = 2.0, max_poll_s: float = 1
             if state in FINAL_STATES:
                 # concluded only when a later poll, CONFIRM_FINAL_S on, still says so: once, the requeue test's
                 # launcher read FAILED for a job that submitit was requeueing itself (SIGUSR2), then gave up on it
+                # (and a job whose run has just requeued it is given REQUEUE_GRACE_S to come back)
                 first = ending.setdefault(job_id, (state, time.time()))
                 if first[0] != state:
                     ending[job_id] = (state, time.time())
-                elif time.time() - first[1] >= CONFIRM_FINAL_S:
+                elif time.time() - first[1] >= CONFIRM_FINAL_S and (
+                        state == "COMPLETED" or time.time() - first[1] >= REQUEUE_GRACE_S
+                        or not _requeued_itself(job)):
                     final[job_id] = state
                 continue
             ending.pop(job_id, None)
