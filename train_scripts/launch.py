@@ -233,9 +233,10 @@ def wait_slurm(jobs: list, what: str, poll_s: float = 2.0, max_poll_s: float = 1
                 first = ending.setdefault(job_id, (state, time.time()))
                 if first[0] != state:
                     ending[job_id] = (state, time.time())
-                elif time.time() - first[1] >= CONFIRM_FINAL_S and (
-                        state == "COMPLETED" or time.time() - first[1] >= REQUEUE_GRACE_S
-                        or not _requeued_itself(job)):
+                    continue
+                lasted = time.time() - first[1]
+                if lasted >= CONFIRM_FINAL_S and (lasted >= REQUEUE_GRACE_S or state == "COMPLETED"
+                                                  or not _requeued_itself(job)):
                     final[job_id] = state
                 continue
             ending.pop(job_id, None)
