@@ -22,6 +22,7 @@ CONSOLE_SCRIPTS = {
     "morphtok-metrics-intrinsic": "preprocess.evaluate.intrinsic",  # Rényi efficiency, fertility (extra: hf)
     # recipes
     "morphtok-prepare-wmt": "train_scripts.prepare_wmt",
+    "morphtok-prepare-wikipedia": "train_scripts.prepare_wikipedia",   # English Wikipedia dump -> LM corpus
     "morphtok-binarize": "train_scripts.binarize",
     "morphtok-lm-filter": "train_scripts.lm_filter",
     "morphtok-launch": "train_scripts.launch",            # submitit: sharded preprocessing, multi-node training
@@ -75,7 +76,7 @@ setup(
     python_requires=">=3.9",
     install_requires=[
         "sentencepiece", "sacrebleu", "sacremoses", "lemminflect", "nltk", "HanTa", "tqdm", "matplotlib",
-        "submitit", "scipy", "tensorboardX",
+        "submitit", "scipy", "tensorboardX", "mwparserfromhell", "blingfire",
     ],
     ext_modules=compiled_extensions(),
     extras_require={"fairseq": ["fairseq-fixed==0.12.3.1"], "test": ["pytest"],
