@@ -350,13 +350,32 @@ def _stream_worker(encoder, factory, tasks, results, parent) -> None:
         results.put(("crash", traceback.format_exc()))
 
 
+#: seconds a terminated worker has to exit before it is killed
+STOP_GRACE_S = 5.0
+
+
 def _stop(procs) -> None:
-    """Terminate the worker processes still running (a run that failed or was interrupted) and reap them all."""
+    """Terminate the worker processes still running (a run that failed or was interrupted) and reap them all; one
+    that outlives SIGTERM by :data:`STOP_GRACE_S` is killed, so the shut-down always ends."""
     for p in procs:
         if p.is_alive():
             p.terminate()
     for p in procs:
-        p.join()
+        p.join(STOP_GRACE_S)
+        if p.exitcode is None:
+            p.kill()
+            p.join()
+
+
+def _abandon_queue(q) -> None:
+    """Close a queue this process put items on, without waiting at exit for its feeder thread.
+
+    ``multiprocessing`` joins a queue's feeder thread when the process exits, and that thread may be blocked for
+    good writing a chunk into a full pipe that no worker reads any more (the run failed, e.g. on a full disk, and
+    the workers were stopped): the command printed its error and then hung.  Called once the workers are gone,
+    where whatever the queue still holds is never needed."""
+    q.cancel_join_thread()
+    q.close()
 
 
 def _unlink(path: str) -> None:
@@ -582,6 +601,8 @@ class FileEncoder:
             return n
         finally:
             _stop(procs)
+            _abandon_queue(tasks)
+            results.close()
 
     @staticmethod
     def _next_result(results, procs, timeout: float = 0.2):

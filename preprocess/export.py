@@ -22,7 +22,7 @@ import shutil
 import sys
 import tempfile
 
-from preprocess.common import UserError, current_umask, check_distinct, run_main
+from preprocess.common import WRITE_ERRNOS, UserError, check_distinct, current_umask, run_main, write_error
 from preprocess.spm import dictionary_pieces, write_dict
 
 #: export scheme -> the preprocess.encode scheme whose options it takes
@@ -87,7 +87,8 @@ def export(args: argparse.Namespace, out_dir: str) -> list[str]:
             check_subword_model(args.subword_model, args.bite_single_char)
             write_dict(dictionary if dictionary is not None else dictionary_pieces(args.subword_model), dict_path)
             tok = hf_tokenizers.MorphtokBiteTokenizer(dict_path, args.subword_model, args.bite_pretokenizer,
-                                                      args.bite_tagger, args.bite_single_char)
+                                                      args.bite_tagger, args.bite_single_char,
+                                                      exact=args.bite_exact)
         elif args.scheme == "flota":
             if getattr(args, "noise_p", 0.0):
                 raise UserError("--noise-p is a test-set perturbation, not part of a tokenizer: export without it")
@@ -140,7 +141,15 @@ def main(argv=None) -> int:
     tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(out)}.export-", dir=parent)
     os.chmod(tmp, 0o777 & ~current_umask())   # mkdtemp gives 0700, which the rename would keep
     try:
-        export(args, tmp)
+        try:
+            export(args, tmp)
+        except OSError as exc:   # a write into the new directory failed (disk full...): name --out, not tmp
+            if exc.errno not in WRITE_ERRNOS:
+                raise
+            name = os.path.join(args.out, os.path.relpath(exc.filename, tmp)) if exc.filename else args.out
+            raise write_error(name, exc) from None
+        except UserError as exc:   # the same for the project's writers, which name the file they write
+            raise UserError(str(exc).replace(tmp, args.out.rstrip(os.sep))) from None
         if os.path.isdir(out):
             shutil.rmtree(out)
         os.rename(tmp, out)

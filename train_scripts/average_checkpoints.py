@@ -48,7 +48,8 @@ import os
 import re
 import sys
 
-from preprocess.common import UserError, atomic_output, check_distinct, check_output_path, run_main
+from preprocess.common import (UserError, atomic_output, check_distinct, check_output_path, run_main,
+                               write_error)
 
 EPOCH_PATTERN = re.compile(r"^checkpoint(\d+)\.pt$")
 BEST_PATTERN = re.compile(r"^checkpoint\.best_.*_(\d+\.?\d*)\.pt$")
@@ -405,13 +406,50 @@ def best_checkpoints(inputs: list[str], n: int) -> list[str]:
     return [f for _, f in scored[:n]]
 
 
+class _WriteErrorRecorder:
+    """A binary file for ``torch.save`` that remembers the first ``OSError`` of a write or flush.
+
+    torch's zip writer does not let a failed write end the save: it goes on to write the archive's end, fails
+    again on the short file and raises its own ``RuntimeError`` ("[enforce fail at inline_container.cc:...]
+    unexpected pos ..."), with the disk-full error buried in its context.  The recorded error is the one to
+    report."""
+
+    def __init__(self, fh):
+        self._fh = fh
+        self.error: OSError | None = None
+
+    def _call(self, method, *args):
+        try:
+            return method(*args)
+        except OSError as exc:
+            if self.error is None:
+                self.error = exc
+            raise
+
+    def write(self, data) -> int:
+        return self._call(self._fh.write, data)
+
+    def flush(self) -> None:
+        return self._call(self._fh.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._fh, name)
+
+
 def save_checkpoint(state: dict, path: str) -> None:
     """torch.save through :func:`preprocess.common.atomic_output`: a failure never leaves a truncated checkpoint,
-    and the file's mode follows the umask."""
+    and the file's mode follows the umask.  A write that fails (disk full, quota, file size limit) is the one
+    line every writer of the project gives (:func:`preprocess.common.write_error`), not torch's traceback."""
     import torch
 
     with atomic_output(path, "wb") as fh:
-        torch.save(state, fh)
+        sink = _WriteErrorRecorder(fh)
+        try:
+            torch.save(state, sink)
+        except Exception:   # noqa: BLE001 - torch reports a failed write as RuntimeError (or the OSError itself)
+            if sink.error is not None:
+                raise write_error(path, sink.error) from None
+            raise
 
 
 def check_output(output: str, inputs: list[str]) -> None:

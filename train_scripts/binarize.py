@@ -192,7 +192,11 @@ def _fairseq_preprocess(scheme: Scheme, dicts: dict[str, str], bin_dir: str, tra
             cmd += [flag, prefix]
     if tests:
         cmd += ["--testpref", ",".join(tests)]
-    run_tool(cmd, quiet)
+    try:
+        run_tool(cmd, quiet, output=bin_dir)
+    except BaseException:   # disk full, a failed tool, Ctrl-C: no partial data-bin is left behind
+        shutil.rmtree(bin_dir, ignore_errors=True)
+        raise
 
 
 def binarize_test_sets(info: dict, raw_dir: str, names: list[str], out_dir: str, workers: int = 1,

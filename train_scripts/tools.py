@@ -6,13 +6,15 @@ that the project's packages (``PYTHONPATH``), the venv's console scripts (``PATH
 """
 from __future__ import annotations
 
+import errno
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from preprocess.common import REPO, SHARED_DATA, UserError  # noqa: F401  (SHARED_DATA: the recipes' default data)
+from preprocess.common import REPO, SHARED_DATA, UserError, write_error  # noqa: F401  (SHARED_DATA: recipes' data)
 
 
 def plugins_dir() -> str:
@@ -45,10 +47,26 @@ def find_tool(name: str) -> str:
     return found
 
 
-def run_tool(cmd: list, quiet: bool = True) -> subprocess.CompletedProcess:
+#: a Python traceback's last line for a write the disk refused: ``OSError: [Errno 28] No space left on device``
+_WRITE_ERROR_LINE = re.compile(r"^\w*(?:Error|Exception): \[Errno (\d+)\] ([^\n]*?)(?:: '[^'\n]*')?\s*$", re.M)
+
+
+def tool_write_error(stderr: str) -> OSError | None:
+    """The disk-full (quota, file size limit, read-only) error a failed tool ended with, read from its stderr."""
+    for m in reversed(list(_WRITE_ERROR_LINE.finditer(stderr or ""))):
+        if int(m.group(1)) in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
+            return OSError(int(m.group(1)), os.strerror(int(m.group(1))))
+    return None
+
+
+def run_tool(cmd: list, quiet: bool = True, output: str | None = None) -> subprocess.CompletedProcess:
     """Run ``cmd`` (a fairseq tool name is looked up with :func:`find_tool`) in :func:`child_env`; a failure
     raises :class:`UserError` with the command and the end of its error output.  Returns the finished process
-    (stdout and stderr captured; stderr is echoed unless ``quiet``)."""
+    (stdout and stderr captured; stderr is echoed unless ``quiet``).
+
+    A tool that failed writing (disk full, quota, file size limit) is one line instead, as every writer of the
+    project gives it (:func:`preprocess.common.write_error`), naming ``output`` (what the tool writes; the
+    caller removes what it left)."""
     cmd = [str(c) for c in cmd]
     if cmd[0].startswith("fairseq-"):
         cmd[0] = find_tool(cmd[0])
@@ -58,6 +76,9 @@ def run_tool(cmd: list, quiet: bool = True) -> subprocess.CompletedProcess:
     if not quiet and proc.stderr:
         sys.stderr.write(proc.stderr)
     if proc.returncode != 0:
+        refused = tool_write_error((proc.stderr or "")[-3000:])
+        if refused is not None:
+            raise write_error(output or os.path.basename(cmd[0]), refused)
         tail = (proc.stderr or "")[-3000:]
         raise UserError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{tail}".rstrip())
     return proc
