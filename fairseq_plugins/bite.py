@@ -45,7 +45,8 @@ class BiteFairseqTokenizer:
     def __init__(self, cfg):
         with user_errors("--tokenizer bite"):
             self.bite = BiteTokenizer(pretokenizer=cfg.bite_pretokenizer, tagger=cfg.bite_tagger,
-                                      single_char=cfg.bite_single_char)
+                                      single_char=cfg.bite_single_char,
+                                      exact=getattr(cfg, "bite_exact", BiteOptions.bite_exact))
             model = _subword_model(cfg)
             if model:
                 check_subword_model(model, cfg.bite_single_char)

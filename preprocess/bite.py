@@ -28,6 +28,8 @@ Reversibility details (documented in the README, BITE section):
   double quotes alternate).  Where the original spacing differs from that rule (e.g. ``#19``), the word carries a
   one-character mark at its start: ``⁀`` (U+2040) = "no space before me", ``␣`` (U+2423) = "a space before me".
   So ``detokenize(tokenize(s)) == " ".join(s.split())`` whenever re-inflection gives the original words back.
+  ``exact=True`` (``--bite-exact``) makes that always so: a word is split only where re-inflection in its
+  sentence gives it back (:meth:`BiteTokenizer._reinflects`, :meth:`BiteTokenizer._exact_be`).
   With ``whitespace`` no marks are needed (tokens are joined by single spaces).
 * **BITE + a subword model (BITE+D).**  The subword model does not see the word form above but the *subword text*
   (``subword_text``): the decoded sentence's spacing, each symbol glued to the end of its base
@@ -39,6 +41,7 @@ Reversibility details (documented in the README, BITE section):
 from __future__ import annotations
 
 import argparse
+import bisect
 import functools
 import itertools
 import re
@@ -353,6 +356,8 @@ def get_lemmas(word: str, upos: str) -> tuple:
     return tuple(applyCapsStyle(f, style) for f in forms)
 
 
+#: the tags whose *be* the decoder chooses by subject (:func:`_be_form`)
+_BE_TAGS = frozenset({"VBP", "VBD"})
 _PLURAL_SUBJECTS = frozenset({"we", "you", "they", "these", "those", "both"})
 
 
@@ -380,6 +385,25 @@ def match_case(form: str, base: str) -> str:
     return form
 
 
+@dataclass
+class BiteOptions:
+    """BITE's options, declared once: ``preprocess.encode --scheme bite``, the ``--tokenizer bite`` adapter
+    (``fairseq_plugins/bite.py``), the ``morphtok-binarize --scheme bite`` options and the decode arguments a recipe
+    records derive from these fields (see :mod:`preprocess.options`)."""
+
+    bite_tagger: str = option("nltk", "POS tagger: nltk (averaged perceptron, needs NLTK_DATA) or hanta (no NLTK "
+                                      "data)", TAGGERS, aliases=("--tagger",))
+    bite_pretokenizer: str = option("moses", "word splitting before BITE (moses: sacremoses without XML escaping)",
+                                    PRETOKENIZERS, aliases=("--pretokenizer",))
+    bite_single_char: bool = option(False, "emit inflection symbols as single characters U+266E..U+2678 instead "
+                                           "of [TAG]", aliases=("--single-char",))
+    bite_exact: bool = option(False, "exact round trips: keep an inflected word as it is wherever re-inflecting its "
+                                     "base with its symbol in its sentence would not give it back (sleeps tagged NNS "
+                                     "would decode to sleep), so decoding gives back every sentence as normalised; "
+                                     "off: the published algorithm, which changes 753 of Multi30k's 29,000 English "
+                                     "training sentences")
+
+
 class BiteTokenizer:
     """BITE encoder/decoder.
 
@@ -387,7 +411,8 @@ class BiteTokenizer:
     work on whole lines (tokens joined by single spaces), the ``LineEncoder`` contract of preprocess.encode.
     """
 
-    def __init__(self, pretokenizer: str = "moses", tagger: str = "nltk", single_char: bool = False):
+    def __init__(self, pretokenizer: str = "moses", tagger: str = "nltk", single_char: bool = False,
+                 exact: bool = BiteOptions.bite_exact):
         if pretokenizer not in PRETOKENIZERS:
             raise ValueError(f"pretokenizer must be one of {PRETOKENIZERS}, not {pretokenizer!r}")
         if tagger is not None and tagger not in TAGGERS:   # None: no tagger (decoding, subword_text only)
@@ -410,6 +435,12 @@ class BiteTokenizer:
         self._inflected = {sym[1:-1]: out for sym, out in self._symbols.items()
                            if universal(sym[1:-1]) in HAVE_INFLECTIONS and sym[1:-1] not in LEMMA_TAGS}
         self._word_cache: Dict[Tuple[str, str], str] = {}   # (word, tag) -> its tokens joined by spaces
+        #: ``exact`` (:attr:`BiteOptions.bite_exact`): a word is split only where decoding gives it back; the
+        #: words whose decoded form depends on the sentence (*be* as VBP/VBD, see :func:`_be_form`) are checked in
+        #: their sentence (:meth:`_exact_in_context`), on the word texts listed in ``_in_context``
+        self.exact = bool(exact)
+        self._in_context: set = set()
+        self._plural_ends = tuple(" " + self._symbols[s] for s in ("[NNS]", "[NNPS]"))
         self._inflect_cache: Dict[Tuple[str, str], str] = {}
         self._cache_size = 1_000_000
 
@@ -475,12 +506,55 @@ class BiteTokenizer:
         # word itself (lemmatising "[VBP]" gave the base "[VBP", written unescaped, decoded "[VBP")
         if symbol is not None and word not in PUNCTUATION and not needs_escape(word):
             lemma = _get_lemma(word, universal(ptb))
-            if not needs_escape(lemma) and _one_chunk(lemma):
+            if not needs_escape(lemma) and _one_chunk(lemma) and (not self.exact or self._reinflects(word, lemma, ptb)):
                 tokens = (lemma, symbol)
         out = " ".join(tokens or literal_tokens(word))
+        if self.exact and tokens is not None and ptb in _BE_TAGS and lemma.lower() == "be":
+            self._in_context.add(out)
         if len(self._word_cache) < self._cache_size:
             self._word_cache[key] = out
         return out
+
+    def _reinflects(self, word: str, lemma: str, ptb: str) -> bool:
+        """Exact mode: whether decoding ``lemma`` + the symbol of ``ptb`` gives ``word`` back, as BITE alone decodes
+        it and as it decodes after a subword model's normaliser (:func:`model_normalised`).  *be* as VBP or VBD
+        depends on the sentence: here only printable ASCII passes, :meth:`_exact_in_context` decides."""
+        plain = word.isascii() and word.isprintable() and lemma.isascii() and lemma.isprintable()
+        if ptb in _BE_TAGS and lemma.lower() == "be":
+            return plain
+        if self.inflect(lemma, ptb) != word:
+            return False
+        if plain:
+            return True
+        norm_lemma = model_normalised(lemma)
+        if ptb in _BE_TAGS and norm_lemma.lower() == "be":
+            return False
+        return self.inflect(norm_lemma, ptb) == model_normalised(word)
+
+    def _exact_in_context(self, words: Sequence[str], tags: Sequence[str], texts: List[str],
+                          start: int = 0, end: Optional[int] = None) -> List[str]:
+        """Exact mode: ``texts`` (the BITE text of each word, :meth:`_word_text`) with every *be* (VBP/VBD) of the
+        sentence ``words[start:end]`` written as it is where the decoder's choice by subject would not give it
+        back (:meth:`_exact_be`).  Changed in place, and returned."""
+        in_context = self._in_context
+        for i in range(start, len(words) if end is None else end):
+            if texts[i] in in_context:
+                self._exact_be(words, tags, texts, i, start)
+        return texts
+
+    def _exact_be(self, words: Sequence[str], tags: Sequence[str], texts: List[str], i: int, start: int) -> None:
+        """Exact mode, the *be* at ``i`` of the sentence that starts at ``start``: kept as it is unless the
+        decoder's choice by subject (:func:`_be_form`: the word before, a plural noun among the three before)
+        gives it back.  The decoder sees the same three words before it, raw or normalised, only where they are
+        printable ASCII (one word each, which a subword model's normaliser leaves alone); elsewhere the *be* is
+        kept.  (Keeping a *be* changes no context: the decoded words are the input's words either way.)"""
+        lo = max(start, i - 3)
+        before = words[lo:i]
+        if all(w.isascii() and w.isprintable() for w in before):
+            plural = [t.endswith(self._plural_ends) for t in texts[lo:i]]
+            if match_case(_be_form(tags[i], before, plural), texts[i].split(" ", 1)[0]) == words[i]:
+                return
+        texts[i] = " ".join(literal_tokens(words[i]))
 
     def bite_words(self, words: Sequence[str], tags: Sequence[str]) -> List[str]:
         """Algorithm 1 on pretokenised, tagged words (escaping included, no spacing marks)."""
@@ -492,6 +566,8 @@ class BiteTokenizer:
         if None in texts:
             enc = self._word_text
             texts = [x if x is not None else enc(w, t) for x, w, t in zip(texts, words, tags)]
+        if self.exact and self._in_context:
+            self._exact_in_context(words, tags, texts)
         return " ".join(texts)
 
     def _tokenize_words(self, text: str, words: List[str], tags: Sequence[str], default_spacing: bool) -> List[str]:
@@ -505,11 +581,18 @@ class BiteTokenizer:
             normed = default_attached([model_normalised(w) for w in words])
             if normed != default:
                 default = [d if d == n else not o for o, d, n in zip(orig, default, normed)]
+        if orig is None and self.exact and words:
+            # the pretokeniser changed characters (Moses: "a -- b" -> "a - - b"), so no marks can restore the text:
+            # exact mode takes the whitespace words instead, which always align
+            spaced = text.split()
+            return self._tokenize_words(text, spaced, self.tagger.tag(spaced), False)
         if orig is None or orig == default:   # (None: the pretokeniser changed characters; no marks possible)
             return self.bite_words(words, tags)
         out: List[str] = []
+        texts = self._exact_in_context(words, tags, [self._word_text(w, t) for w, t in zip(words, tags)]) \
+            if self.exact else None
         for i, (w, t) in enumerate(zip(words, tags)):
-            enc = self._encode_word(w, t)
+            enc = self._encode_word(w, t) if texts is None else tuple(texts[i].split(" "))
             if orig[i] != default[i]:
                 out.append((GLUE if orig[i] else SPACE_BEFORE_MARK) + enc[0])
                 out.extend(enc[1:])
@@ -556,6 +639,10 @@ class BiteTokenizer:
         if None in pieces:
             enc = self._word_text
             pieces = [x if x is not None else enc(w, t) for x, w, t in zip(pieces, words, tags)]
+        if self.exact and self._in_context:   # each *be* checked in its sentence (its start: the last one <= it)
+            in_context, starts = self._in_context, list(itertools.accumulate((len(w) for w, _ in splits), initial=0))
+            for i in [i for i, p in enumerate(pieces) if p in in_context]:
+                self._exact_be(words, tags, pieces, i, starts[bisect.bisect_right(starts, i) - 1])
         out, pos, join = [], 0, " ".join
         for t, (w, d) in zip(texts, splits):
             end = pos + len(w)
@@ -765,12 +852,14 @@ class BiteLineEncoder:
 
     ``bite_input=True``: the lines are BITE output (word form) already (e.g. the training text BITE-encoded once
     to train the subword model); only the subword step is applied, and no tagger is loaded.
+
+    ``exact``: :attr:`BiteOptions.bite_exact` (a word is split only where decoding gives it back).
     """
 
     def __init__(self, pretokenizer: str, tagger: str, single_char: bool, subword_model: Optional[str] = None,
-                 bite_input: bool = False, training_text: bool = False):
+                 bite_input: bool = False, training_text: bool = False, exact: bool = BiteOptions.bite_exact):
         self.bite = BiteTokenizer(pretokenizer=pretokenizer, tagger=None if bite_input else tagger,
-                                  single_char=single_char)
+                                  single_char=single_char, exact=exact)
         self.bite_input = bool(bite_input)
         self.sp = None
         self.training_text = bool(training_text) and not subword_model
@@ -846,20 +935,6 @@ def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-@dataclass
-class BiteOptions:
-    """BITE's options, declared once: ``preprocess.encode --scheme bite``, the ``--tokenizer bite`` adapter
-    (``fairseq_plugins/bite.py``), the ``morphtok-binarize --scheme bite`` options and the decode arguments a recipe
-    records derive from these fields (see :mod:`preprocess.options`)."""
-
-    bite_tagger: str = option("nltk", "POS tagger: nltk (averaged perceptron, needs NLTK_DATA) or hanta (no NLTK "
-                                      "data)", TAGGERS, aliases=("--tagger",))
-    bite_pretokenizer: str = option("moses", "word splitting before BITE (moses: sacremoses without XML escaping)",
-                                    PRETOKENIZERS, aliases=("--pretokenizer",))
-    bite_single_char: bool = option(False, "emit inflection symbols as single characters U+266E..U+2678 instead "
-                                           "of [TAG]", aliases=("--single-char",))
-
-
 def add_encoder_args(parser) -> None:
     add_arguments(parser, BiteOptions)
     parser.add_argument("--bite-subword-model", "--subword-model", dest="subword_model", default=None,
@@ -886,7 +961,8 @@ def make_encoder(args) -> BiteLineEncoder:
     try:
         return BiteLineEncoder(_option(args, "pretokenizer", "moses"), _option(args, "tagger", "nltk"),
                                bool(_option(args, "single_char", False)), subword,
-                               training_text=bool(getattr(args, "training_text", False)))
+                               training_text=bool(getattr(args, "training_text", False)),
+                               exact=bool(_option(args, "exact", BiteOptions.bite_exact)))
     except TaggerUnavailable as e:
         raise UserError(str(e)) from None
     except ValueError as e:

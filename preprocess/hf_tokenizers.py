@@ -113,18 +113,20 @@ def _sentencepiece_decode(text: str) -> str:
 
 class MorphtokBiteTokenizer(MorphtokTokenizer):
     """BITE + its SentencePiece model (BITE+D), as ``preprocess.bite.BiteLineEncoder`` with ``subword_model``;
-    decode as ``--tokenizer bite --bpe sentencepiece``."""
+    decode as ``--tokenizer bite --bpe sentencepiece``.  ``exact``: ``--bite-exact`` (a word is split only where
+    decoding gives it back), kept in ``tokenizer_config.json``."""
 
     vocab_files_names = {"vocab_file": "dict.txt", "subword_model_file": "subword.model"}
 
     def __init__(self, vocab_file: str, subword_model_file: str, pretokenizer: str = "moses", tagger: str = "nltk",
-                 single_char: bool = False, **kwargs):
-        from preprocess.bite import BiteLineEncoder
+                 single_char: bool = False, exact: Optional[bool] = None, **kwargs):
+        from preprocess.bite import BiteLineEncoder, BiteOptions
+        exact = BiteOptions.bite_exact if exact is None else bool(exact)   # (None: a directory saved before it)
         self.subword_model_file = subword_model_file
         self.encoder_args = (pretokenizer, tagger, bool(single_char))
-        self.line_encoder = BiteLineEncoder(pretokenizer, tagger, bool(single_char), subword_model_file)
+        self.line_encoder = BiteLineEncoder(pretokenizer, tagger, bool(single_char), subword_model_file, exact=exact)
         super().__init__(vocab_file, pretokenizer=pretokenizer, tagger=tagger, single_char=bool(single_char),
-                         **kwargs)
+                         exact=exact, **kwargs)
 
     def _segment(self, text: str) -> list[str]:
         return self.line_encoder.encode_lines([text])[0].split()

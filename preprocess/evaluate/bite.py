@@ -7,6 +7,7 @@ inflectional-noise generator (MORPHEUS-like) for robustness studies.
                                                   [--model D.model] [--bite-model BITE_D.model]
     python -m preprocess.evaluate.bite perturb    --input CORPUS --output NOISY [--seed 0] [--fraction 0.3]
     python -m preprocess.evaluate.bite agreement  --input CORPUS          (nltk vs hanta inflection decisions)
+    python -m preprocess.evaluate.bite roundtrip  --input CORPUS [--subword-model BITE_D.model] [--json]
     python -m preprocess.evaluate.bite lengths    --input CORPUS [--sizes 4000 8000 16000 32000]
                                                   [--model-types unigram bpe] [--eval-input TEXT]
                                                   | --input TEXT --model D.model --bite-model BITE_D.model
@@ -21,6 +22,9 @@ inflectional-noise generator (MORPHEUS-like) for robustness studies.
 * **Ratcliff/Obershelp similarity** (5.2, difflib): mean ``SequenceMatcher(None, enc(clean), enc(noisy)).ratio()``
   over sentences, where the noisy sentence swaps inflections of nouns/verbs/adjectives to other forms of the same
   lemma (seeded).  Compared for the unencoded words, BITE, and optionally D and BITE+D subword models.
+* **Round-trip rate**: the share of sentences that decoding gives back unchanged after encoding (as normalised:
+  whitespace, and the subword model's normaliser where one is given), for the published algorithm (``default``)
+  and with ``--bite-exact`` (``exact``, 100% by construction); see :func:`round_trip_rate`.
 * **Sequence lengths** (appendix C, Figure 8): relative increase of the mean encoded length of BITE+D over D
   (same subword algorithm, same vocabulary size), beside the share of inflected words (the dotted baseline:
   the increase if BITE did not help the subword model at all).
@@ -175,6 +179,62 @@ def agreement_report(lines: Sequence[str], pretokenizer: str = "moses") -> dict:
             "top_disagreements": [[a, b, c] for (a, b), c in confusion.most_common(10)]}
 
 
+# ---- round trips ---------------------------------------------------------------------------------------------------
+def round_trip_rate(lines: Sequence[str], pretokenizer: str = BiteOptions.bite_pretokenizer,
+                    tagger: str = BiteOptions.bite_tagger, exact: bool = BiteOptions.bite_exact,
+                    single_char: bool = BiteOptions.bite_single_char, subword_model: Optional[str] = None,
+                    examples: int = 5) -> dict:
+    """How many of ``lines`` come back unchanged from encode -> decode with these BITE options.
+
+    Encoded as ``morphtok-encode --scheme bite`` encodes (with ``subword_model``: BITE+D in one pass, the model's
+    pieces), decoded as ``--tokenizer bite`` decodes (after ``--bpe sentencepiece``'s decode).  A sentence is
+    unchanged when the decoded text equals the input as normalised: line breaks inside the line and the control
+    characters Moses deletes made spaces, whitespace runs made one space (:func:`round_trip_reference`).
+    Returns ``sentences``, ``unchanged``, ``rate`` (1.0 for no sentence) and up to ``examples`` changed
+    sentences as ``[input as normalised, decoded]``."""
+    from preprocess.bite import BiteLineEncoder
+    enc = BiteLineEncoder(pretokenizer, tagger, single_char, subword_model, exact=exact)
+    lines = list(lines)
+    encoded = enc.encode_lines(lines)
+    # (SentencePiece's own decode: as fairseq's --bpe sentencepiece, and byte-fallback pieces as bytes)
+    decoded_text = [enc.sp.decode_pieces(e.split()) for e in encoded] if enc.sp is not None else encoded
+    unchanged, changed = 0, []
+    for line, text in zip(lines, decoded_text):
+        expected = round_trip_reference(line, pretokenizer, enc.sp)
+        decoded = enc.bite.detokenize(text.split())
+        if decoded == expected:
+            unchanged += 1
+        elif len(changed) < examples:
+            changed.append([expected, decoded])
+    return {"sentences": len(lines), "unchanged": unchanged,
+            "rate": unchanged / len(lines) if lines else 1.0, "examples": changed}
+
+
+def round_trip_reference(line: str, pretokenizer: str = BiteOptions.bite_pretokenizer, sp=None) -> str:
+    """What an exact round trip of ``line`` gives back: the line with its line-breaking characters
+    (:func:`preprocess.common.flatten_line`) and, with the Moses pretokenizer, the control characters Moses
+    deletes (:data:`preprocess.bite.MOSES_DELETED`) as spaces, whitespace runs as one space; with ``sp`` (a
+    SentencePiece processor), as its normaliser gives it."""
+    from preprocess.bite import _MOSES_DELETED_RE
+    from preprocess.common import flatten_line
+    from preprocess.spm import SPACE_SYMBOL
+    text = flatten_line(line)
+    if pretokenizer == "moses":
+        text = _MOSES_DELETED_RE.sub(" ", text)
+    text = " ".join(text.split())
+    if sp is not None and text:
+        text = " ".join(sp.normalize(text).replace(SPACE_SYMBOL, " ").split())
+    return text
+
+
+def round_trip_report(lines: Sequence[str], pretokenizer: str = BiteOptions.bite_pretokenizer,
+                      tagger: str = BiteOptions.bite_tagger, single_char: bool = BiteOptions.bite_single_char,
+                      subword_model: Optional[str] = None, examples: int = 5) -> dict:
+    """:func:`round_trip_rate` of both modes: ``{"default": ..., "exact": ...}``."""
+    return {mode: round_trip_rate(lines, pretokenizer, tagger, mode == "exact", single_char, subword_model, examples)
+            for mode in ("default", "exact")}
+
+
 # ---- sequence lengths (Figure 8) ---------------------------------------------------------------------------------
 def sequence_lengths(lines: Sequence[str], base_model: str, bite_model: str, pretokenizer: str = "moses",
                      tagger: str = "nltk", single_char: bool = False) -> dict:
@@ -288,6 +348,13 @@ def main(argv=None) -> int:
     noise_options(p)
     p = sub.add_parser("agreement", help="nltk vs hanta agreement on BITE's inflection decisions")
     common(p)
+    p = sub.add_parser("roundtrip", help="round-trip rate (sentences unchanged after encode -> decode) of the "
+                                         "default and the exact (--bite-exact) mode")
+    common(p)
+    add_arguments(p, BiteOptions, only=("bite_single_char",))
+    p.add_argument("--subword-model", default=None,
+                   help="BITE+D: encode with this SentencePiece model too, compare with its normalised input")
+    p.add_argument("--examples", type=int, default=5, help="changed sentences shown per mode")
     p = sub.add_parser("lengths", help="Figure 8: relative increase of the mean encoded length, BITE+D over D, "
                                        "beside the share of inflected words")
     common(p)
@@ -368,6 +435,20 @@ def main(argv=None) -> int:
                       f"nltk {r['inflected_nltk']}, hanta {r['inflected_hanta']}, same symbol {r['inflected_both_same_symbol']}"
                       f" (F1 {_fmt(r['inflected_f1'])})")
                 print("top disagreements (nltk, hanta, count):", r["top_disagreements"])
+        elif args.cmd == "roundtrip":
+            if args.subword_model:
+                require_file(args.subword_model, "SentencePiece model (--subword-model)")
+            r = round_trip_report(_read(args.input, args.lines), args.bite_pretokenizer, args.bite_tagger,
+                                  args.bite_single_char, args.subword_model, args.examples)
+            if args.json:
+                print(json.dumps(r))
+            else:
+                print("| mode | sentences | unchanged after encode -> decode | round-trip rate |\n|---|---|---|---|")
+                for mode, row in r.items():
+                    print(f"| {mode} | {row['sentences']} | {row['unchanged']} | {_fmt(row['rate'])} |")
+                for mode, row in r.items():
+                    for expected, decoded in row["examples"]:
+                        print(f"{mode}: {expected!r}\n{' ' * len(mode)}  -> {decoded!r}")
         elif args.cmd == "lengths":
             _lengths_cli(args)
     except TaggerUnavailable as e:

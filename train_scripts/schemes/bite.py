@@ -49,20 +49,22 @@ class BiteScheme(SentencePieceScheme):
         o = self.options
         return (o.bite_pretokenizer, o.bite_tagger, o.bite_single_char)
 
+    def _bite_encoder(self, *args, **kwargs) -> functools.partial:
+        """``BiteLineEncoder`` with this scheme's BITE options (``args``, ``kwargs``: the rest of its arguments)."""
+        return functools.partial(BiteLineEncoder, *self._bite_args(), *args, exact=self.options.bite_exact, **kwargs)
+
     def learn(self, train, workers=1, quiet=True):
         inputs = []
         for lang in self.langs:
             if self.applies(lang):  # the subword model learns from BITE's output on this side
                 bite_text = self.path(f"train.bite.{lang}")
-                with FileEncoder(file_options(workers, quiet=quiet),
-                                 functools.partial(BiteLineEncoder, *self._bite_args())) as enc:
+                with FileEncoder(file_options(workers, quiet=quiet), self._bite_encoder()) as enc:
                     enc.encode_file(train[lang], bite_text)
                 # the subword model learns from the words without their symbols (the symbols are user symbols,
                 # glued to their word when encoding: one token each, never a lone ▁ before one)
                 text = self.path(f"train.text.{lang}")
                 with FileEncoder(file_options(workers, quiet=quiet),
-                                 functools.partial(BiteLineEncoder, *self._bite_args(), None, bite_input=True,
-                                                   training_text=True)) as enc:
+                                 self._bite_encoder(None, bite_input=True, training_text=True)) as enc:
                     enc.encode_file(bite_text, text)
                 inputs.append(text)
             else:
@@ -70,7 +72,7 @@ class BiteScheme(SentencePieceScheme):
         self.train_model(inputs)
         for lang in self.langs:
             if self.applies(lang):
-                subword = functools.partial(BiteLineEncoder, *self._bite_args(), self.model, bite_input=True)
+                subword = self._bite_encoder(self.model, bite_input=True)
                 with FileEncoder(file_options(workers, quiet=quiet), subword) as enc:
                     enc.encode_file(self.path(f"train.bite.{lang}"), self.path(f"train.encoded.{lang}"))
 
@@ -79,7 +81,7 @@ class BiteScheme(SentencePieceScheme):
 
     def encoder(self, lang, workers=1):
         if self.applies(lang):
-            return functools.partial(BiteLineEncoder, *self._bite_args(), self.model)
+            return self._bite_encoder(self.model)
         return super().encoder(lang, workers)
 
     def decode_args(self, lang):
