@@ -21,10 +21,11 @@ import csv
 import functools
 import json
 import os
+import shutil
 import sys
 
 from preprocess import flota
-from preprocess.common import UserError, atomic_output, flatten_line, run_main
+from preprocess.common import UserError, atomic_output, flatten_line, read_lines, run_main
 from train_scripts.tools import run_tool
 
 CSV_SPLITS = {"train": "train", "valid": "dev", "test": "test"}
@@ -55,21 +56,46 @@ def _label_key(label: str):
     return (0, int(label), "") if label.lstrip("-").isdigit() else (1, 0, label)
 
 
+#: the fairseq subset of the noisy copy of the test split (``--noise-p``), scored beside the clean ``test``
+NOISY_TEST = "test1"
+
+
+def write_noisy_copy(src: str, dst: str, p: float, seed: int) -> int:
+    """Drop each space between words with probability ``p`` (FLOTA's whitespace noise, seeded by ``seed`` and the
+    line's text, so every encoding of the same CSV gets the same noisy text); returns the line count."""
+    from preprocess.evaluate.noise import inject_whitespace_noise, line_rng
+
+    n = 0
+    with atomic_output(dst) as out:
+        for line in read_lines(src):
+            out.write(inject_whitespace_noise(line, p, line_rng(seed, line)) + "\n")
+            n += 1
+    return n
+
+
 def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, encode: str = "model",
             flota_k: int = 3, flota_mode: str = "flota", noise_p: float = 0.0, noise_seed: int = 0,
-            noise_splits=("test",), workers: int = 1, quiet: bool = True) -> dict:
-    """Write ``OUT/data-bin/{input0,label}`` and ``OUT/classification.json``; returns the latter's dict."""
+            noise_splits=(), workers: int = 1, quiet: bool = True) -> dict:
+    """Write ``OUT/data-bin/{input0,label}`` and ``OUT/classification.json``; returns the latter's dict.
+
+    ``noise_p`` > 0 adds a noisy copy of the test split (subset ``test1``, :data:`NOISY_TEST`) beside the clean
+    ``test``, so one fine-tuned model is scored in both conditions; ``noise_splits`` (``train``, ``valid``)
+    perturbs those splits in place (training-time noise).  A folder already prepared with the same options and
+    inputs is reused as it is (``"reused": true``): the seeds of a scheme share one encoding."""
     from train_scripts.binarize import encode_file, scheme_from_info
     from train_scripts.evaluate import load_binarize_info
 
+    if not 0.0 <= noise_p <= 1.0:
+        raise UserError(f"--noise-p must be between 0 and 1, not {noise_p}")
+    bad = [s for s in noise_splits if s not in CSV_SPLITS]
+    if bad:
+        raise UserError(f"--noise-splits: unknown split {bad[0]!r} (choose from {', '.join(CSV_SPLITS)})")
     lm = load_binarize_info(lm_data)
     if not lm.get("lm"):
         raise UserError(f"{lm_data} is not a `train_scripts.binarize --lm` folder")
     if encode == "model":
-        factory = scheme_from_info(lm).encoder(lm["lang"], workers)
+        model_factory = scheme_from_info(lm).encoder(lm["lang"], workers)
         described = {"scheme": lm["config"]["scheme"]}
-        if noise_p:
-            raise UserError("--noise-p needs --encode flota (whitespace noise is FLOTA's robustness test)")
     elif encode == "flota":
         vocab = lm.get("subword_model") or lm["config"].get("flota_vocab")
         if not vocab:
@@ -77,45 +103,86 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
         style = "sentencepiece" if vocab.endswith(".model") else lm["config"].get("flota_style", "auto")
         described = {"scheme": "flota", "flota_vocab": vocab, "flota_style": style, "flota_k": flota_k,
                      "flota_mode": flota_mode}
+        model_factory = functools.partial(flota.make_encoder, flota.FlotaOptions(
+            flota_vocab=vocab, flota_style=style, flota_k=flota_k, flota_mode=flota_mode), 0.0, 0)
     else:
         raise UserError(f"--encode must be model or flota, not {encode!r}")
 
     out_dir = os.path.abspath(out_dir)
+    key = {"lm_data": os.path.abspath(lm_data), "lm_dict_mtime": os.path.getmtime(lm["dict"]),
+           "csv_prefix": os.path.abspath(csv_prefix), "max_rows": max_rows, "encoding": described,
+           "noise_p": noise_p, "noise_seed": noise_seed, "noise_splits": sorted(noise_splits) if noise_p else []}
+    done = os.path.join(out_dir, "classification.json")
+    if os.path.isfile(done):
+        with open(done, encoding="utf-8") as fh:
+            info = json.load(fh)
+        if info.get("key") == key and os.path.isdir(info.get("data", "")):
+            return {**info, "reused": True}
     raw, tok = os.path.join(out_dir, "raw"), os.path.join(out_dir, "tok")
     os.makedirs(raw, exist_ok=True)
     os.makedirs(tok, exist_ok=True)
     data = {split: read_csv(f"{csv_prefix}_{name}.csv", max_rows) for split, name in CSV_SPLITS.items()}
     labels = sorted({label for rows in data.values() for _, label in rows}, key=_label_key)
+    subsets = dict.fromkeys(data)            # fairseq subset -> the CSV split it holds
     for split, rows in data.items():
         with atomic_output(os.path.join(raw, f"{split}.input0")) as fh:
             fh.write("".join(text + "\n" for text, _ in rows))
         with atomic_output(os.path.join(raw, f"{split}.label")) as fh:
             fh.write("".join(label + "\n" for _, label in rows))
-        if encode == "flota":
-            noisy = noise_p if split in noise_splits else 0.0
-            factory = functools.partial(flota.make_encoder, flota.FlotaOptions(
-                flota_vocab=vocab, flota_style=style, flota_k=flota_k, flota_mode=flota_mode), noisy, noise_seed)
-        encode_file(factory, os.path.join(raw, f"{split}.input0"), os.path.join(tok, f"{split}.input0"), workers,
-                    quiet)
+        if noise_p and split in noise_splits:
+            clean = os.path.join(raw, f"{split}.clean.input0")
+            os.replace(os.path.join(raw, f"{split}.input0"), clean)
+            write_noisy_copy(clean, os.path.join(raw, f"{split}.input0"), noise_p, noise_seed)
+    if noise_p:
+        write_noisy_copy(os.path.join(raw, "test.input0"), os.path.join(raw, f"{NOISY_TEST}.input0"), noise_p,
+                         noise_seed)
+        shutil.copyfile(os.path.join(raw, "test.label"), os.path.join(raw, f"{NOISY_TEST}.label"))
+        subsets[NOISY_TEST] = "test"
+    for subset in subsets:
+        encode_file(model_factory, os.path.join(raw, f"{subset}.input0"), os.path.join(tok, f"{subset}.input0"),
+                    workers, quiet)
     label_dict = os.path.join(out_dir, "label.dict.txt")
     with atomic_output(label_dict) as fh:  # every label of every split, in a fixed order
         fh.write("".join(f"{label} 1\n" for label in labels))
     bin_dir = os.path.join(out_dir, "data-bin")
+    tests = ["test"] + ([NOISY_TEST] if noise_p else [])
     for name, folder, dictionary in (("input0", tok, lm["dict"]), ("label", raw, label_dict)):
         run_tool(["fairseq-preprocess", "--only-source", "--trainpref", os.path.join(folder, f"train.{name}"),
-              "--validpref", os.path.join(folder, f"valid.{name}"), "--testpref", os.path.join(folder, f"test.{name}"),
-              "--destdir", os.path.join(bin_dir, name), "--srcdict", dictionary, "--workers", workers], quiet)
+                  "--validpref", os.path.join(folder, f"valid.{name}"),
+                  "--testpref", ",".join(os.path.join(folder, f"{t}.{name}") for t in tests),
+                  "--destdir", os.path.join(bin_dir, name), "--srcdict", dictionary, "--workers", workers], quiet)
     info = {"data": bin_dir, "num_classes": len(labels), "labels": labels, "encoding": described,
-            "noise_p": noise_p, "noise_splits": list(noise_splits) if noise_p else [],
+            "noise_p": noise_p, "noise_seed": noise_seed, "noise_splits": sorted(noise_splits) if noise_p else [],
+            "test_subsets": {"clean": "test", **({"noisy": NOISY_TEST} if noise_p else {})},
             "csv_prefix": os.path.abspath(csv_prefix), "lm_data": os.path.abspath(lm_data),
-            "rows": {split: len(rows) for split, rows in data.items()}}
-    with atomic_output(os.path.join(out_dir, "classification.json")) as fh:
+            "rows": {split: len(rows) for split, rows in data.items()},
+            "tokens_per_example": {s: _tokens_per_line(os.path.join(tok, f"{s}.input0")) for s in subsets},
+            "key": key}
+    with atomic_output(done) as fh:
         json.dump(info, fh, indent=1)
     return info
 
 
+def _tokens_per_line(path: str) -> float:
+    """Mean tokens per line of an encoded file (the sequence length the model sees, before <s> and </s>)."""
+    lines = tokens = 0
+    for line in read_lines(path):
+        lines += 1
+        tokens += len(line.split())
+    return tokens / lines if lines else 0.0
+
+
+#: the score file name of each fairseq subset (``SAVE/{name}_scores.json``)
+SCORE_NAMES = {"valid": "dev", "test": "test", NOISY_TEST: "test_noisy"}
+
+
 def score(checkpoint: str, data: str, subset: str = "test", cpu: bool = True, max_tokens: int = 8192) -> dict:
     """Predict ``subset`` with a fine-tuned sentence_prediction checkpoint: accuracy, macro-F1, predictions."""
+    return score_subsets(checkpoint, data, [subset], cpu, max_tokens)[subset]
+
+
+def score_subsets(checkpoint: str, data: str, subsets: list, cpu: bool = True, max_tokens: int = 8192) -> dict:
+    """:func:`score` for several subsets with the model loaded once: ``{subset: scores}``."""
     import torch
 
     import fairseq_plugins  # noqa: F401  (checkpoint loading on torch >= 2.6)
@@ -129,11 +196,17 @@ def score(checkpoint: str, data: str, subset: str = "test", cpu: bool = True, ma
     model = models[0].eval()
     if not cpu and torch.cuda.is_available():
         model = model.cuda()
+    head = cfg.criterion.classification_head_name if cfg.criterion else "sentence_classification_head"
+    return {subset: _predict(model, task, head, subset, cpu, max_tokens, checkpoint) for subset in subsets}
+
+
+def _predict(model, task, head: str, subset: str, cpu: bool, max_tokens: int, checkpoint: str) -> dict:
+    import torch
+
     task.load_dataset(subset)
     dataset = task.dataset(subset)
     itr = task.get_batch_iterator(dataset, max_tokens=max_tokens, required_batch_size_multiple=1,
                                   ignore_invalid_inputs=False).next_epoch_itr(shuffle=False)
-    head = cfg.criterion.classification_head_name if cfg.criterion else "sentence_classification_head"
     predictions, targets = {}, {}
     with torch.no_grad():
         for sample in itr:
@@ -148,15 +221,13 @@ def score(checkpoint: str, data: str, subset: str = "test", cpu: bool = True, ma
         raise UserError(f"predicted {len(predictions)} of {len(dataset)} {subset} examples")
     order = sorted(predictions)
     pred, gold = [predictions[i] for i in order], [targets[i] for i in order]
-    accuracy = sum(p == g for p, g in zip(pred, gold)) / len(gold)
-    f1s = []
-    for c in sorted(set(gold) | set(pred)):
-        tp = sum(p == c and g == c for p, g in zip(pred, gold))
-        fp = sum(p == c and g != c for p, g in zip(pred, gold))
-        fn = sum(p != c and g == c for p, g in zip(pred, gold))
-        f1s.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    from sklearn.metrics import accuracy_score, f1_score
+
+    # macro F1 over the classes in the gold labels or the predictions (scikit-learn's default label set)
+    macro_f1 = float(f1_score(gold, pred, average="macro", zero_division=0))
     names = [task.label_dictionary[c + task.label_dictionary.nspecial] for c in pred]
-    return {"subset": subset, "examples": len(gold), "accuracy": accuracy, "macro_f1": sum(f1s) / len(f1s),
+    return {"subset": subset, "examples": len(gold), "accuracy": float(accuracy_score(gold, pred)),
+            "macro_f1": macro_f1,
             "predictions": names, "checkpoint": os.path.abspath(checkpoint)}
 
 
@@ -193,16 +264,23 @@ def main(argv=None) -> int:
     a.add_argument("--flota-k", type=int, default=3, help="with --encode flota: FLOTA's k (pieces per word)")
     a.add_argument("--flota-mode", choices=["flota", "first", "longest"], default="flota",
                    help="with --encode flota: FLOTA's mode")
-    a.add_argument("--noise-p", type=float, default=0.0, help="FLOTA whitespace noise probability")
+    a.add_argument("--noise-p", type=float, default=0.0,
+                   help="whitespace noise (FLOTA's Table 4): drop each space with this probability in a copy of the "
+                        "test split (subset test1, scored beside the clean test), for either --encode")
     a.add_argument("--noise-seed", type=int, default=0, help="seed of the whitespace noise")
-    a.add_argument("--noise-splits", default="test", help="comma-separated splits that get the noise")
+    a.add_argument("--noise-splits", default="",
+                   help="comma-separated splits (train, valid) that also get the noise, in place (training-time "
+                        "noise); the test split always keeps its clean copy")
     a.add_argument("--workers", type=int, default=1, help="encoder processes")
     s = sub.add_parser("score", help="accuracy and macro-F1 of a fine-tuned checkpoint")
     s.add_argument("--checkpoint", required=True, help="fine-tuned fairseq checkpoint")
     s.add_argument("--data", required=True, help="prepare's --out folder (or its data-bin)")
-    s.add_argument("--subset", default="test", help="fairseq subset to score")
+    s.add_argument("--subset", default="test",
+                   help="fairseq subset to score, or several, comma-separated (the model is loaded once)")
     s.add_argument("--gpu", action="store_true", help="run on the GPU (default: CPU)")
-    s.add_argument("--output", default=None, help="also write the scores as JSON here")
+    s.add_argument("--output", default=None,
+                   help="also write the scores as JSON here; with several subsets a folder, where each subset's "
+                        "scores go to NAME_scores.json (valid: dev, test: test, test1: test_noisy)")
     r = sub.add_parser("arch-args", help="print the architecture options of a pretrained checkpoint")
     r.add_argument("checkpoint")
     args = p.parse_args(argv)
@@ -213,13 +291,17 @@ def main(argv=None) -> int:
         info = prepare(args.lm_data, args.csv_prefix, args.out, args.max_rows, args.encode, args.flota_k,
                        args.flota_mode, args.noise_p, args.noise_seed,
                        tuple(x for x in args.noise_splits.split(",") if x), args.workers)
-        print(json.dumps({k: info[k] for k in ("data", "num_classes", "rows")}))
+        print(json.dumps({k: info.get(k) for k in ("data", "num_classes", "rows", "test_subsets", "reused")}))
     else:
-        result = score(args.checkpoint, args.data, args.subset, cpu=not args.gpu)
-        if args.output:
-            with atomic_output(args.output) as fh:
-                json.dump(result, fh, indent=1)
-        print(json.dumps({k: result[k] for k in ("subset", "examples", "accuracy", "macro_f1")}))
+        subsets = [x for x in args.subset.split(",") if x]
+        results = score_subsets(args.checkpoint, args.data, subsets, cpu=not args.gpu)
+        for subset, result in results.items():
+            if args.output:
+                path = args.output if len(subsets) == 1 else \
+                    os.path.join(args.output, f"{SCORE_NAMES.get(subset, subset)}_scores.json")
+                with atomic_output(path) as fh:
+                    json.dump(result, fh, indent=1)
+            print(json.dumps({k: result[k] for k in ("subset", "examples", "accuracy", "macro_f1")}))
     return 0
 
 

@@ -4,25 +4,32 @@
 #
 #   bash train_scripts/finetune_classification.sh --pretrained ckpt/lm/checkpoint_best.pt --lm-data work/lm \
 #        --csv-prefix ../shared/data/superbizarre/arxiv --work work/cls-arxiv --save-dir ckpt/cls-arxiv \
-#        [--encode flota --flota-k 3 [--noise-p 0.3]] [--max-rows N] [--epochs 20] [--batch-size 32]
-#        [--gpus N] [--tiny] [--cpu] [--no-fp16] [--seed S] [--dry-run] [any fairseq-train option ...]
+#        [--encode flota --flota-k 3] [--noise-p 0.3] [--max-rows N] [--epochs 20] [--batch-size 32]
+#        [--random-init] [--gpus N] [--tiny] [--cpu] [--no-fp16] [--seed S] [--dry-run] [any fairseq-train option ...]
 #
 # --lm-data     the `train_scripts.binarize --lm` folder of the pretraining: the CSV text is encoded the same
 #               way and binarised with the same dictionary
-# --encode flota  FLOTA over the pretrained vocabulary, at most --flota-k pieces per word; --noise-p drops
-#               spaces with that probability in the test split only (evaluation-time noise)
+# --encode flota  FLOTA over the pretrained vocabulary, at most --flota-k pieces per word (--flota-mode first or
+#               longest: the paper's FIRST and LONGEST baselines)
+# --noise-p P   also score a copy of the test split with each space dropped with probability P (FLOTA's unseen
+#               whitespace noise, Table 4), for either encoding: SAVE/test_noisy_scores.json beside test_scores.json
+# --work        the prepared data; a folder prepared with the same options is reused (seeds share one encoding)
+# --random-init the same architecture and dictionary from random weights (the control that says what
+#               pretraining adds): --pretrained then only gives the architecture options
 # --batch-size  the global batch per update (Table 10: 32), kept on any NNODES x --gpus: 32 / processes sentences
 #               per GPU (a count that does not divide 32 gets the nearest, printed as a warning)
 # --dry-run     prepare the data, print the effective batch and the launch command, train nothing
 # Defaults: batch 32, lr 2e-3 with linear warm-up for 6% of the updates then linear decay to 0, 20 epochs,
 # dropout/attention dropout 0.1, weight decay 0.01, Adam eps 1e-6 betas (0.9, 0.98), fp16 on GPU; the best
 # epoch by dev accuracy is kept (checkpoint_best.pt).  The architecture options are read from --pretrained.
-# Writes SAVE/dev_scores.json and SAVE/test_scores.json (accuracy, macro-F1, predictions).
+# Writes SAVE/dev_scores.json and SAVE/test_scores.json (accuracy, macro-F1, predictions), and
+# SAVE/test_noisy_scores.json with --noise-p.
 # --tiny: 2 epochs, batch 16, for CPU.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
 PRETRAINED="" LM="" CSV="" WORK="" SAVE="" GPUS="" TINY=0 CPU=0 FP16=1 EPOCHS="" BSZ="" MAX_ROWS=0 SEED=1 DRY=0
+RANDOM_INIT=0
 PREP=() EXTRA=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -36,6 +43,7 @@ while [[ $# -gt 0 ]]; do
         --cpu) CPU=1; shift ;;
         --no-fp16) FP16=0; shift ;;
         --dry-run) DRY=1; shift ;;
+        --random-init) RANDOM_INIT=1; shift ;;
         --epochs) EPOCHS="$2"; shift 2 ;;
         --batch-size) BSZ="$2"; shift 2 ;;
         --max-rows) MAX_ROWS="$2"; shift 2 ;;
@@ -63,8 +71,9 @@ UPDATES_PER_EPOCH=$(( (NTRAIN + EFFECTIVE_BATCH - 1) / EFFECTIVE_BATCH ))
 TOTAL=$(( UPDATES_PER_EPOCH * EPOCHS ))
 WARMUP=$(( TOTAL * 6 / 100 )); [[ $WARMUP -ge 1 ]] || WARMUP=1
 
-ARGS=("$WORK/data-bin" --user-dir "$(user_dir)" --restore-file "$PRETRAINED"
-      --reset-optimizer --reset-dataloader --reset-meters --reset-lr-scheduler
+INIT=(--restore-file "$PRETRAINED" --reset-optimizer --reset-dataloader --reset-meters --reset-lr-scheduler)
+[[ $RANDOM_INIT -eq 0 ]] || INIT=()
+ARGS=("$WORK/data-bin" --user-dir "$(user_dir)" ${INIT[@]+"${INIT[@]}"}
       $("$PYTHON" -m train_scripts.classification_data arch-args "$PRETRAINED")
       --task sentence_prediction --criterion sentence_prediction --num-classes "$NCLASS"
       --init-token 0 --separator-token 2 --shorten-method truncate
@@ -77,13 +86,12 @@ ARGS=("$WORK/data-bin" --user-dir "$(user_dir)" --restore-file "$PRETRAINED"
 add_device_args
 ARGS+=(${EXTRA[@]+"${EXTRA[@]}"})
 
-log "fine-tuning $PRETRAINED: $NCLASS classes, $NTRAIN examples, $TOTAL updates ($WARMUP warm-up) on $GPUS process(es)"
+log "fine-tuning $([[ $RANDOM_INIT -eq 1 ]] && echo "from random weights (the architecture of $PRETRAINED)" || echo "$PRETRAINED"): $NCLASS classes, $NTRAIN examples, $TOTAL updates ($WARMUP warm-up) on $GPUS process(es)"
 launch "$GPUS" fairseq-train "${ARGS[@]}"
 [[ $DRY -eq 0 ]] || exit 0
 validation_log "$SAVE" || true
 SCORE=(--checkpoint "$SAVE/checkpoint_best.pt" --data "$WORK")
 [[ $CPU -eq 1 ]] || SCORE+=(--gpu)
-for subset in valid test; do
-    name=$([[ $subset == valid ]] && echo dev || echo test)
-    "$PYTHON" -m train_scripts.classification_data score "${SCORE[@]}" --subset "$subset" --output "$SAVE/${name}_scores.json"
-done
+SUBSETS=valid,test
+[[ ! -e "$WORK/data-bin/input0/test1.bin" ]] || SUBSETS+=,test1
+"$PYTHON" -m train_scripts.classification_data score "${SCORE[@]}" --subset "$SUBSETS" --output "$SAVE"

@@ -25,13 +25,30 @@
 # options of the scheme (so --mask-whole-words finds word boundaries; without them it refuses to start) and
 # whether space tokens are dropped: the "no spaces" variant is binarised with the space tokens kept and the task
 # masked_lm_words (fairseq_plugins/masked_lm_words.py) takes the word boundaries, then drops them.
+# --global-batch N: sequences per update (default: the paper's 2,048, or the preset's), kept on any GPU count
+#   like the paper's: --batch-size caps the sequences per GPU and --update-freq makes up the rest.
+# --small: between --tiny and the paper's model, for a CPU or one GPU: a 2-layer, 128-dimensional encoder (FFN
+#   512, 2 heads), 128 tokens per sample, 32 sequences per update, 1,500 updates with 150 of warm-up (the model
+#   size of make demo's pretraining part; any of it can be overridden with fairseq-train options).
 # --tiny: CPU preset, a 1-layer 32-dim encoder, 64 tokens per sample, 10 updates.
 # Every other option goes to fairseq-train after the defaults and overrides them.  Writes SAVE/train.log and
 # SAVE/valid_log.jsonl like train_transformer_big.sh.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-parse_train_options "$@"
+PRESET=paper GLOBAL=""
+REST=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --small) PRESET=small; shift ;;
+        --global-batch) GLOBAL="$2"; shift 2 ;;
+        --) REST+=("$@"); break ;;
+        *) REST+=("$1"); shift ;;
+    esac
+done
+parse_train_options ${REST[@]+"${REST[@]}"}
+[[ $TINY -eq 0 ]] || PRESET=tiny
+[[ -z "$GLOBAL" || "$GLOBAL" =~ ^[1-9][0-9]*$ ]] || die "--global-batch must be a positive number, not '$GLOBAL'"
 DATA_PATH="$(resolve_data "$DATA")"
 [[ -f "${DATA_PATH%%:*}/dict.txt" ]] || die "no dict.txt in ${DATA_PATH%%:*} (binarize with --lm)"
 resolve_devices
@@ -63,13 +80,19 @@ ARGS=("$DATA_PATH" --user-dir "$(user_dir)" --task masked_lm_words --criterion m
       --lr-floor 0.0001 --dropout 0.1 --attention-dropout 0.1 --weight-decay 0.01
       --skip-invalid-size-inputs-valid-test --save-dir "$SAVE" --log-format json --log-file "$SAVE/train.log"
       ${LM_ARGS[@]+"${LM_ARGS[@]}"})
-if [[ $TINY -eq 1 ]]; then
-    plan_batch sequences $((8 * ${NNODES:-1} * GPUS)) --batch-size 8 "batch (tiny preset)"
+if [[ $PRESET == tiny ]]; then
+    plan_batch sequences "${GLOBAL:-$((8 * ${NNODES:-1} * GPUS))}" --batch-size 8 "batch (tiny preset)"
     ARGS+=(--arch roberta_base --encoder-layers 1 --encoder-embed-dim 32 --encoder-ffn-embed-dim 64
            --encoder-attention-heads 2 --tokens-per-sample 64 --max-positions 64 --warmup-updates 2
            --max-update 10 --validate-interval-updates 5 --log-interval 2 --num-workers 0 --seed 1)
+elif [[ $PRESET == small ]]; then
+    plan_batch sequences "${GLOBAL:-32}" --batch-size 32 "batch (small preset: sequences of 128 tokens)"
+    ARGS+=(--arch roberta_base --encoder-layers 2 --encoder-embed-dim 128 --encoder-ffn-embed-dim 512
+           --encoder-attention-heads 2 --tokens-per-sample 128 --max-positions 128 --warmup-updates 150
+           --max-update 1500 --validate-interval-updates 250 --save-interval-updates 250 --keep-interval-updates 1
+           --no-epoch-checkpoints --log-interval 50 --num-workers 0)
 else
-    plan_batch sequences 2048 --batch-size 16 "batch (paper, Table 9: 2,048 sequences of 512 tokens)"
+    plan_batch sequences "${GLOBAL:-2048}" --batch-size 16 "batch (paper, Table 9: 2,048 sequences of 512 tokens)"
     ARGS+=(--arch roberta_base --tokens-per-sample 512 --warmup-updates 10000 --max-update 100000
            --log-interval 100)
 fi
