@@ -381,3 +381,36 @@ def html_body(results: dict, plots: list) -> str:
             data = base64.b64encode(fh.read()).decode()
         parts.append(f'<p><img alt="{e(os.path.basename(p))}" src="data:image/png;base64,{data}"></p>')
     return "\n".join(parts)
+
+
+#: where the pretraining part starts in the demo's REPORT.md / report.html (everything after it is replaced)
+MARK = "<!-- morphtok: pretraining part -->"
+
+
+def attach_to_demo_report(outdir: str) -> bool:
+    """Put this part (``OUTDIR/pretraining``) into the demo's own ``REPORT.md`` and ``report.html`` (those of the
+    translation part), replacing an earlier copy; False when either side is missing (nothing is changed)."""
+    import json
+
+    part = os.path.join(outdir, "pretraining")
+    md_path, html_path = os.path.join(outdir, "REPORT.md"), os.path.join(outdir, "report.html")
+    results_path = os.path.join(part, "results.json")
+    if not (os.path.isfile(results_path) and os.path.isfile(md_path) and os.path.isfile(html_path)):
+        return False
+    with open(results_path, encoding="utf-8") as fh:
+        results = json.load(fh)
+    plots = [os.path.join(part, p) for p in ("pretraining_curves.png", "superbizarre_seeds.png", "flota_k.png")
+             if os.path.isfile(os.path.join(part, p))]
+    with open(os.path.join(part, "REPORT.md"), encoding="utf-8") as fh:
+        md = fh.read()
+    md = md.replace("](", "](pretraining/").replace("`results.json`", "`pretraining/results.json`")
+    with open(md_path, encoding="utf-8") as fh:
+        head = fh.read().split(MARK)[0].rstrip("\n")
+    with open(md_path, "w", encoding="utf-8") as fh:
+        fh.write(f"{head}\n\n{MARK}\n\n{md}")
+    with open(html_path, encoding="utf-8") as fh:
+        page = fh.read()
+    page = page.split(MARK)[0].replace("</body></html>", "").rstrip("\n")
+    with open(html_path, "w", encoding="utf-8") as fh:
+        fh.write(f"{page}\n{MARK}\n{html_body(results, plots)}\n</body></html>\n")
+    return True

@@ -680,6 +680,10 @@ def parse_args(argv=None):
     ap.add_argument("--data", type=Path, default=default_data(),
                     help="Multi30k folder (raw train/val/test_2016_flickr .en/.de[.gz])")
     ap.add_argument("--output", type=Path, default=Path("demo-output"), help="everything is written here")
+    ap.add_argument("--part", choices=PARTS, default="all",
+                    help="translation (this comparison), pretraining (RoBERTa pretraining -> fine-tuning, "
+                         "OUTPUT/pretraining/; its options start with --lm-: morphtok-demo --part pretraining --help), "
+                         "or all: both, one report")
     ap.add_argument("--preset", default="cpu",
                     help="budget: " + "; ".join(f"{k}: {v['note']}" for k, v in PRESETS.items())
                          + ". The size, model and training options below default to the preset's")
@@ -912,7 +916,84 @@ def summary(args, counts: dict) -> str:
                f"thread{'s' if args.threads > 1 else ''} each." if args.device == "cpu" else ""))
 
 
+#: ``--part``: the translation comparison (this module), RoBERTa pretraining -> fine-tuning
+#: (``train_scripts/lm_demo.py``), or both, one report
+PARTS = ("all", "translation", "pretraining")
+#: options both parts take (the pretraining part's own options all start with ``--lm-``)
+SHARED_OPTIONS = {"--output": 1, "--dry-run": 0, "--jobs": 1, "--threads": 1}
+
+
+def split_parts(argv: list) -> tuple:
+    """``--part`` and the options of each part: ``(part, translation argv, pretraining argv)``."""
+    part, rest, i = "all", [], 0
+    while i < len(argv):
+        if argv[i] == "--part" and i + 1 < len(argv):
+            part, i = argv[i + 1], i + 2
+        elif argv[i].startswith("--part="):
+            part, i = argv[i].split("=", 1)[1], i + 1
+        else:
+            rest.append(argv[i])
+            i += 1
+    if part not in PARTS:
+        raise UserError(f"--part must be one of {', '.join(PARTS)}, not {part!r}")
+    if "--row" in rest:         # one row of the translation part, started by the pipeline itself
+        return "translation", rest, rest
+    if part != "all":
+        return part, rest, rest
+    translation, lm, i = [], [], 0
+    while i < len(rest):
+        token = rest[i]
+        name = token.split("=", 1)[0]
+        if name.startswith("--lm-"):
+            j = i + 1
+            while j < len(rest) and not rest[j].startswith("--"):
+                j += 1
+            lm += rest[i:j]
+        elif name in SHARED_OPTIONS:
+            j = i + 1 + (SHARED_OPTIONS[name] if "=" not in token else 0)
+            translation += rest[i:j]
+            lm += rest[i:j]
+        else:
+            j = i + 1
+            translation.append(token)
+        i = j
+    return part, translation, lm
+
+
 def main(argv=None) -> int:
+    """``morphtok-demo``: the translation part, the pretraining part, or both (``--part``, default all)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        part, translation, lm = split_parts(argv)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    from train_scripts import lm_demo, lm_report
+
+    status = 0
+    if part in ("all", "translation"):
+        status = translation_main(translation)
+    if part in ("all", "pretraining") and status == 0:
+        status = lm_demo.main(lm)
+    if status == 0 and "--dry-run" not in argv and "--row" not in argv:   # one report with both parts
+        out = _output_option(argv)
+        if lm_report.attach_to_demo_report(str(out)):
+            say(f"report: {out / 'REPORT.md'} and {out / 'report.html'} (both parts)")
+    return status
+
+
+def _output_option(argv: list) -> Path:
+    """The ``--output`` of a command line (default: demo-output), resolved."""
+    out = "demo-output"
+    for i, token in enumerate(argv):
+        if token == "--output" and i + 1 < len(argv):
+            out = argv[i + 1]
+        elif token.startswith("--output="):
+            out = token.split("=", 1)[1]
+    return Path(out).resolve()
+
+
+def translation_main(argv=None) -> int:
     try:
         args = parse_args(argv)
     except UserError as exc:
