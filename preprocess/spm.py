@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import importlib
+import itertools
 import os
 import shutil
 import sys
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from preprocess.common import (UserError, atomic_output, atomic_outputs, check_distinct, check_output_path,
-                               flatten_line, prepare_output, read_blocks, require_file, run_main)
+                               flatten_line, prepare_output, read_blocks, read_lines, require_file, run_main)
 from preprocess.options import add_arguments, option
 
 #: U+2581 LOWER ONE EIGHTH BLOCK: SentencePiece's meta symbol for whitespace (a word-start marker).
@@ -37,6 +38,8 @@ FAIRSEQ_SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
 MODEL_TYPES = ("unigram", "bpe")
 #: ``default``: SentencePiece as it is; ``prime``: space-as-token (BPE', Unigram'; see preprocess.spaces)
 VARIANTS = ("default", "prime")
+#: the default sample SentencePiece trains on (``SpmOptions.input_sentence_size``): the space-as-token paper's 1M
+SAMPLE_SENTENCES = 1_000_000
 
 
 @dataclass
@@ -55,12 +58,25 @@ class SpmOptions:
       becomes ``<unk>`` (BITE's and the space-as-token schemes' decoding give back the input).  SentencePiece's
       own default, 0.9995, suits scripts with thousands of characters.
     * ``seed`` 1: a model trained twice on the same text is the same model.
+    * ``input_sentence_size`` 1,000,000 (:data:`SAMPLE_SENTENCES`): memory bounded by design, whatever the corpus
+      size.  The training text is streamed once through a seeded random (reservoir) sample of this many
+      sentences (:func:`sample_sentences`; SentencePiece's own sampling ignores its seed), and SentencePiece
+      trains on the sample; a corpus with fewer sentences is used whole, in order (the same model as with 0,
+      byte for byte).  Gow-Smith et
+      al. (2022) trained their tokenisers on 1M sentences (sections 4 and 5).  The learn step's peak memory grows
+      with the sample, not the corpus: about 2.5 GB for 1M sentences of ~21 words (unigram, 8000 pieces; 1.9 GB
+      were measured for 0.76M such sentences, issue 39).  0 trains on every sentence, as fairseq's own WMT
+      preparation does (``prepare-wmt14en2de.sh`` runs ``learn_bpe.py`` on all of it): memory then grows with the
+      corpus (~30 GB for WMT14 En-De's ~230M words at that rate).
     """
 
     vocab_size: int = option(8000, "subword vocabulary size (number of pieces)")
     model_type: str = option("unigram", "SentencePiece algorithm", MODEL_TYPES)
     character_coverage: float = option(1.0, "share of the training text's characters the model covers (1.0: all)")
-    input_sentence_size: int = option(0, "train SentencePiece on a sample of this many sentences (0 = all)")
+    input_sentence_size: int = option(
+        SAMPLE_SENTENCES, "train SentencePiece on a seeded random sample of this many sentences (a smaller corpus "
+        "is used whole); bounds the learn step's memory: about 2.5 GB per million sentences of ~21 words. "
+        "0 = every sentence, as fairseq's own WMT preparation does (memory then grows with the corpus)")
     seed: int = option(1, "SentencePiece random seed (sampling, shuffling)")
 
 
@@ -196,7 +212,9 @@ def train(inputs: list[str], model_prefix: str, model_type: str = SpmOptions.mod
     """Train a SentencePiece model and write ``P.model``, ``P.vocab`` and the fairseq ``P.dict.txt``.
 
     ``inputs``: text files; or ``sentences``, an iterable of lines, with ``inputs`` empty.  Defaults: :class:`SpmOptions`
-    (``seed=None``: SentencePiece's own, unseeded).
+    (``seed=None``: SentencePiece's own, unseeded).  Either is read as a stream: with more non-blank lines than
+    ``input_sentence_size`` (> 0), SentencePiece trains on a seeded random sample of that many
+    (:func:`sample_sentences`, memory bounded by the sample) and a ``note:`` line on stderr says so; 0 = all.
 
     ``variant="prime"`` makes ``▁`` a user-defined symbol (always its own piece) and turns off the dummy prefix:
     the space-as-token models of Gow-Smith et al. (2022).  Returns the path of ``P.model``.  Inputs may be
@@ -233,6 +251,22 @@ def train(inputs: list[str], model_prefix: str, model_type: str = SpmOptions.mod
     prepare_output(outputs[0])
     workdir = tempfile.mkdtemp(prefix="spm-train-")
     try:
+        if input_sentence_size > 0:   # our own seeded sample: SentencePiece's reservoir ignores the seed
+            stream = itertools.chain.from_iterable(read_lines(p, errors="replace") for p in inputs) if inputs \
+                else (sentences or ())
+            sample, total = sample_sentences(stream, input_sentence_size, seed)
+            if total > input_sentence_size:
+                inputs, sentences = [os.path.join(workdir, "sample.txt")], None
+                with open(inputs[0], "w", encoding="utf-8", newline="\n") as out:
+                    for line in sample:
+                        out.write(flatten_line(line) + "\n")
+                print(f"note: SentencePiece is trained on a random sample of {len(sample):,} of the {total:,} "
+                      f"training sentences (--input-sentence-size {input_sentence_size}, seed {seed}; 0 = all)",
+                      file=sys.stderr)
+            elif not inputs:
+                sentences = sample   # every sentence, as read (the iterable may not be read twice)
+            del sample
+        options["input_sentence_size"] = 0   # SentencePiece trains on all of what it is given
         plain = []
         for i, path in enumerate(inputs):
             if path.endswith(".gz"):  # SentencePiece reads plain text only
@@ -258,6 +292,30 @@ def train(inputs: list[str], model_prefix: str, model_type: str = SpmOptions.mod
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return model_prefix + ".model"
+
+
+def sample_sentences(lines: Iterable[str], size: int, seed: int | None) -> tuple[list[str], int]:
+    """A uniform random sample of at most ``size`` of the non-blank ``lines``, read once and streamed (memory:
+    ``size`` lines, whatever the corpus size), in corpus order; and the number of non-blank lines read.  Seeded:
+    the same lines and seed give the same sample (``seed=None``: unseeded).  With ``size`` or fewer lines, the
+    sample is every line, in order.  (Reservoir sampling, Vitter's Algorithm R.)"""
+    import random
+
+    rng = random.Random(seed)
+    kept: list[tuple[int, str]] = []
+    n = 0
+    for line in lines:
+        if not line.strip():   # SentencePiece skips them too
+            continue
+        if n < size:
+            kept.append((n, line))
+        else:
+            j = rng.randrange(n + 1)
+            if j < size:
+                kept[j] = (n, line)
+        n += 1
+    kept.sort()
+    return [line for _, line in kept], n
 
 
 def dictionary_pieces(model_path: str) -> list[str]:

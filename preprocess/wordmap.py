@@ -982,12 +982,17 @@ def extract_verbs_file(path: str, workers: int = 1, chunk_size: int = 2000, max_
 
 
 def train_spm(lines: Iterable[str], model_prefix: str, vocab_size: int, model_type: str = "unigram",
-              max_sentences: int = 0) -> str:
-    """Train the base SentencePiece model on ``lines``; returns the .model path.
+              max_sentences: int | None = None) -> str:
+    """Train the base SentencePiece model on ``lines`` (any iterable: it is streamed, never held in a list);
+    returns the .model path.
 
-    Identity normalisation keeps pieces concatenable back to the input (lossless decode).
+    ``max_sentences``: SentencePiece's seeded random sample of that many sentences; None: the project's default
+    bound (``SpmOptions.input_sentence_size``, 1M sentences), 0: every line.  A text with fewer lines is used
+    whole, in order.  Identity normalisation keeps pieces concatenable back to the input (lossless decode).
     """
     from preprocess import spm
+    if max_sentences is None:
+        max_sentences = spm.SpmOptions.input_sentence_size
     return spm.train([], model_prefix, model_type=model_type, vocab_size=vocab_size,
                      input_sentence_size=max_sentences, num_threads=1, sentences=lines,
                      extra_options={"normalization_rule_name": "identity", "hard_vocab_limit": False,

@@ -84,7 +84,7 @@ class WordmapScheme(Scheme):
             vocab = wordmap.build_vocabulary(verbs)
             vocab.save(self.path(f"wordmap.{lang}.txt"))
             wordmap.train_spm(read_lines(train[lang]), self.path(f"wordmap-spm.{lang}"), o.vocab_size,
-                              o.model_type)
+                              o.model_type, max_sentences=o.input_sentence_size)
             options = file_options(workers=workers, quiet=quiet, scheme="wordmap")
             factory = functools.partial(wordmap.make_encoder, self.tokenizer_options(lang, inventory=False))
             FileEncoder(options, factory=factory).encode_file(train[lang], self.encoded_train(lang))
