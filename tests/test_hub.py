@@ -142,10 +142,11 @@ def test_fill_mask_spaces(roberta):
     masked = "A man <mask> a bike ."
     filled = hub.fill_mask(masked, topk=3)
     assert len(filled) == 3 and [s for _, s, _ in filled] == sorted((s for _, s, _ in filled), reverse=True)
-    # the model's own top-3 at the mask, over the spaces-encoded context
+    # the model's own top-3 at the mask, over the spaces-encoded context with the space tokens around the mask
+    # (fairseq's own fill_mask strips them: fairseq_plugins/spaces.py)
     d = hub.task.source_dictionary
-    left, right = enc.encode("A man"), enc.encode(" a bike .")
-    tokens = d.encode_line(f"<s> {left} <mask> {right} </s>", append_eos=False, add_if_not_exist=False).long()
+    left, right = enc.encode("A man"), enc.encode("a bike .")
+    tokens = d.encode_line(f"<s> {left} ▁ <mask> ▁ {right} </s>", append_eos=False, add_if_not_exist=False).long()
     with torch.no_grad():
         logits = hub.model(tokens.unsqueeze(0), features_only=False, return_all_hiddens=False)[0]
     at = (tokens == d.index("<mask>")).nonzero().item()
@@ -154,6 +155,68 @@ def test_fill_mask_spaces(roberta):
     for (sentence_out, _, token), idx in zip(filled, top.indices.tolist()):
         assert token.strip() == enc.decode(d[idx]).strip()
         assert sentence_out.startswith("A man") and sentence_out.endswith("a bike .")
+
+
+# --- every kind of pretrained checkpoint through fairseq's hub --------------------------------------------------
+
+#: binarize --lm options of the pretraining data kinds besides the spaces one of the ``roberta`` fixture
+LM_KINDS = {"sentencepiece-unigram": ["--scheme", "sentencepiece", "--model-type", "unigram"],
+            "spaces-drop": ["--scheme", "spaces", "--spaces", "drop"]}
+
+
+@pytest.fixture(scope="module", params=["sentencepiece-unigram", "spaces", "spaces-drop"])
+def pretrained_lm(request, raw, tmp_path_factory):
+    """(kind, binarize --lm folder, checkpoint folder): a tiny RoBERTa pretrained by the recipes on each kind of
+    data (the spaces one is the ``roberta`` fixture's)."""
+    if request.param == "spaces":
+        lm, pre, _, _ = request.getfixturevalue("roberta")
+        return request.param, lm, pre
+    root = tmp_path_factory.mktemp(request.param)
+    text = root / "text"
+    text.mkdir()
+    for split in ("train", "valid"):
+        (text / f"{split}.en").write_text((raw / f"{split}.en").read_text())
+    lm, pre = root / "lm", root / "lm-ckpt"
+    run_command(["python", "-m", "train_scripts.binarize", "--lm", *LM_KINDS[request.param], "--data", text,
+                 "--src", "en", "--out", lm, "--vocab-size", "500"])
+    run_command(["bash", "train_scripts/pretrain_roberta.sh", "--data", lm, "--save-dir", pre, "--tiny"])
+    return request.param, lm, pre
+
+
+@pytest.mark.slow
+def test_every_pretrained_checkpoint_fills_masks_through_the_hub(pretrained_lm, tmp_path, monkeypatch):
+    """``RobertaModel.from_pretrained(..., user_dir=<absolute path>)`` with only ``bpe`` named (the checkpoint
+    records the model file) loads checkpoint_best.pt and checkpoint_last.pt from any working directory, and
+    ``fill_mask`` gives 3 answers, each the input with the mask filled; the "no spaces" model reads no ``▁``."""
+    from fairseq.models.roberta import RobertaModel
+
+    from train_scripts.hub import load_roberta
+
+    kind, lm, pre = pretrained_lm
+    info = json.loads((lm / "binarize.json").read_text())
+    bpe = hub_kwargs(info["fairseq_args"])["bpe"]
+    assert bpe == ("sentencepiece" if kind == "sentencepiece-unigram" else "spaces")
+    monkeypatch.chdir(tmp_path)   # not the repository root: user_dir must be absolute
+    masked = "The <mask> is here."
+    for checkpoint in ("checkpoint_best.pt", "checkpoint_last.pt"):
+        hub = RobertaModel.from_pretrained(str(pre), checkpoint, data_name_or_path=str(lm / "data-bin"),
+                                           user_dir=str(Path(plugins_dir()).resolve()), bpe=bpe)
+        hub.eval()
+        filled = hub.fill_mask(masked, topk=3)
+        assert len(filled) == 3, filled
+        probs = [p for _, p, _ in filled]
+        assert probs == sorted(probs, reverse=True) and all(0 < p <= 1 for p in probs)
+        for sentence, _, token in filled:
+            assert "<mask>" not in sentence and sentence.startswith("The") and sentence.endswith(" is here.")
+            assert sentence == masked.replace(" <mask>" if kind == "sentencepiece-unigram" else "<mask>", token)
+        if kind != "sentencepiece-unigram":   # standalone ▁ tokens: kept by Unigram', never given to no spaces
+            d = hub.task.source_dictionary
+            pieces = d.string(hub.encode("The dog is here.")).split()
+            assert ("▁" in pieces) == (kind == "spaces") and pieces[0] == "The", pieces
+    # the same through train_scripts.hub.load_roberta (binarize.json's options)
+    hub = load_roberta(str(lm), str(pre / "checkpoint_best.pt"))
+    hub.eval()
+    assert [s for s, _, _ in hub.fill_mask(masked, topk=3)] == [s for s, _, _ in filled]
 
 
 @pytest.mark.parametrize("name", ["spaces", "flota"])

@@ -21,6 +21,12 @@ target (``generate_args``).  ``morphtok-translate`` (``train_scripts/translate.p
     from train_scripts.hub import load_pair
     pair = load_pair("work/bite", "ckpt/bite/checkpoint_best.pt")
     pair.translate(["Two dogs are running ."], beam=5)
+
+A masked LM pretrained by ``pretrain_roberta.sh`` on a ``binarize --lm`` folder: :func:`load_roberta`.
+
+    from train_scripts.hub import load_roberta
+    lm = load_roberta("work/lm", "ckpt/lm/checkpoint_best.pt")
+    lm.fill_mask("The <mask> is here.", topk=3)
 """
 from __future__ import annotations
 
@@ -85,6 +91,29 @@ def load_translation(binarized: str, checkpoint: str, side: str = "source", warn
     return TransformerModel.from_pretrained(os.path.dirname(os.path.abspath(checkpoint)),
                                             checkpoint_file=os.path.basename(checkpoint),
                                             data_name_or_path=info["data_bin"][0], **kwargs)
+
+
+def load_roberta(binarized: str, checkpoint: str, **overrides):
+    """A ``RobertaHubInterface`` for a masked LM pretrained (``pretrain_roberta.sh``) on the ``binarize --lm`` folder
+    ``binarized``: ``RobertaModel.from_pretrained`` with the scheme's ``--bpe`` options that ``binarize.json``
+    records and this project's ``user_dir``; ``overrides`` go to ``from_pretrained``.  A "no spaces" model encodes
+    without the ``▁`` tokens it never saw (``fairseq_plugins/spaces.py``)."""
+    from fairseq.models.roberta import RobertaModel
+
+    path = os.path.join(binarized, "binarize.json") if os.path.isdir(binarized) else str(binarized)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            info = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot read {path}: {exc} (give the output folder of binarize --lm)") from None
+    if not info.get("lm") or "fairseq_args" not in info:
+        raise UserError(f"{path} is not a binarize --lm corpus (no lm/fairseq_args)")
+    if not os.path.isfile(checkpoint):
+        raise UserError(f"checkpoint not found: {checkpoint}")
+    kwargs = {**hub_kwargs(info["fairseq_args"]), "user_dir": plugins_dir(), **overrides}
+    return RobertaModel.from_pretrained(os.path.dirname(os.path.abspath(checkpoint)),
+                                        checkpoint_file=os.path.basename(checkpoint),
+                                        data_name_or_path=info["data_bin"][0], **kwargs)
 
 
 def build_encoders(fairseq_args: list) -> tuple:
