@@ -68,17 +68,29 @@ def test_finetune_superbizarre_tiny(run_cli, pretrained, shared_path):
     assert dev["accuracy"] * 100 == pytest.approx(best, abs=0.05)  # fairseq logs 3 significant digits
 
 
-def test_flota_finetuning_data_noise_only_at_test(run_cli, pretrained, shared_path, tmp_path):
+def test_finetuning_data_noise_only_in_a_test_copy(run_cli, pretrained, shared_path, tmp_path):
+    """--noise-p adds a noisy copy of the test split (subset test1) for FLOTA and for the model's own
+    segmentation alike, from the same noisy text; train, valid and the clean test stay as they are."""
     root, lm, _ = pretrained
     prefix = str(shared_path("flota_arxiv/arxiv_cs_1e+02_train.csv"))[: -len("_train.csv")]
     common = ["python", "-m", "train_scripts.classification_data", "prepare", "--lm-data", lm, "--csv-prefix",
-              prefix, "--max-rows", "40", "--encode", "flota", "--flota-k", "2"]
-    run_cli([*common, "--out", tmp_path / "clean"])
-    run_cli([*common, "--out", tmp_path / "noisy", "--noise-p", "0.5", "--noise-seed", "3"])
+              prefix, "--max-rows", "40"]
+    flota = ["--encode", "flota", "--flota-k", "2"]
+    run_cli([*common, *flota, "--out", tmp_path / "clean"])
+    run_cli([*common, *flota, "--out", tmp_path / "noisy", "--noise-p", "0.5", "--noise-seed", "3"])
+    run_cli([*common, "--out", tmp_path / "model-noisy", "--noise-p", "0.5", "--noise-seed", "3"])
     info = json.loads((tmp_path / "noisy" / "classification.json").read_text())
     assert info["encoding"]["scheme"] == "flota" and info["encoding"]["flota_k"] == 2
-    assert info["noise_splits"] == ["test"]
-    read = lambda d, s: (tmp_path / d / "tok" / f"{s}.input0").read_text()  # noqa: E731
-    assert read("clean", "train") == read("noisy", "train") and read("clean", "valid") == read("noisy", "valid")
-    assert read("clean", "test") != read("noisy", "test")
-    assert len(read("noisy", "test").splitlines()) == 40
+    assert info["test_subsets"] == {"clean": "test", "noisy": "test1"} and info["noise_splits"] == []
+    read = lambda d, s, kind="tok": (tmp_path / d / kind / f"{s}.input0").read_text()  # noqa: E731
+    for split in ("train", "valid", "test"):
+        assert read("clean", split) == read("noisy", split)
+    assert read("noisy", "test1") != read("noisy", "test") and len(read("noisy", "test1").splitlines()) == 40
+    assert read("noisy", "test1", "raw") == read("model-noisy", "test1", "raw")   # the same noisy text
+    assert read("model-noisy", "test1") != read("model-noisy", "test")
+    assert (tmp_path / "model-noisy" / "data-bin" / "input0" / "test1.bin").exists()
+    # a second prepare with the same options reuses the folder; different options rebuild it
+    again = run_cli([*common, "--out", tmp_path / "model-noisy", "--noise-p", "0.5", "--noise-seed", "3"])
+    assert '"reused": true' in again.stdout
+    other = run_cli([*common, "--out", tmp_path / "model-noisy", "--noise-p", "0.4", "--noise-seed", "3"])
+    assert '"reused": null' in other.stdout

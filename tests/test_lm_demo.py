@@ -1,0 +1,188 @@
+"""The pretraining part of the demo (train_scripts/lm_demo.py, lm_report.py) and the recipe options it needs:
+the statistics on made-up runs (collapsed seeds, Welch tests, the "pretraining helped" rule, k tuned on dev), the
+corpus split, the option routing of ``morphtok-demo --part``, the recipes' --small/--global-batch plan, and one
+end-to-end run of the smallest preset on the shared data (then resumed: every stage skipped)."""
+import gzip
+import json
+import shlex
+
+import pytest
+
+from train_scripts import lm_demo, lm_report
+from train_scripts.pipeline import split_parts
+
+
+# --- statistics on made-up runs --------------------------------------------------------------------------------
+
+def _run(row, init, seed, acc, collapsed=False, part="superbizarre", **kw):
+    r = {"part": part, "task": kw.pop("task", "arxiv"), "row": row, "init": init, "seed": seed,
+         "encoding": kw.pop("encoding", "standard"), "mode": kw.pop("mode", None), "k": kw.pop("k", None),
+         "lr": 3e-4, "collapsed": collapsed, "majority": 0.526, "tokens_per_example": 4.0,
+         "dev": {"accuracy": acc, "macro_f1": acc}, "test": {"accuracy": acc, "macro_f1": acc}}
+    r.update(kw)
+    return r
+
+
+def _results(finetune):
+    return {"meta": {"settings": {"baseline": "unigram"}}, "finetune": finetune, "pretraining": []}
+
+
+def test_collapsed_seeds_are_counted_not_averaged():
+    runs = [_run("unigram", "pretrained", s, a) for s, a in enumerate([0.64, 0.65, 0.66], 1)]
+    runs.append(_run("unigram", "pretrained", 4, 0.526, collapsed=True))
+    e = lm_report.analyse(_results(runs))["superbizarre"][0]
+    assert e["collapsed"] == 1 and e["n"] == 3 and e["seeds_run"] == 4
+    assert e["mean"] == pytest.approx(65.0) and e["sd"] == pytest.approx(1.0)
+    assert 52.6 in e["all"]   # shown per seed
+
+
+def test_pretraining_helped_needs_a_point_p_and_five_seeds():
+    pre = [0.680, 0.684, 0.679, 0.683, 0.681]
+    runs = [_run("unigram", "pretrained", s, a) for s, a in enumerate(pre, 1)]
+    ctrl = [_run("unigram", "random", s, a - 0.03) for s, a in enumerate(pre, 1)]
+    e = lm_report.analyse(_results(runs + ctrl))["superbizarre"][0]
+    assert e["vs_control_diff"] == pytest.approx(3.0) and e["vs_control_p"] < 1e-6 and e["pretraining_helped"]
+    # the same gap over four seeds is not enough by the definition; nor is a gap under one point
+    e4 = lm_report.analyse(_results(runs[:4] + ctrl[:4]))["superbizarre"][0]
+    assert e4["vs_control_p"] < 0.05 and not e4["pretraining_helped"]
+    small = [_run("unigram", "random", s, a - 0.005) for s, a in enumerate(pre, 1)]
+    e_small = lm_report.analyse(_results(runs + small))["superbizarre"][0]
+    assert not e_small["pretraining_helped"]
+    text = "\n".join(lm_report.conclusions({**_results(runs + small), "pretraining": [
+        {"row": "unigram", "label": "Unigram"}], "analysis": lm_report.analyse(_results(runs + small))}))
+    assert "did NOT measurably help" in text
+
+
+def test_welch_against_the_baseline_row():
+    from scipy import stats
+
+    base = [0.640, 0.643, 0.645, 0.641, 0.642]
+    prime = [0.683, 0.682, 0.684, 0.680, 0.686]
+    runs = [_run("unigram", "pretrained", s, a) for s, a in enumerate(base, 1)]
+    runs += [_run("unigram_prime", "pretrained", s, a) for s, a in enumerate(prime, 1)]
+    e = next(x for x in lm_report.analyse(_results(runs))["superbizarre"] if x["row"] == "unigram_prime")
+    expected = stats.ttest_ind([100 * x for x in prime], [100 * x for x in base], equal_var=False).pvalue
+    assert e["vs_baseline_p"] == pytest.approx(expected) and e["vs_baseline_diff"] == pytest.approx(4.08)
+
+
+def test_flota_table_k_selected_on_dev_clean_and_noisy():
+    runs = []
+    for enc, mode, k, dev, clean, noisy in [("standard", None, None, .50, .50, .40), ("flota_k1", "flota", 1, .52,
+                                            .53, .50), ("flota_k3", "flota", 3, .55, .54, .52)]:
+        for seed in (1, 2):
+            runs.append(_run("unigram", "pretrained", seed, clean + seed / 1000, part="flota", task="arxiv_physics_L",
+                             encoding=enc, mode=mode, k=k, dev={"accuracy": 0, "macro_f1": dev + seed / 1000},
+                             test_noisy={"accuracy": 0, "macro_f1": noisy + seed / 1000}))
+    a = lm_report.analyse(_results(runs))
+    assert a["flota_dev_selected"] == [{"task": "arxiv_physics_L", "mode": "flota", "k": 3, "lr": 3e-4}]
+    k3 = next(e for e in a["flota"] if e["encoding"] == "flota_k3")
+    assert k3["clean"]["mean"] == pytest.approx(54.15) and k3["noisy"]["mean"] == pytest.approx(52.15)
+    assert k3["noisy_p"] is not None and k3["noisy_p"] < 0.05
+
+
+# --- data and options ---------------------------------------------------------------------------------------
+
+def test_prepare_corpus_splits_documents_and_caps_words(tmp_path):
+    src = tmp_path / "corpus"
+    src.mkdir()
+    docs = [[f"doc{d} line{i} w w" for i in range(3)] for d in range(100)]
+    with gzip.open(src / "a.txt.gz", "wt") as fh:
+        fh.write("\n\n".join("\n".join(d) for d in docs) + "\n")
+    counts = lm_demo.prepare_corpus(src, tmp_path / "raw", max_words=600)
+    assert counts["valid"]["documents"] == 2 and counts["train"]["words"] == 600   # every 50th; 12 docs of 50 words
+    train = (tmp_path / "raw" / "train.en").read_text()
+    assert train.count("\n\n") == counts["train"]["documents"] and "doc" in train
+    valid_docs = {line.split()[0] for line in (tmp_path / "raw" / "valid.en").read_text().split("\n") if line}
+    assert not valid_docs & {line.split()[0] for line in train.split("\n") if line}   # no document in both
+    again = lm_demo.prepare_corpus(src, tmp_path / "raw2", max_words=600)
+    assert again == counts and (tmp_path / "raw2" / "train.en").read_text() == train   # seeded
+
+
+def test_demo_part_routing():
+    part, tr, lm = split_parts(["--data", "d", "--output", "o", "--lm-seeds", "10", "--lm-rows", "a", "b",
+                                "--jobs", "2", "--schemes", "unigram", "--dry-run"])
+    assert part == "all" and tr == ["--data", "d", "--output", "o", "--jobs", "2", "--schemes", "unigram",
+                                    "--dry-run"]
+    assert lm == ["--output", "o", "--lm-seeds", "10", "--lm-rows", "a", "b", "--jobs", "2", "--dry-run"]
+    assert split_parts(["--part", "pretraining", "--lm-seeds", "3"])[0] == "pretraining"
+    assert split_parts(["--row", "unigram", "--schemes", "unigram"])[0] == "translation"  # a translation row
+    with pytest.raises(Exception, match="--part"):
+        split_parts(["--part", "both"])
+
+
+def test_options_and_dry_run(run_cli, tmp_path):
+    with pytest.raises(Exception, match="unknown row"):
+        lm_demo.parse_args(["--lm-rows", "wordmap", "--dry-run"])
+    a = lm_demo.parse_args(["--lm-rows", "unigram_prime", "--dry-run", "--lm-seeds", "10"])
+    assert a.rows == ["unigram", "unigram_prime"] and a.seeds == 10   # the baseline row is always there
+    assert "unigram" in lm_demo.parse_args(["--lm-rows", "paper", "--dry-run"]).rows
+    assert len(lm_demo.parse_args(["--lm-rows", "paper", "--dry-run"]).rows) == 6
+    p = lm_demo.parse_args(["--lm-flota-paper", "--dry-run"])
+    assert p.flota_batch == 64 and p.flota_lrs == [1e-5, 3e-5, 1e-4]
+    proc = run_cli(["python", "-m", "train_scripts.pipeline", "--part", "pretraining", "--output", tmp_path,
+                    "--dry-run", "--lm-budget", "epochs"])
+    lines = proc.stdout.splitlines()
+    pre = [shlex.split(x) for x in lines if "pretrain_roberta.sh" in x]
+    assert len(pre) == 3 and all("--small" in c and c[c.index("--max-update") + 1] == "0" for c in pre)
+    assert any("--random-init" in x for x in lines) and any("--noise-p" in x for x in lines)
+    assert not list(tmp_path.iterdir())   # a dry run writes nothing
+
+
+@pytest.mark.parametrize("opts,per,uf", [(["--small"], "32", "1"), (["--small", "--global-batch", "64"], "32", "2"),
+                                         (["--small", "--global-batch", "16"], "16", "1")])
+def test_pretrain_small_preset_batch(run_cli, tmp_path, opts, per, uf):
+    d = tmp_path / "bin"
+    d.mkdir()
+    (d / "dict.txt").write_text("a 1\n")
+    proc = run_cli(["bash", "train_scripts/pretrain_roberta.sh", "--data", d, "--save-dir", tmp_path / "s",
+                    "--dry-run", "--gpus", "1", *opts])
+    cmd = shlex.split(proc.stdout.strip())
+    last = lambda name: [cmd[i + 1] for i, x in enumerate(cmd) if x == name][-1]  # noqa: E731
+    assert (last("--batch-size"), last("--update-freq")) == (per, uf)
+    assert last("--encoder-layers") == "2" and last("--tokens-per-sample") == "128"
+    assert "warning" not in proc.stderr.lower()
+
+
+# --- end to end: the smallest preset on the shared data --------------------------------------------------------
+
+def test_pretraining_part_end_to_end_and_resume(run_cli, shared_path, tmp_path):
+    shared_path("superbizarre/arxiv_train.csv")
+    shared_path("flota_arxiv/arxiv_physics_1e+02_train.csv")
+    shared_path("english_lm/abc.txt.gz")
+    cmd = ["python", "-m", "train_scripts.pipeline", "--part", "pretraining", "--output", tmp_path,
+           "--lm-preset", "fast", "--lm-rows", "unigram", "--lm-flota-set", "S", "--lm-flota-seeds", "1"]
+    run_cli(cmd)
+    part = tmp_path / "pretraining"
+    res = json.loads((part / "results.json").read_text())
+    runs = res["finetune"]
+    sb = [r for r in runs if r["part"] == "superbizarre"]
+    assert sorted((r["init"], r["seed"]) for r in sb) == [("pretrained", 1), ("pretrained", 2), ("random", 1),
+                                                          ("random", 2)]
+    assert all(r["test"]["examples"] == 100 and "test_noisy" not in r for r in sb)
+    fl = [r for r in runs if r["part"] == "flota"]
+    assert sorted(r["encoding"] for r in fl) == ["flota_k2", "standard"]
+    assert all(r["test_noisy"]["examples"] == r["test"]["examples"] == 100 for r in fl)
+    # the noisy test text is the same for both segmentations, and really noisy
+    ft = part / "finetune" / "arxiv_physics_S" / "unigram"
+    noisy = [(ft / enc / "data" / "raw" / "test1.input0").read_text() for enc in ("standard", "flota_k2")]
+    clean = (ft / "standard" / "data" / "raw" / "test.input0").read_text()
+    assert noisy[0] == noisy[1] != clean and noisy[0].count(" ") < clean.count(" ")
+    # the control is fine-tuned from random weights, the other runs from the pretrained checkpoint
+    logs = part / "logs"
+    random_log = (logs / "ft_arxiv_unigram_standard_random-seed1.log").read_text()
+    pretrained_log = (logs / "ft_arxiv_unigram_standard_pretrained-seed1.log").read_text()
+    assert "from random weights" in random_log and "from random weights" not in pretrained_log
+    assert "No existing checkpoint found" in random_log and "Loaded checkpoint" not in random_log
+    assert f"Loaded checkpoint {part / 'rows' / 'unigram' / 'checkpoints' / 'checkpoint_last.pt'}" in pretrained_log
+    pre = res["pretraining"][0]
+    assert pre["updates"] == 10 and pre["sequences"] == 80 and pre["tokens"] > 0 and pre["valid_curve"]
+    assert pre["valid_loss_per_word"] == pytest.approx(pre["valid_loss_per_token"] * pre["tokens_per_word"], rel=0.2)
+    report = (part / "REPORT.md").read_text()
+    for heading in ("Pretraining budget and loss", "Superbizarre arxiv", "FLOTA on the pretrained",
+                    "What this run can and cannot conclude", "not covered"):
+        assert heading in report
+    assert (part / "report.html").read_text().count("data:image/png;base64") >= 2
+    # resumed: nothing runs again, the same results
+    again = run_cli(cmd)
+    assert "[run ]" not in again.stderr and "[skip]" in again.stderr
+    assert json.loads((part / "results.json").read_text())["finetune"] == runs
