@@ -96,10 +96,11 @@ class BiteScheme(SentencePieceScheme):
         lang = next((lang for lang in self.langs if self.applies(lang)), None)
         if lang is None:
             return {}
-        cov = bite_eval.coverage_report(raw[f"train.{lang}"], [500, 1000, 2000, 4000])
+        o = self.options
+        cov = bite_eval.coverage_report(raw[f"train.{lang}"], [500, 1000, 2000, 4000], o.bite_pretokenizer,
+                                        o.bite_tagger)
         words = sorted({w for line in raw[f"test.{lang}"] for w in line.split()})
         # the paper's Figure 8 at this vocabulary size: the same algorithm without BITE, trained on the raw text
-        o = self.options
         baseline = spm.train([], self.path("figure8-baseline"), model_type=o.model_type, variant=o.variant,
                              vocab_size=o.vocab_size, character_coverage=o.character_coverage, seed=o.seed,
                              sentences=[line for l in self.langs for line in raw[f"train.{l}"]],
@@ -109,4 +110,9 @@ class BiteScheme(SentencePieceScheme):
         return {"coverage": {k: cov[k] for k in ("types_unencoded", "types_bite", "coverage_unencoded",
                                                  "coverage_bite")},
                 "symbol_complexity_lambda2": bite_eval.model_complexity(self.model, words),
-                "figure8": o8}
+                "figure8": o8,
+                # encode -> decode of the test sentences, the published algorithm and --bite-exact
+                "round_trip": {mode: {k: r[k] for k in ("sentences", "unchanged", "rate")}
+                               for mode, r in bite_eval.round_trip_report(
+                                   raw[f"test.{lang}"], o.bite_pretokenizer, o.bite_tagger, o.bite_single_char,
+                                   self.model).items()}}
