@@ -17,6 +17,10 @@ N_STAGES = 2 + 2 * 7   # data, noise; per row binarize, train, average, evaluate
                        # intrinsic
 
 
+#: the translation part of the demo (morphtok-demo runs both parts by default)
+DEMO = ["python", "-m", "train_scripts.pipeline", "--part", "translation"]
+
+
 def _gold() -> list:
     """The gold files from the shared data wherever it is (SHARED_DATA), not only beside the checkout."""
     return ["--gold-en", require_shared("morph_gold/eng.word.dev.tsv"),
@@ -24,7 +28,7 @@ def _gold() -> list:
 
 
 def _pipeline(run_cli, data, out, *extra, check=True):
-    return run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *ARGS, *_gold(),
+    return run_cli([*DEMO, "--data", data, "--output", out, *ARGS, *_gold(),
                     *extra], check=check)
 
 
@@ -121,7 +125,7 @@ def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
 
     # a changed training option reruns exactly the stages it affects (training and what uses the model)
     changed = [a if a != "12" else "16" for a in ARGS]
-    fifth = run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", out, *changed, *_gold(),
+    fifth = run_cli([*DEMO, "--data", data, "--output", out, *changed, *_gold(),
                      "--noise-seed", "2"])
     reran = set(re.findall(r"\[run \] (\S+)", fifth.stderr))
     assert reran == {f"{row}/{stage}" for row in ("unigram", "unigram_prime_nospace")
@@ -134,7 +138,7 @@ def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
 
 def test_gpu_preset_dry_run_commands(run_cli, tmp_path):
     out = tmp_path / "gpu"
-    proc = run_cli(["python", "-m", "train_scripts.pipeline", "--preset", "gpu", "--dry-run", "--output", out,
+    proc = run_cli([*DEMO, "--preset", "gpu", "--dry-run", "--output", out,
                     "--schemes", "unigram", "bite_unigram"])
     lines = proc.stdout.splitlines()
     assert not out.exists()                                          # nothing written, nothing run
@@ -161,7 +165,7 @@ def test_bad_options_fail_before_any_work(run_cli, tmp_path):
                           (["--schemes", "unigram", "nope"], "unknown scheme 'nope'"),
                           (["--noise-fraction", "1.5"], "noise fraction must be between 0 and 1"),
                           (["--schemes", "bpe", "--baseline", "unigram"], "--baseline 'unigram' is not among")):
-        proc = run_cli(["python", "-m", "train_scripts.pipeline", "--output", tmp_path / "o", *args], check=False)
+        proc = run_cli([*DEMO, "--output", tmp_path / "o", *args], check=False)
         assert proc.returncode == 2 and proc.stderr == f"error: {proc.stderr[7:]}"
         assert message in proc.stderr and proc.stderr.count("\n") == 1
         assert not (tmp_path / "o").exists()
@@ -173,7 +177,7 @@ def test_pipeline_reports_the_failing_stage(run_cli, tmp_path):
     for split in ("train", "val", "test_2016_flickr"):
         (data / f"{split}.en").write_text("a\nb\n")
         (data / f"{split}.de").write_text("a\n")  # misaligned
-    proc = run_cli(["python", "-m", "train_scripts.pipeline", "--data", data, "--output", tmp_path / "o",
+    proc = run_cli([*DEMO, "--data", data, "--output", tmp_path / "o",
                     "--schemes", "unigram"], check=False)
     assert proc.returncode != 0
     assert "pipeline stage data failed" in proc.stderr and "misaligned train" in proc.stderr
@@ -183,12 +187,12 @@ def test_default_preset_and_rows_dry_run(run_cli, tmp_path):
     """The default budget is the one at which models learn (2,000 updates); five rows by default, all nine one
     option away; the fast preset keeps the quick 250-update run."""
     out = tmp_path / "o"
-    plain = run_cli(["python", "-m", "train_scripts.pipeline", "--dry-run", "--output", out]).stdout
+    plain = run_cli([*DEMO, "--dry-run", "--output", out]).stdout
     assert plain.splitlines()[0].startswith("# preset cpu (cpu):") and "max-update 2000" in plain.splitlines()[0]
     rows = [line[2:] for line in plain.splitlines() if line.startswith("# ") and " " not in line[2:]]
     assert rows == ["unigram", "unigram_prime", "bite_unigram", "wordmap", "flota"]
     assert plain.count("--max-update 2000") == 5
-    every = run_cli(["python", "-m", "train_scripts.pipeline", "--dry-run", "--output", out, "--schemes", "all",
+    every = run_cli([*DEMO, "--dry-run", "--output", out, "--schemes", "all",
                      "--preset", "fast"]).stdout
     assert sum(line.startswith("# ") and " " not in line[2:] for line in every.splitlines()) == 9
     assert every.count("--max-update 250") == 9 and not out.exists()
