@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 export NLTK_DATA := $(abspath $(VENV))/nltk_data:$(abspath $(SHARED))/nltk_data
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install demo test test-fast fuzz docs bench clean
+.PHONY: install demo test test-fast fuzz docs bench bench-scale clean
 
 install:
 	@bash scripts/install.sh
@@ -47,6 +47,12 @@ bench: install
 	   for b in bench/scale.py bench/spaces.py bench/bite.py bench/flota.py bench/wordmap.py; do \
 	     echo "## $$b"; $(PY) $$b 2>&1 || echo "($$b failed)"; echo; done; echo '```'; } | tee $(BENCH_OUT)
 	@echo "written: $(BENCH_OUT)"
+
+# how each step's cost grows with the corpus, every scheme (issue 39; hours at the default 4M,16M,65M words, not CI):
+# bench/results/DATE-scale-corpus.{md,json}; e.g. SCALE_ARGS="--sizes 20k,80k --vocab-size 1000" for a quick look
+SCALE_ARGS ?=
+bench-scale: install
+	$(PY) bench/scale_corpus.py --data $(SHARED)/english_lm $(SCALE_ARGS)
 
 clean:
 	rm -rf $(OUT) .pytest_cache
