@@ -78,7 +78,7 @@ def run_tool(cmd: list, quiet: bool = True, output: str | None = None) -> subpro
     if proc.returncode != 0:
         refused = tool_write_error((proc.stderr or "")[-3000:])
         if refused is not None:
-            raise write_error(output or os.path.basename(cmd[0]), refused)
+            raise write_error(output or f"the output of {os.path.basename(cmd[0])}", refused)
         tail = (proc.stderr or "")[-3000:]
         raise UserError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{tail}".rstrip())
     return proc
