@@ -119,7 +119,7 @@ SLOW_TESTS = {
     "test_recipes_roberta.py::test_pretrain_tiny",
     "test_recipes_roberta.py::test_finetune_superbizarre_tiny",
     "test_recipes_roberta.py::test_finetuning_data_noise_only_in_a_test_copy",
-    "test_lm_demo.py::test_pretraining_part_end_to_end_and_resume",
+    "test_lm_demo.py::test_pretraining_part_end_to_end_stop_and_resume",
     "test_recipes_translation.py::test_tiny_train_average_evaluate",
     "test_recipes_translation.py::test_two_process_gloo_training_keeps_ranks_identical",
     "test_launch.py::test_two_shards_two_jobs_then_training_on_both",

@@ -5,6 +5,7 @@ end-to-end run of the smallest preset on the shared data (then resumed: every st
 import gzip
 import json
 import shlex
+import signal
 
 import pytest
 
@@ -145,14 +146,28 @@ def test_pretrain_small_preset_batch(run_cli, tmp_path, opts, per, uf):
 
 # --- end to end: the smallest preset on the shared data --------------------------------------------------------
 
-def test_pretraining_part_end_to_end_and_resume(run_cli, shared_path, tmp_path):
+def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_path):
+    """SIGTERM while it fine-tunes stops every process it started; the rerun finishes from the finished stages;
+    a third run runs nothing and gives the same results."""
+    from tests.test_clean_stop import _descendants, _alive, _mentioning, _start, _wait_for
+
     shared_path("superbizarre/arxiv_train.csv")
     shared_path("flota_arxiv/arxiv_physics_1e+02_train.csv")
     shared_path("english_lm/abc.txt.gz")
-    cmd = ["python", "-m", "train_scripts.pipeline", "--part", "pretraining", "--output", tmp_path,
+    out = tmp_path / "demo"
+    cmd = ["python", "-m", "train_scripts.pipeline", "--part", "pretraining", "--output", out,
            "--lm-preset", "fast", "--lm-rows", "unigram", "--lm-flota-set", "S", "--lm-flota-seeds", "1"]
-    run_cli(cmd)
-    part = tmp_path / "pretraining"
+    log = tmp_path / "first.log"
+    proc = _start(cmd, log)
+    _wait_for(lambda: "[run ] ft/" in log.read_text() and _mentioning("finetune_classification.sh"), proc,
+              "a fine-tuning run", log)
+    below = _descendants(proc.pid)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=120) != 0
+    assert not _alive(below) and not _mentioning(str(out)), "processes outlived the stopped demo"
+    resumed = run_cli(cmd)
+    assert "[skip] lm/unigram/pretrain" in resumed.stderr and "[run ] ft/" in resumed.stderr
+    part = out / "pretraining"
     res = json.loads((part / "results.json").read_text())
     runs = res["finetune"]
     sb = [r for r in runs if r["part"] == "superbizarre"]
