@@ -330,8 +330,10 @@ class LmDemo:
             self.runner.run(stage, cmd, self.logs / (stage.replace("/", "_") + ".log"), merge_stderr=True)
             return finetune_result(run["save"], time.time() - t0)
 
-        return self.stages.run(stage, [run["save"]], go, key=[str(x) for x in cmd],
-                               after=(prep, f"lm/{run['row']}/pretrain"))
+        # a random-init control reads only the architecture of the pretrained checkpoint, never its weights: it
+        # depends on the row's data, not on its pretraining (a longer pretraining reuses the control)
+        upstream = f"lm/{run['row']}/" + ("binarize" if run["init"] == "random" else "pretrain")
+        return self.stages.run(stage, [run["save"]], go, key=[str(x) for x in cmd], after=(prep, upstream))
 
     def run_all(self) -> dict:
         a, p = self.a, self.plan
