@@ -333,7 +333,8 @@ class LmDemo:
         # a random-init control reads only the architecture of the pretrained checkpoint, never its weights: it
         # depends on the row's data, not on its pretraining (a longer pretraining reuses the control)
         upstream = f"lm/{run['row']}/" + ("binarize" if run["init"] == "random" else "pretrain")
-        return self.stages.run(stage, [run["save"]], go, key=[str(x) for x in cmd], after=(prep, upstream))
+        key = [str(x) for x in cmd] + (["model:", *map(str, self.a.model)] if run["init"] == "random" else [])
+        return self.stages.run(stage, [run["save"]], go, key=key, after=(prep, upstream))
 
     def run_all(self) -> dict:
         a, p = self.a, self.plan
