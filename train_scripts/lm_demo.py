@@ -259,22 +259,78 @@ class Plan:
 
 # --- running ----------------------------------------------------------------------------------------------------
 
-def _in_parallel(jobs: int, tasks: list) -> list:
-    """Run the callables ``tasks`` ``jobs`` at a time (each runs its commands as child processes); the first
-    failure stops the rest from starting and is raised once the running ones are done."""
-    if jobs <= 1:
-        return [t() for t in tasks]
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs)
-    try:
-        futures = [pool.submit(t) for t in tasks]
-        for f in concurrent.futures.as_completed(futures):
-            if f.exception() is not None:
-                for other in futures:
-                    other.cancel()
-                raise f.exception()
-        return [f.result() for f in futures]
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+class Scheduler:
+    """Steps with dependencies, at most ``jobs`` commands at a time.
+
+    Every step is a thread that waits for the steps it needs, then runs its stages; a command (a child process)
+    runs only while it holds one of ``jobs`` slots, so the next fine-tuning starts as soon as a core is free, even
+    while another row still pretrains.  The first failure stops every step that has not started its command; it is
+    raised once the running ones are done."""
+
+    def __init__(self, jobs: int):
+        import threading
+
+        self.slots = threading.BoundedSemaphore(jobs)
+        self.failed = threading.Event()
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=256)
+        self.futures: list = []
+
+    def slot(self):
+        """A context holding one slot; raises when another step has failed (nothing new starts)."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def held():
+            with self.slots:
+                if self.failed.is_set():
+                    raise PipelineStopped(STOPPED)
+                yield
+        return held()
+
+    def add(self, fn, after=()):
+        def step():
+            for dep in after:
+                dep.result()        # a failed dependency raises here: this step does not run
+            if self.failed.is_set():
+                raise PipelineStopped(STOPPED)
+            try:
+                return fn()
+            except BaseException:
+                self.failed.set()
+                raise
+        future = self.pool.submit(step)
+        self.futures.append(future)
+        return future
+
+    def wait(self) -> None:
+        try:
+            done, _ = concurrent.futures.wait(self.futures, return_when=concurrent.futures.FIRST_EXCEPTION)
+            errors = [f.exception() for f in done if f.exception() is not None]
+            if errors:
+                self.failed.set()
+                concurrent.futures.wait(self.futures)
+                first = next((e for e in errors if STOPPED not in str(e)), errors[0])
+                raise first
+        finally:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+STOPPED = "not started: another step failed"
+
+
+class PipelineStopped(RuntimeError):
+    """A step not started because another one failed."""
+
+
+class SlotRunner:
+    """A :class:`pipeline.Runner` whose commands each hold a slot of the scheduler."""
+
+    def __init__(self, runner, scheduler: Scheduler):
+        self.runner, self.scheduler = runner, scheduler
+
+    def run(self, *args, **kwargs):
+        with self.scheduler.slot():
+            return self.runner.run(*args, **kwargs)
 
 
 class LmDemo:
@@ -291,21 +347,24 @@ class LmDemo:
                                lambda: prepare_corpus(a.corpus, self.plan.raw, a.lm_words),
                                key={"corpus": str(a.corpus), "words": a.lm_words})
 
+    def binarize_row(self, row: str) -> dict:
+        p = self.plan
+        cmd = p.binarize_command(row)
+        return self.stages.run(f"lm/{row}/binarize", [p.lm_dir(row)],
+                               lambda: self.runner.run(f"lm/{row}/binarize", cmd, self.logs / f"{row}.binarize.log")
+                               and {"dict": str(p.lm_dir(row) / "data-bin" / "dict.txt")},
+                               key=[str(x) for x in cmd], after=("lm/data",))
+
     def pretrain_row(self, row: str) -> dict:
         p = self.plan
-        b_cmd = p.binarize_command(row)
-        self.stages.run(f"lm/{row}/binarize", [p.lm_dir(row)],
-                        lambda: self.runner.run(f"lm/{row}/binarize", b_cmd, self.logs / f"{row}.binarize.log") and
-                        {"dict": str(p.lm_dir(row) / "data-bin" / "dict.txt")},
-                        key=[str(x) for x in b_cmd], after=("lm/data",))
-        t_cmd = p.pretrain_command(row)
+        cmd = p.pretrain_command(row)
 
         def train():
             t0 = time.time()
-            self.runner.run(f"lm/{row}/pretrain", t_cmd, self.logs / f"{row}.pretrain.log", merge_stderr=True)
+            self.runner.run(f"lm/{row}/pretrain", cmd, self.logs / f"{row}.pretrain.log", merge_stderr=True)
             return {"seconds": time.time() - t0}
 
-        result = self.stages.run(f"lm/{row}/pretrain", [p.ckpt_dir(row)], train, key=[str(x) for x in t_cmd],
+        result = self.stages.run(f"lm/{row}/pretrain", [p.ckpt_dir(row)], train, key=[str(x) for x in cmd],
                                  after=(f"lm/{row}/binarize",))
         return {"row": row, **result}
 
@@ -318,7 +377,7 @@ class LmDemo:
             return json.loads((run["data"] / "classification.json").read_text())
 
         return self.stages.run(stage, [run["data"]], go, key=[str(x) for x in cmd],
-                               after=(f"lm/{run['row']}/binarize",), quiet=stage in self.stages.fingerprints)
+                               after=(f"lm/{run['row']}/binarize",))
 
     def finetune(self, run: dict) -> dict:
         cmd = self.plan.finetune_command(run)
@@ -339,15 +398,21 @@ class LmDemo:
     def run_all(self) -> dict:
         a, p = self.a, self.plan
         data = self.data()
-        pre = _in_parallel(a.jobs, [lambda r=r: self.pretrain_row(r) for r in a.rows])
+        sched = Scheduler(a.jobs)
+        self.runner = SlotRunner(self.runner, sched)
+        binarized = {row: sched.add(lambda r=row: self.binarize_row(r)) for row in a.rows}
+        pretrained = {row: sched.add(lambda r=row: self.pretrain_row(r), [binarized[row]]) for row in a.rows}
         runs = p.finetune_runs()
-        firsts = {}
+        prepared = {}
         for run in runs:   # one data preparation per (task, row, encoding), shared by its seeds and inits
-            firsts.setdefault(run["data"], run)
-        prepared = _in_parallel(a.jobs, [lambda r=r: self.prepare(r) for r in firsts.values()])
-        prepared = {str(d): info for d, info in zip(firsts, prepared)}
-        results = _in_parallel(a.jobs, [lambda r=r: self.finetune(r) for r in runs])
-        return collect_results(a, p, data, pre, runs, results, prepared)
+            if str(run["data"]) not in prepared:
+                prepared[str(run["data"])] = sched.add(lambda r=run: self.prepare(r), [binarized[run["row"]]])
+        tuned = [sched.add(lambda r=run: self.finetune(r),
+                           [prepared[str(run["data"])],
+                            (binarized if run["init"] == "random" else pretrained)[run["row"]]]) for run in runs]
+        sched.wait()
+        return collect_results(a, p, data, [pretrained[r].result() for r in a.rows], runs,
+                               [f.result() for f in tuned], {k: f.result() for k, f in prepared.items()})
 
 
 def finetune_result(save: Path, seconds: float) -> dict:

@@ -291,7 +291,8 @@ def _plot_flota(results: dict, path: str) -> Optional[str]:
         if std:
             ax.axhline(std[0], color="grey", ls="--", label="standard")
         ax.set(xlabel="k", ylabel="macro F1 (%)", title=f"ArXiv test, {cond}")
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
