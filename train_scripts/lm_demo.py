@@ -259,32 +259,62 @@ class Plan:
 
 # --- running ----------------------------------------------------------------------------------------------------
 
+class Slots:
+    """``n`` slots taken in order of priority (lower first), then of arrival."""
+
+    def __init__(self, n: int):
+        import itertools
+        import threading
+
+        self.free, self.cv, self.waiting, self.order = n, threading.Condition(), [], itertools.count()
+
+    def acquire(self, priority: int) -> None:
+        import heapq
+
+        with self.cv:
+            ticket = (priority, next(self.order))
+            heapq.heappush(self.waiting, ticket)
+            while not (self.free > 0 and self.waiting[0] == ticket):
+                self.cv.wait()
+            heapq.heappop(self.waiting)
+            self.free -= 1
+
+    def release(self) -> None:
+        with self.cv:
+            self.free += 1
+            self.cv.notify_all()
+
+
 class Scheduler:
     """Steps with dependencies, at most ``jobs`` commands at a time.
 
     Every step is a thread that waits for the steps it needs, then runs its stages; a command (a child process)
     runs only while it holds one of ``jobs`` slots, so the next fine-tuning starts as soon as a core is free, even
-    while another row still pretrains.  The first failure stops every step that has not started its command; it is
-    raised once the running ones are done."""
+    while another row still pretrains.  Slots go to pretraining first (the longest steps, and the ones others
+    wait for), then to data preparation, then to fine-tuning.  The first failure stops every step that has not
+    started its command; it is raised once the running ones are done."""
 
     def __init__(self, jobs: int):
         import threading
 
-        self.slots = threading.BoundedSemaphore(jobs)
+        self.slots = Slots(jobs)
         self.failed = threading.Event()
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=256)
         self.futures: list = []
 
-    def slot(self):
+    def slot(self, priority: int = 0):
         """A context holding one slot; raises when another step has failed (nothing new starts)."""
         import contextlib
 
         @contextlib.contextmanager
         def held():
-            with self.slots:
+            self.slots.acquire(priority)
+            try:
                 if self.failed.is_set():
                     raise PipelineStopped(STOPPED)
                 yield
+            finally:
+                self.slots.release()
         return held()
 
     def add(self, fn, after=()):
@@ -328,9 +358,10 @@ class SlotRunner:
     def __init__(self, runner, scheduler: Scheduler):
         self.runner, self.scheduler = runner, scheduler
 
-    def run(self, *args, **kwargs):
-        with self.scheduler.slot():
-            return self.runner.run(*args, **kwargs)
+    def run(self, stage: str, *args, **kwargs):
+        priority = 0 if stage.startswith("lm/") else 1 if stage.startswith("prep/") else 2
+        with self.scheduler.slot(priority):
+            return self.runner.run(stage, *args, **kwargs)
 
 
 class LmDemo:
