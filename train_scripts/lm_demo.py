@@ -524,6 +524,11 @@ def collect_results(a, plan: Plan, data: dict, pre: list, runs: list, results: l
 
 # --- options --------------------------------------------------------------------------------------------------
 
+def _flag(key: str) -> str:
+    """The option of a preset value: ``--lm-`` and its name (``lm_words``: ``--lm-words``)."""
+    return "--lm-" + key.removeprefix("lm_").replace("_", "-")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="morphtok-demo --part pretraining", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -560,11 +565,11 @@ def build_parser() -> argparse.ArgumentParser:
     for key in PRESET_KEYS:
         kind = type(PRESETS["cpu"][key])
         text = PRESET_HELP.get(key, "the preset's value")
+        flag = _flag(key)
         if kind is list:
-            g.add_argument("--lm-" + key.replace("_", "-"), nargs="+", default=None,
-                           type=int if key == "flota_k" else str, help=text)
+            g.add_argument(flag, nargs="+", default=None, type=int if key == "flota_k" else str, help=text)
         else:
-            g.add_argument("--lm-" + key.replace("_", "-"), type=kind, default=None, help=text)
+            g.add_argument(flag, type=kind, default=None, help=text)
     return ap
 
 
@@ -578,7 +583,7 @@ def parse_args(argv=None):
                               flota_areas=a.lm_flota_areas, noise_p=a.lm_noise_p, noise_seed=a.lm_noise_seed,
                               baseline=BASELINE)
     for key in PRESET_KEYS:
-        value = getattr(a, "lm_" + key)
+        value = getattr(a, _flag(key)[2:].replace("-", "_"))
         setattr(args, key, preset[key] if value is None else value)
     args.flota_lrs = [args.flota_lr]
     if a.lm_flota_paper:
