@@ -92,7 +92,11 @@ elif [[ $PRESET == small ]]; then
            --max-update 1500 --validate-interval-updates 250 --save-interval-updates 250 --keep-interval-updates 1
            --no-epoch-checkpoints --log-interval 50 --num-workers 0)
 else
-    plan_batch sequences "${GLOBAL:-2048}" --batch-size 16 "batch (paper, Table 9: 2,048 sequences of 512 tokens)"
+    if [[ -n "$GLOBAL" ]]; then
+        plan_batch sequences "$GLOBAL" --batch-size 16 "batch (--global-batch; the paper's Table 9: 2,048 sequences)"
+    else
+        plan_batch sequences 2048 --batch-size 16 "batch (paper, Table 9: 2,048 sequences of 512 tokens)"
+    fi
     ARGS+=(--arch roberta_base --tokens-per-sample 512 --warmup-updates 10000 --max-update 100000
            --log-interval 100)
 fi
