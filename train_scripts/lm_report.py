@@ -415,3 +415,37 @@ def attach_to_demo_report(outdir: str) -> bool:
     with open(html_path, "w", encoding="utf-8") as fh:
         fh.write(f"{page}\n{MARK}\n{html_body(results, plots)}\n</body></html>\n")
     return True
+
+
+def main(argv=None) -> int:
+    """``python -m train_scripts.lm_report DEMO_OUTPUT``: rewrite the part's report from its results.json (after a
+    change of the report code, or to attach it to the demo's report), nothing rerun."""
+    import argparse
+    import json
+
+    from preprocess.common import UserError
+
+    ap = argparse.ArgumentParser(prog="python -m train_scripts.lm_report", description=main.__doc__.split(":")[1])
+    ap.add_argument("output", help="the demo's --output folder (its pretraining/results.json is read)")
+    args = ap.parse_args(argv)
+    part = os.path.join(args.output, "pretraining")
+    path = os.path.join(part, "results.json")
+    if not os.path.isfile(path):
+        raise UserError(f"no {path}: run morphtok-demo --part pretraining --output {args.output} first")
+    with open(path, encoding="utf-8") as fh:
+        results = json.load(fh)
+    results["analysis"] = analyse(results)
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(results, fh, indent=1, default=str)
+    paths = write_report(results, part)
+    attach_to_demo_report(args.output)
+    print(f"{paths['markdown']} {paths['html']}")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    from preprocess.common import run_main
+
+    sys.exit(run_main(main))
