@@ -257,7 +257,7 @@ def _plot_seeds(results: dict, path: str) -> Optional[str]:
     if not entries:
         return None
     labels = _labels(results)
-    fig, ax = plt.subplots(figsize=(max(5, 1.3 * len(entries)), 3.6))
+    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(entries)), 4))
     for i, e in enumerate(entries):
         ax.scatter([i] * len(e["all"]), e["all"], color="tab:red" if e["collapsed"] else "tab:blue", s=14)
         if e["mean"] is not None:
@@ -265,7 +265,7 @@ def _plot_seeds(results: dict, path: str) -> Optional[str]:
     ax.axhline(entries[0]["majority"], color="grey", ls="--", lw=1, label="majority class")
     ax.set_xticks(range(len(entries)))
     ax.set_xticklabels([f"{labels.get(e['row'], e['row'])}\n{e['init']}\n{e['task']}" for e in entries], fontsize=7)
-    ax.set(ylabel="test accuracy (%)", title="Superbizarre: every seed (bar: mean of the kept seeds)")
+    ax.set(ylabel="test accuracy (%)", title="Superbizarre, every seed\n(red: collapsed; bar: mean of the others)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
