@@ -618,6 +618,18 @@ def parse_args(argv=None):
     return args
 
 
+def stage_seconds(folder: Path) -> dict:
+    """``{"pretraining": s, "preparation": s, "fine-tuning": s}``: the wall seconds of every recorded stage, summed
+    by kind (stages that ran side by side count each)."""
+    out = {"pretraining": 0.0, "preparation": 0.0, "fine-tuning": 0.0}
+    for record in folder.glob("*.json"):
+        name = record.stem
+        kind = "pretraining" if name.startswith("lm__") else "preparation" if name.startswith("prep__") \
+            else "fine-tuning"
+        out[kind] += json.loads(record.read_text()).get("seconds", 0.0)
+    return out
+
+
 def settings(a) -> dict:
     """What the report states about this run's budget and fine-tuning settings."""
     return {k: getattr(a, k) for k in ("preset", "device", "budget", "model", "control", "tasks", "rows",
@@ -675,6 +687,8 @@ def main(argv=None) -> int:
                        "command": " ".join(shlex.quote(x) for x in ["morphtok-demo", "--part", "pretraining", *argv]),
                        "skipped_stages": len(stages.skipped), "ran_stages": len(stages.ran),
                        "load": os.getloadavg() if hasattr(os, "getloadavg") else None,
+                       # every stage's own wall time, this run's and the resumed ones': what the part costs
+                       "stage_seconds": stage_seconds(plan.root / ".stages"),
                        "date": time.strftime("%Y-%m-%d %H:%M %Z")}
     results["analysis"] = lm_report.analyse(results)
     (plan.root / "results.json").write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")

@@ -318,6 +318,16 @@ NOTES = {
 }
 
 
+def _stage_time(meta: dict) -> str:
+    st = meta.get("stage_seconds")
+    if not st:
+        return ""
+    total = sum(st.values())
+    return (f" Stages summed (this run and resumed ones): {total / 60:.0f} min of commands ("
+            + ", ".join(f"{k} {v / 60:.0f}" for k, v in st.items()) + f"), so about {total / 60 / 2:.0f} min on "
+            "two cores.")
+
+
 def sections(results: dict) -> list:
     """``[(heading, table or None, text)]`` of this part, shared by the markdown and the html."""
     s, meta = results["meta"]["settings"], results["meta"]
@@ -328,7 +338,8 @@ def sections(results: dict) -> list:
              f"{s['ft_rows'] or 'all'} rows per split, {s['seeds']} seeds; the recipe's own defaults are the "
              "paper's (Table 10: lr 2e-3, batch 32, 20 epochs). "
              f"Run {meta['date']}, {meta['seconds'] / 60:.0f} min, {s['jobs']} runs at a time with {s['threads']} "
-             f"thread(s) each; load average at the end {', '.join(f'{x:.2f}' for x in meta['load'] or [])}.")
+             f"thread(s) each; load average at the end {', '.join(f'{x:.2f}' for x in meta['load'] or [])}."
+             + _stage_time(meta))
     out = [("Pretraining -> fine-tuning (RoBERTa)", None, intro),
            ("Pretraining budget and loss", pretraining_table(results), NOTES["budget"])]
     for task in s["tasks"]:
