@@ -445,7 +445,12 @@ def main(argv=None) -> int:
         raise UserError(f"no {path}: run morphtok-demo --part pretraining --output {args.output} first")
     with open(path, encoding="utf-8") as fh:
         results = json.load(fh)
+    from pathlib import Path
+
+    from train_scripts.lm_demo import stage_seconds
+
     results["analysis"] = analyse(results)
+    results["meta"]["stage_seconds"] = stage_seconds(Path(part) / ".stages")
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(results, fh, indent=1, default=str)
     paths = write_report(results, part)
