@@ -165,6 +165,9 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=120) != 0
     assert not _alive(below) and not _mentioning(str(out)), "processes outlived the stopped demo"
+    # no interrupted stage is recorded as done (a child reaped by the clean-up reads as exit 0)
+    records = list((out / "pretraining" / ".stages").glob("ft__*.json"))
+    assert all("test" in json.loads(r.read_text())["result"] for r in records), "an interrupted run was recorded"
     resumed = run_cli(cmd)
     assert "[skip] lm/unigram/pretrain" in resumed.stderr and "[run ] ft/" in resumed.stderr
     part = out / "pretraining"

@@ -299,6 +299,9 @@ class Scheduler:
 
         self.slots = Slots(jobs)
         self.failed = threading.Event()
+        #: set when the demo is interrupted, before its processes are stopped: a command that then ends (even
+        #: "successfully": a child reaped by the clean-up reads as exit 0) must not record its stage
+        self.stopping = threading.Event()
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=256)
         self.futures: list = []
 
@@ -361,7 +364,10 @@ class SlotRunner:
     def run(self, stage: str, *args, **kwargs):
         priority = 0 if stage.startswith("lm/") else 1 if stage.startswith("prep/") else 2
         with self.scheduler.slot(priority):
-            return self.runner.run(stage, *args, **kwargs)
+            out = self.runner.run(stage, *args, **kwargs)
+        if self.scheduler.stopping.is_set():
+            raise PipelineStopped(f"{stage}: interrupted")
+        return out
 
 
 class LmDemo:
@@ -441,7 +447,11 @@ class LmDemo:
         tuned = [sched.add(lambda r=run: self.finetune(r),
                            [prepared[str(run["data"])],
                             (binarized if run["init"] == "random" else pretrained)[run["row"]]]) for run in runs]
-        sched.wait()
+        try:
+            sched.wait()
+        except BaseException:       # SIGINT/SIGTERM: no stage may be recorded from here on
+            sched.stopping.set()
+            raise
         return collect_results(a, p, data, [pretrained[r].result() for r in a.rows], runs,
                                [f.result() for f in tuned], {k: f.result() for k, f in prepared.items()})
 
