@@ -204,3 +204,27 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
     again = run_cli(cmd)
     assert "[run ]" not in again.stderr and "[skip]" in again.stderr
     assert json.loads((part / "results.json").read_text())["finetune"] == runs
+
+
+def test_published_space_models_as_rows(run_cli, shared_path, tmp_path):
+    """--spm-model: the paper's own 16k models binarise a corpus without learning (the published_* rows); a
+    scheme whose model must be learned from its own text (BITE) refuses it."""
+    model = shared_path("space_models/unigram_prime.model")
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "train.en").write_text("a tokeniser keeps spaces .\nthe cats sleep outdoors .\n\nanother document .\n")
+    (raw / "valid.en").write_text("spaces are tokens .\n")
+    run_cli(["python", "-m", "train_scripts.binarize", "--lm", "--data", raw, "--src", "en", "--out", tmp_path / "lm",
+             "--scheme", "spaces", "--spm-model", model])
+    assert (tmp_path / "lm" / "models" / "spm.model").read_bytes() == model.read_bytes()
+    assert len((tmp_path / "lm" / "data-bin" / "dict.txt").read_text().splitlines()) > 15000
+    import sentencepiece
+
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(model))
+    tok = (tmp_path / "lm" / "tok" / "train.en").read_text().splitlines()
+    assert tok[1] == " ".join(sp.encode("the cats sleep outdoors .", out_type=str))   # the published model's pieces
+    bad = run_cli(["python", "-m", "train_scripts.binarize", "--lm", "--data", raw, "--src", "en", "--out",
+                   tmp_path / "bite", "--scheme", "bite", "--spm-model", model], check=False)
+    assert bad.returncode != 0 and "--spm-model is for the sentencepiece and spaces schemes" in bad.stderr
+    a = lm_demo.parse_args(["--lm-rows", "published", "--dry-run"])
+    assert a.rows[0] == "unigram" and len(a.rows) == 7 and "published_unigram_prime_nospace" in a.rows

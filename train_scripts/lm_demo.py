@@ -56,6 +56,33 @@ DEFAULT_LM_ROWS = ("unigram", "unigram_prime", "unigram_prime_nospace")
 PAPER_ROWS = ("bpe", "bpe_prime", "bpe_prime_nospace", "unigram", "unigram_prime", "unigram_prime_nospace")
 BASELINE = "unigram"
 
+def _published_rows() -> dict:
+    """Rows with the space-as-token paper's own 16k models (trained on English Wikipedia; ../shared/data/space_models)
+    instead of models learned here: ``--lm-rows published`` (or single names)."""
+    from train_scripts.pipeline import Row
+
+    models = SHARED_DATA / "space_models"
+    out = {}
+    for kind, label in (("unigram", "Unigram"), ("bpe", "BPE")):
+        out[f"published_{kind}"] = Row(f"published_{kind}", f"{label} (paper's model)", {
+            "scheme": "sentencepiece", "spm_model": str(models / f"{kind}_default.model")},
+            "the paper's published 16k model")
+        out[f"published_{kind}_prime"] = Row(f"published_{kind}_prime", f"{label}' (paper's model)", {
+            "scheme": "spaces", "spm_model": str(models / f"{kind}_prime.model")}, "the paper's published 16k model")
+        out[f"published_{kind}_prime_nospace"] = Row(f"published_{kind}_prime_nospace",
+                                                     f"{label}' no spaces (paper's model)", {
+            "scheme": "spaces", "spm_model": str(models / f"{kind}_prime.model"), "spaces": "drop"},
+            "the paper's published 16k model, space tokens dropped")
+    return out
+
+
+def lm_rows() -> dict:
+    """Every row this part can run: the translation part's monolingual rows and the published-model rows."""
+    from train_scripts.pipeline import ROWS
+
+    return {**{name: ROWS[name] for name in LM_ROW_NAMES}, **_published_rows()}
+
+
 #: the segmentations of the FLOTA table: the standard one and (mode, k) over the same vocabulary
 FLOTA_MODES = ("flota", "first", "longest")
 
@@ -180,9 +207,7 @@ class Plan:
         return self.ckpt_dir(row) / "checkpoint_last.pt"
 
     def binarize_command(self, row: str) -> list:
-        from train_scripts.pipeline import ROWS
-
-        config = {"vocab_size": self.a.vocab_size, **ROWS[row].config}
+        config = {"vocab_size": self.a.vocab_size, **lm_rows()[row].config}
         cmd = ["python", "-m", "train_scripts.binarize", "--lm", "--data", self.raw, "--src", "en",
                "--out", self.lm_dir(row), "--workers", 1]
         for key, value in config.items():
@@ -517,11 +542,10 @@ def pretraining_record(plan: Plan, row: str, seconds: float) -> dict:
 
 
 def collect_results(a, plan: Plan, data: dict, pre: list, runs: list, results: list, prepared: dict) -> dict:
-    from train_scripts.pipeline import ROWS
-
     rows = [pretraining_record(plan, p["row"], p.get("seconds", 0.0)) for p in pre]
     for r in rows:
-        r["label"], r["note"] = ROWS[r["row"]].label, ROWS[r["row"]].note
+        row = lm_rows()[r["row"]]
+        r["label"], r["note"] = row.label, row.note
     finetune = []
     for run, res in zip(runs, results):
         info = prepared[str(run["data"])]
@@ -551,7 +575,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--lm-preset", default="cpu", choices=list(PRESETS),
                     help="budget: " + "; ".join(f"{k}: {v['note']}" for k, v in PRESETS.items()))
     ap.add_argument("--lm-rows", nargs="+", default=list(DEFAULT_LM_ROWS),
-                    help=f"rows ({', '.join(LM_ROW_NAMES)}), 'paper' for the space-as-token paper's six, or 'all'")
+                    help=f"rows ({', '.join(LM_ROW_NAMES)}, and published_* with the paper's own 16k models), "
+                         "or the groups 'paper' (the space-as-token paper's six), 'published' (the six with the "
+                         "paper's published models) and 'all' (the six and BITE+Unigram)")
     ap.add_argument("--lm-budget", choices=["updates", "epochs"], default="updates",
                     help="every row the same number of updates (--lm-max-update) or of epochs (--lm-max-epoch)")
     ap.add_argument("--lm-control", choices=["baseline", "all", "none"], default="baseline",
@@ -598,11 +624,13 @@ def parse_args(argv=None):
     args.flota_lrs = [args.flota_lr]
     if a.lm_flota_paper:
         args.flota_batch, args.flota_lrs = FLOTA_PAPER["flota_batch"], FLOTA_PAPER["flota_lrs"]
-    rows = a.lm_rows
-    rows = list(LM_ROW_NAMES) if "all" in rows else list(PAPER_ROWS) if "paper" in rows else rows
-    bad = [r for r in rows if r not in LM_ROW_NAMES]
+    groups = {"all": list(LM_ROW_NAMES), "paper": list(PAPER_ROWS), "published": list(_published_rows())}
+    rows = [name for r in a.lm_rows for name in groups.get(r, [r])]
+    known = lm_rows()
+    bad = [r for r in rows if r not in known]
     if bad:
-        raise UserError(f"unknown row {bad[0]!r} in --lm-rows (choose from {', '.join(LM_ROW_NAMES)}, paper, all)")
+        raise UserError(f"unknown row {bad[0]!r} in --lm-rows (choose from {', '.join(known)}, or the groups "
+                        f"{', '.join(groups)})")
     if BASELINE not in rows:
         rows = [BASELINE, *rows]   # the Welch tests, the control and the FLOTA table need the Unigram row
     args.rows = list(dict.fromkeys(rows))

@@ -3,9 +3,11 @@ decoded by fairseq's own ``--bpe sentencepiece``."""
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 
 from preprocess import spm
+from preprocess.common import UserError
 from preprocess.spaces import SpacesEncoder
 from train_scripts.schemes import Scheme, option, register_scheme
 
@@ -14,6 +16,8 @@ from train_scripts.schemes import Scheme, option, register_scheme
 class SentencePieceOptions(spm.SpmOptions):
     variant: str = option("default", "default: SentencePiece as it is; prime: spaces always their own token",
                           spm.VARIANTS)
+    spm_model: str = option("", "use this trained SentencePiece model instead of learning one (e.g. the "
+                                "space-as-token paper's published 16k models); sentencepiece and spaces schemes")
 
 
 @register_scheme
@@ -29,10 +33,25 @@ class SentencePieceScheme(Scheme):
 
     def train_model(self, inputs: list[str]) -> str:
         o = self.options
+        if o.spm_model:
+            return self.use_model(o.spm_model)
         return spm.train(inputs, self.path("spm"), model_type=o.model_type, variant=o.variant,
                          vocab_size=o.vocab_size, character_coverage=o.character_coverage,
                          input_sentence_size=o.input_sentence_size, seed=o.seed,
                          extra_symbols=list(self.user_symbols))
+
+    def use_model(self, path: str) -> str:
+        """A given model as this scheme's (``--spm-model``): checked, copied beside the learned ones, its
+        dict.txt written; nothing is learned."""
+        import shutil
+
+        if self.name not in ("sentencepiece", "spaces"):
+            raise UserError(f"--spm-model is for the sentencepiece and spaces schemes, not {self.name}")
+        spm.load_model(path)
+        os.makedirs(os.path.dirname(self.model), exist_ok=True)
+        shutil.copyfile(path, self.model)
+        spm.write_fairseq_dict(self.model, self.path("spm.dict.txt"))
+        return self.model
 
     def learn(self, train, workers=1, quiet=True):
         self.train_model([train[lang] for lang in self.langs])
