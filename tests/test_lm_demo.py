@@ -79,6 +79,11 @@ def test_flota_table_k_selected_on_dev_clean_and_noisy():
     k3 = next(e for e in a["flota"] if e["encoding"] == "flota_k3")
     assert k3["clean"]["mean"] == pytest.approx(54.15) and k3["noisy"]["mean"] == pytest.approx(52.15)
     assert k3["noisy_p"] is not None and k3["noisy_p"] < 0.05
+    results = {**_results(runs), "analysis": a}
+    results["meta"]["settings"]["vocab_size"] = 8000
+    line = next(x for x in lm_report.conclusions(results) if "selected on dev" in x)
+    assert line.startswith("FLOTA with k = 3 (selected on dev) on arxiv_physics_L: macro F1 54.2 ± 0.1 clean against "
+                           "50.2 ± 0.1") and "52.2 ± 0.1 against 40.2 ± 0.1 with whitespace noise" in line
 
 
 # --- data and options ---------------------------------------------------------------------------------------

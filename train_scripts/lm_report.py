@@ -215,6 +215,18 @@ def conclusions(results: dict) -> list:
                "No fine-tuning run collapsed to one class.")
     out.append("Each row was pretrained once: the variance of pretraining itself (its seed, its data order) is not "
                "covered; the seeds vary fine-tuning only.")
+    for sel in a.get("flota_dev_selected", []):   # the paper's protocol: k tuned on dev, then test (Tables 2 and 4)
+        pick = next(e for e in a["flota"] if e["task"] == sel["task"] and e["mode"] == sel["mode"]
+                    and e["k"] == sel["k"] and e["lr"] == sel["lr"])
+        std = next((e for e in a["flota"] if e["task"] == sel["task"] and e["mode"] is None
+                    and e["lr"] == sel["lr"]), None)
+        if std is None:
+            continue
+        out.append(f"{sel['mode'].upper()} with k = {sel['k']} (selected on dev) on {sel['task']}: macro F1 "
+                   f"{_ms(pick['clean'])} clean against {_ms(std['clean'])} for the standard segmentation (p "
+                   f"{_p(pick['clean_p'])}), {_ms(pick['noisy'])} against {_ms(std['noisy'])} with whitespace noise "
+                   f"(p {_p(pick['noisy_p'])}); {_f(pick['tokens_per_example'], 1)} tokens per title against "
+                   f"{_f(std['tokens_per_example'], 1)}.")
     if a["flota"]:
         out.append("FLOTA works over the row's own vocabulary (the baseline row's Unigram model, "
                    f"{s['vocab_size']:,} pieces), not BERT's, GPT-2's or XLNet's as in the paper; the FLOTA table "
