@@ -385,11 +385,15 @@ class SlotRunner:
 
     def __init__(self, runner, scheduler: Scheduler):
         self.runner, self.scheduler = runner, scheduler
+        #: wall seconds of each stage's command, from the moment it had a slot (not counting the wait for one)
+        self.seconds: dict[str, float] = {}
 
     def run(self, stage: str, *args, **kwargs):
         priority = 0 if stage.startswith("lm/") else 1 if stage.startswith("prep/") else 2
         with self.scheduler.slot(priority):
+            t0 = time.time()
             out = self.runner.run(stage, *args, **kwargs)
+            self.seconds[stage] = time.time() - t0
         if self.scheduler.stopping.is_set():
             raise PipelineStopped(f"{stage}: interrupted")
         return out
@@ -414,7 +418,8 @@ class LmDemo:
         cmd = p.binarize_command(row)
         return self.stages.run(f"lm/{row}/binarize", [p.lm_dir(row)],
                                lambda: self.runner.run(f"lm/{row}/binarize", cmd, self.logs / f"{row}.binarize.log")
-                               and {"dict": str(p.lm_dir(row) / "data-bin" / "dict.txt")},
+                               and {"dict": str(p.lm_dir(row) / "data-bin" / "dict.txt"),
+                                    "seconds": self.runner.seconds[f"lm/{row}/binarize"]},
                                key=[str(x) for x in cmd], after=("lm/data",))
 
     def pretrain_row(self, row: str) -> dict:
@@ -422,9 +427,8 @@ class LmDemo:
         cmd = p.pretrain_command(row)
 
         def train():
-            t0 = time.time()
             self.runner.run(f"lm/{row}/pretrain", cmd, self.logs / f"{row}.pretrain.log", merge_stderr=True)
-            return {"seconds": time.time() - t0}
+            return {"seconds": self.runner.seconds[f"lm/{row}/pretrain"]}
 
         result = self.stages.run(f"lm/{row}/pretrain", [p.ckpt_dir(row)], train, key=[str(x) for x in cmd],
                                  after=(f"lm/{row}/binarize",))
@@ -436,7 +440,8 @@ class LmDemo:
 
         def go():
             self.runner.run(stage, cmd, self.logs / (stage.replace("/", "_") + ".log"))
-            return json.loads((run["data"] / "classification.json").read_text())
+            info = json.loads((run["data"] / "classification.json").read_text())
+            return {**info, "seconds": self.runner.seconds[stage]}
 
         return self.stages.run(stage, [run["data"]], go, key=[str(x) for x in cmd],
                                after=(f"lm/{run['row']}/binarize",))
@@ -447,9 +452,8 @@ class LmDemo:
         prep = f"prep/{run['task']}/{run['row']}/{run['encoding']}"
 
         def go():
-            t0 = time.time()
             self.runner.run(stage, cmd, self.logs / (stage.replace("/", "_") + ".log"), merge_stderr=True)
-            return finetune_result(run["save"], time.time() - t0)
+            return finetune_result(run["save"], self.runner.seconds[stage])
 
         # a random-init control reads only the architecture of the pretrained checkpoint, never its weights: it
         # depends on the row's data, not on its pretraining (a longer pretraining reuses the control)
@@ -658,14 +662,17 @@ def parse_args(argv=None):
 
 
 def stage_seconds(folder: Path) -> dict:
-    """``{"pretraining": s, "preparation": s, "fine-tuning": s}``: the wall seconds of every recorded stage, summed
-    by kind (stages that ran side by side count each)."""
+    """``{"pretraining": s, "preparation": s, "fine-tuning": s}``: the wall seconds of every recorded stage's command
+    (from the moment it had a slot), summed by kind (commands that ran side by side count each)."""
     out = {"pretraining": 0.0, "preparation": 0.0, "fine-tuning": 0.0}
     for record in folder.glob("*.json"):
         name = record.stem
         kind = "pretraining" if name.startswith("lm__") else "preparation" if name.startswith("prep__") \
             else "fine-tuning"
-        out[kind] += json.loads(record.read_text()).get("seconds", 0.0)
+        saved = json.loads(record.read_text())
+        result = saved.get("result")
+        out[kind] += result.get("seconds", saved.get("seconds", 0.0)) if isinstance(result, dict) else \
+            saved.get("seconds", 0.0)
     return out
 
 
