@@ -91,11 +91,11 @@ PRESETS = {
                     "dimensions, 128 tokens per sample, 32 sequences per update) pretrained for 1,500 updates on "
                     "1.5M words of the shared English corpus, 8k vocabularies; Superbizarre Arxiv, the first "
                     "8,000 words of each split, 3 epochs, batch 32, lr 3e-4 (stable at this size; the paper's "
-                    "2e-3 collapsed 3 of 5 runs), 5 seeds; FLOTA on ArXiv-L physics, the first 2,000 titles of "
-                    "each split, 3 epochs, 2 seeds",
+                    "2e-3 collapsed 3 of 5 runs), 5 seeds; FLOTA on ArXiv-L physics, the first 4,000 training "
+                    "titles (dev and test whole: 4,000 each), 5 epochs, 2 seeds",
             "device": "cpu", "lm_words": 1_500_000, "vocab_size": 8000, "max_update": 1500, "max_epoch": 3,
             "model": ["--small"], "ft_rows": 8000, "ft_epochs": 3, "ft_batch": 32, "ft_lr": 3e-4, "seeds": 5,
-            "flota_rows": 2000, "flota_epochs": 3, "flota_batch": 32, "flota_lr": 3e-4, "flota_seeds": 2,
+            "flota_rows": 4000, "flota_epochs": 5, "flota_batch": 32, "flota_lr": 3e-4, "flota_seeds": 2,
             "flota_k": [1, 2, 3, 4], "flota_modes": ["flota", "first", "longest"]},
     "fast": {"note": "a smoke test: the --tiny RoBERTa for 10 updates on 20,000 words, 100 examples per split, "
                      "1 epoch, 2 seeds, FLOTA at k = 2 only: shows that every stage runs, not what pretraining does",
