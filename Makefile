@@ -15,6 +15,7 @@ export PYTHONPATH := $(CURDIR)
 install:
 	@bash scripts/install.sh
 
+# both parts (translation on Multi30k, RoBERTa pretraining -> fine-tuning; DEMO_ARGS="--part translation" for one);
 # data: ../shared/data/multi30k when present, else the pipeline downloads Multi30k (or says how to get it)
 demo: install
 	$(PY) -m train_scripts.pipeline $(if $(wildcard $(SHARED)/multi30k),--data $(SHARED)/multi30k) --output $(OUT) $(DEMO_ARGS)
