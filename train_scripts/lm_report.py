@@ -302,6 +302,7 @@ def _plot_flota(results: dict, path: str) -> Optional[str]:
         std = [e[cond]["mean"] for e in fl if e["mode"] is None and e[cond]["mean"] is not None]
         if std:
             ax.axhline(std[0], color="grey", ls="--", label="standard")
+        ax.set_xticks(sorted({e["k"] for e in fl if e["k"]}))
         ax.set(xlabel="k", ylabel="macro F1 (%)", title=f"ArXiv test, {cond}")
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
