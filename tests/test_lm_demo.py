@@ -205,6 +205,15 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
                     "What this run can and cannot conclude", "not covered"):
         assert heading in report
     assert (part / "report.html").read_text().count("data:image/png;base64") >= 2
+    # appended to the demo's own report (the translation part's), replacing an earlier copy
+    (out / "REPORT.md").write_text("# Translation\n\nBLEU table\n")
+    (out / "report.html").write_text("<!doctype html>\n<html><body><h1>Translation</h1>\n</body></html>\n")
+    assert lm_report.attach_to_demo_report(str(out)) and lm_report.attach_to_demo_report(str(out))
+    md, page = (out / "REPORT.md").read_text(), (out / "report.html").read_text()
+    assert md.startswith("# Translation") and md.count(lm_report.MARK) == 1 and md.count("Superbizarre arxiv") == 1
+    assert "](pretraining/pretraining_curves.png)" in md and (out / "pretraining" / "pretraining_curves.png").exists()
+    assert page.count("<h1>Translation</h1>") == 1 and page.count(lm_report.MARK) == 1
+    assert page.rstrip().endswith("</body></html>") and "data:image/png;base64" in page
     # resumed: nothing runs again, the same results
     again = run_cli(cmd)
     assert "[run ]" not in again.stderr and "[skip]" in again.stderr
