@@ -380,6 +380,12 @@ class PipelineStopped(RuntimeError):
     """A step not started because another one failed."""
 
 
+def say(message: str) -> None:
+    from train_scripts.pipeline import say as pipeline_say
+
+    pipeline_say(message)
+
+
 class SlotRunner:
     """A :class:`pipeline.Runner` whose commands each hold a slot of the scheduler."""
 
@@ -391,6 +397,7 @@ class SlotRunner:
     def run(self, stage: str, *args, **kwargs):
         priority = 0 if stage.startswith("lm/") else 1 if stage.startswith("prep/") else 2
         with self.scheduler.slot(priority):
+            say(f"[run ] {stage}")
             t0 = time.time()
             out = self.runner.run(stage, *args, **kwargs)
             self.seconds[stage] = time.time() - t0
@@ -420,7 +427,7 @@ class LmDemo:
                                lambda: self.runner.run(f"lm/{row}/binarize", cmd, self.logs / f"{row}.binarize.log")
                                and {"dict": str(p.lm_dir(row) / "data-bin" / "dict.txt"),
                                     "seconds": self.runner.seconds[f"lm/{row}/binarize"]},
-                               key=[str(x) for x in cmd], after=("lm/data",))
+                               key=[str(x) for x in cmd], after=("lm/data",), announce=False)
 
     def pretrain_row(self, row: str) -> dict:
         p = self.plan
@@ -431,7 +438,7 @@ class LmDemo:
             return {"seconds": self.runner.seconds[f"lm/{row}/pretrain"]}
 
         result = self.stages.run(f"lm/{row}/pretrain", [p.ckpt_dir(row)], train, key=[str(x) for x in cmd],
-                                 after=(f"lm/{row}/binarize",))
+                                 after=(f"lm/{row}/binarize",), announce=False)
         return {"row": row, **result}
 
     def prepare(self, run: dict) -> dict:
@@ -444,7 +451,7 @@ class LmDemo:
             return {**info, "seconds": self.runner.seconds[stage]}
 
         return self.stages.run(stage, [run["data"]], go, key=[str(x) for x in cmd],
-                               after=(f"lm/{run['row']}/binarize",))
+                               after=(f"lm/{run['row']}/binarize",), announce=False)
 
     def finetune(self, run: dict) -> dict:
         cmd = self.plan.finetune_command(run)
@@ -459,7 +466,7 @@ class LmDemo:
         # depends on the row's data, not on its pretraining (a longer pretraining reuses the control)
         upstream = f"lm/{run['row']}/" + ("binarize" if run["init"] == "random" else "pretrain")
         key = [str(x) for x in cmd] + (["model:", *map(str, self.a.model)] if run["init"] == "random" else [])
-        return self.stages.run(stage, [run["save"]], go, key=key, after=(prep, upstream))
+        return self.stages.run(stage, [run["save"]], go, key=key, after=(prep, upstream), announce=False)
 
     def run_all(self) -> dict:
         a, p = self.a, self.plan

@@ -229,11 +229,13 @@ class Stages:
         self.ran: list[str] = []
         self.fingerprints: dict[str, str] = {}
 
-    def run(self, name: str, outputs: list[Path], fn, key=None, after: tuple[str, ...] = (), quiet: bool = False):
+    def run(self, name: str, outputs: list[Path], fn, key=None, after: tuple[str, ...] = (), quiet: bool = False,
+            announce: bool = True):
         """Run ``fn`` unless a record with the same fingerprint exists.  ``key``: the options and inputs of
         this stage (JSON-serialisable); ``after``: the stages whose results it uses (their fingerprints are part
         of this one, so a changed upstream stage reruns this one too); ``quiet``: a skip is neither shown nor
-        listed (a ``--row`` process passing over the data stages its pipeline has just run)."""
+        listed (a ``--row`` process passing over the data stages its pipeline has just run); ``announce``: say
+        ``[run ]`` here (False: ``fn`` says it when its work really starts, e.g. once it has a free core)."""
         fingerprint = _fingerprint({"key": key, "after": [self.fingerprints[a] for a in after]})
         self.fingerprints[name] = fingerprint
         record = self.dir / f"{name.replace('/', '__')}.json"
@@ -251,7 +253,8 @@ class Stages:
                 shutil.rmtree(p)
             elif p.exists():
                 p.unlink()
-        say(f"[run ] {name}")
+        if announce:
+            say(f"[run ] {name}")
         t0 = time.time()
         try:
             result = fn()
