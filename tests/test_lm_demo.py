@@ -111,6 +111,9 @@ def test_demo_part_routing():
                                     "--dry-run"]
     assert lm == ["--output", "o", "--lm-seeds", "10", "--lm-rows", "a", "b", "--jobs", "2", "--dry-run"]
     assert split_parts(["--part", "pretraining", "--lm-seeds", "3"])[0] == "pretraining"
+    # make demo always passes --data (translation's): with --part pretraining it is set aside, not an error
+    assert split_parts(["--data", "d", "--part", "pretraining", "--lm-seeds", "3"]) == \
+        ("pretraining", ["--data", "d"], ["--lm-seeds", "3"])
     assert split_parts(["--row", "unigram", "--schemes", "unigram"])[0] == "translation"  # a translation row
     with pytest.raises(Exception, match="--part"):
         split_parts(["--part", "both"])

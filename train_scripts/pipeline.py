@@ -941,8 +941,6 @@ def split_parts(argv: list) -> tuple:
         raise UserError(f"--part must be one of {', '.join(PARTS)}, not {part!r}")
     if "--row" in rest:         # one row of the translation part, started by the pipeline itself
         return "translation", rest, rest
-    if part != "all":
-        return part, rest, rest
     translation, lm, i = [], [], 0
     while i < len(rest):
         token = rest[i]
@@ -973,6 +971,11 @@ def main(argv=None) -> int:
         return 2
     from train_scripts import lm_demo, lm_report
 
+    shared = {a for a in argv if a.split("=", 1)[0] in SHARED_OPTIONS}
+    unused = [a for a in (lm if part == "translation" else translation if part == "pretraining" else [])
+              if a.startswith("--") and a not in shared]
+    if unused:   # e.g. make demo's --data with --part pretraining
+        say(f"note: --part {part} does not use {' '.join(unused)}")
     status = 0
     if part in ("all", "translation"):
         status = translation_main(translation)
