@@ -46,8 +46,8 @@ COMPILED = {"flota_search.py": "preprocess._flota_search",   # FLOTA's search
 
 
 def compiled_extensions() -> list:
-    """preprocess._flota_search and preprocess._hanta_fast: preprocess/flota_search.py and preprocess/hanta_fast.py
-    compiled with Cython (as fairseq compiles its data utilities), each from a copy that records the source's SHA-256
+    """The modules of COMPILED (FLOTA's search, HanTa's and NLTK's tagging loops: preprocess/flota_search.py,
+    hanta_fast.py, perceptron_fast.py) compiled with Cython (as fairseq compiles its data utilities), each from a copy that records the source's SHA-256
     so that a stale build is never used.  Optional: without Cython or a C compiler the package installs and runs the
     same code as plain Python."""
     try:

@@ -10,9 +10,10 @@
 #
 # --wmt16     the BITE paper's training data (appendix B.3, "WMT'16"): News Commentary v11 instead of v9
 # --no-clean  only gather the raw corpora (no normalisation, no cleaning)
-# Online: the training archives are downloaded from statmt.org and checked against
-# train_scripts/checksums/wmt14_en_de.sha256 (an archive without an entry there is recorded in
-# DOWNLOADS/SHA256SUMS on first download and verified against that record afterwards); newstest2013/2014 come
+# Online: the training archives are downloaded from statmt.org. No checksum list ships with this project: the
+# first download of each archive is not verified, only recorded in DOWNLOADS/SHA256SUMS (with a warning), and
+# every later run verifies the archive against that record (a list at train_scripts/checksums/wmt14_en_de.sha256,
+# "SHA256  NAME" lines, would be checked first if you add one); newstest2013/2014 come
 # through sacreBLEU (`sacrebleu -t wmt13|wmt14/full`), which verifies its own MD5 sums.
 # --from DIR: local copies instead; DIR (searched recursively) must hold the extracted corpora
 #   europarl-v7.de-en.{en,de}, commoncrawl.de-en.{en,de}, news-commentary-v9.de-en.{en,de} (or the three
