@@ -236,11 +236,24 @@ def conclusions(results: dict) -> list:
 
 # --- plots ----------------------------------------------------------------------------------------------------
 
-def _plot_curves(results: dict, path: str) -> Optional[str]:
+def _pyplot():
+    """matplotlib's pyplot on the Agg backend (files, no display)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def _save(plt, fig, path: str) -> str:
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def _plot_curves(results: dict, path: str) -> Optional[str]:
+    plt = _pyplot()
     rows = [r for r in results["pretraining"] if r["valid_curve"]]
     if not rows:
         return None
@@ -254,17 +267,11 @@ def _plot_curves(results: dict, path: str) -> Optional[str]:
     axes[0].set(xlabel="update", ylabel="validation loss per token (bits)", title="Pretraining (masked LM)")
     axes[1].set(xlabel="update", ylabel="validation loss per word (bits)", title="Per word (comparable across rows)")
     axes[0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def _plot_seeds(results: dict, path: str) -> Optional[str]:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     entries = results["analysis"]["superbizarre"]
     if not entries:
         return None
@@ -279,17 +286,11 @@ def _plot_seeds(results: dict, path: str) -> Optional[str]:
     ax.set_xticklabels([f"{labels.get(e['row'], e['row'])}\n{e['init']}\n{e['task']}" for e in entries], fontsize=7)
     ax.set(ylabel="test accuracy (%)", title="Superbizarre, every seed\n(red: collapsed; bar: mean of the others)")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def _plot_flota(results: dict, path: str) -> Optional[str]:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     fl = results["analysis"]["flota"]
     if not fl:
         return None
@@ -306,10 +307,7 @@ def _plot_flota(results: dict, path: str) -> Optional[str]:
         ax.set(xlabel="k", ylabel="macro F1 (%)", title=f"ArXiv test, {cond}")
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 # --- the report -----------------------------------------------------------------------------------------------
