@@ -126,6 +126,10 @@ def test_options_and_dry_run(run_cli, tmp_path):
     assert a.rows == ["unigram", "unigram_prime"] and a.seeds == 10   # the baseline row is always there
     assert "unigram" in lm_demo.parse_args(["--lm-rows", "paper", "--dry-run"]).rows
     assert len(lm_demo.parse_args(["--lm-rows", "paper", "--dry-run"]).rows) == 6
+    # an input inside the folder the part rewrites is refused before anything is removed
+    for corpus in (tmp_path / "o" / "pretraining" / "raw" / "train.en", tmp_path / "o" / "pretraining"):
+        with pytest.raises(Exception, match="overlaps the output folder"):
+            lm_demo.parse_args(["--output", str(tmp_path / "o"), "--lm-corpus", str(corpus), "--dry-run"])
     p = lm_demo.parse_args(["--lm-flota-paper", "--dry-run"])
     assert p.flota_batch == 64 and p.flota_lrs == [1e-5, 3e-5, 1e-4]
     proc = run_cli(["python", "-m", "train_scripts.pipeline", "--part", "pretraining", "--output", tmp_path,

@@ -660,6 +660,14 @@ def parse_args(argv=None):
     args.threads = a.threads or max(1, cores // args.jobs)
     if args.jobs < 1 or args.threads < 1:
         raise UserError("--jobs and --threads must be at least 1")
+    part = args.output / "pretraining"
+    for what, path in (("--lm-corpus", args.corpus), ("--lm-superbizarre", args.superbizarre),
+                       ("--lm-flota-data", args.flota_data)):
+        resolved = path.resolve()
+        if resolved == part or part in resolved.parents:
+            # the part rewrites its folder (an interrupted or changed stage is removed first): never an input
+            raise UserError(f"{what} {path} overlaps the output folder {part}, which the demo rewrites; "
+                            "give --output another folder")
     if not args.dry_run:
         for what, path in (("--lm-corpus", args.corpus), ("--lm-superbizarre", args.superbizarre),
                            ("--lm-flota-data", args.flota_data)):
