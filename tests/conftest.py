@@ -59,6 +59,30 @@ def run_command(args, check: bool = True, **kwargs) -> subprocess.CompletedProce
 
 
 @pytest.fixture
+def small_disk(tmp_path):
+    """``small_disk(bytes)``: a fresh tmpfs of that size (a real ENOSPC), unmounted afterwards; skipped where mount
+    is refused (not root) or missing."""
+    mounts = []
+
+    def make(size: int) -> Path:
+        mount = tmp_path / f"disk{len(mounts)}"
+        mount.mkdir()
+        try:
+            proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
+                                  capture_output=True, text=True)
+        except FileNotFoundError:
+            pytest.skip("no mount command here")
+        if proc.returncode != 0:
+            pytest.skip(f"cannot mount a small tmpfs here (needs root): {proc.stderr.strip()}")
+        mounts.append(mount)
+        return mount
+
+    yield make
+    for mount in mounts:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+@pytest.fixture
 def run_cli():
     """``run_cli(["fairseq-train", ...])``: venv bin first on PATH, NLTK_DATA set; asserts exit 0 by default."""
     return run_command

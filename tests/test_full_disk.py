@@ -23,29 +23,6 @@ HANG_S = 60
 PAGE = 4096
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """``small_disk(bytes)``: a fresh tmpfs of that size, unmounted afterwards; skipped where mount is refused."""
-    mounts = []
-
-    def make(size: int) -> Path:
-        mount = tmp_path / f"disk{len(mounts)}"
-        mount.mkdir()
-        try:
-            proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
-                                  capture_output=True, text=True)
-        except FileNotFoundError:
-            pytest.skip("no mount command here")
-        if proc.returncode != 0:
-            pytest.skip(f"cannot mount a small tmpfs here (needs root): {proc.stderr.strip()}")
-        mounts.append(mount)
-        return mount
-
-    yield make
-    for mount in mounts:
-        subprocess.run(["umount", str(mount)], check=False)
-
-
 def run(args: list, stdin=None) -> tuple[subprocess.CompletedProcess, float]:
     """Run a command (venv's bin first on PATH); fail the test when it is still running after HANG_S."""
     start = time.monotonic()

@@ -222,25 +222,6 @@ def test_file_size_limit_in_flota_dict_is_one_line(shared_path, tmp_path):
     assert listing(tmp_path) == []
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """``small_disk(bytes)``: a tmpfs of that size (root only; skipped otherwise), for a real ENOSPC."""
-    mounts = []
-
-    def make(size: int) -> Path:
-        mount = tmp_path / f"disk{len(mounts)}"
-        mount.mkdir()
-        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
-                              capture_output=True)
-        if proc.returncode != 0:
-            pytest.skip("cannot mount a small tmpfs here (needs root)")
-        mounts.append(mount)
-        return mount
-    yield make
-    for mount in mounts:
-        subprocess.run(["umount", str(mount)], check=False)
-
-
 def test_disk_full_spm_train_publishes_no_partial_set(shared_path, small_disk, tmp_path):
     """A disk with room for the .model and .vocab but not the .dict.txt: none of the three is published (before:
     a .model and .vocab without their dictionary, and a traceback)."""
