@@ -60,19 +60,6 @@ def _label_key(label: str):
 NOISY_TEST = "test1"
 
 
-def write_noisy_copy(src: str, dst: str, p: float, seed: int) -> int:
-    """Drop each space between words with probability ``p`` (FLOTA's whitespace noise, seeded by ``seed`` and the
-    line's text, so every encoding of the same CSV gets the same noisy text); returns the line count."""
-    from preprocess.evaluate.noise import inject_whitespace_noise, line_rng
-
-    n = 0
-    with atomic_output(dst) as out:
-        for line in read_lines(src):
-            out.write(inject_whitespace_noise(line, p, line_rng(seed, line)) + "\n")
-            n += 1
-    return n
-
-
 def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, encode: str = "model",
             flota_k: int = 3, flota_mode: str = "flota", noise_p: float = 0.0, noise_seed: int = 0,
             noise_splits=(), workers: int = 1, quiet: bool = True) -> dict:
@@ -82,6 +69,7 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
     ``test``, so one fine-tuned model is scored in both conditions; ``noise_splits`` (``train``, ``valid``)
     perturbs those splits in place (training-time noise).  A folder already prepared with the same options and
     inputs is reused as it is (``"reused": true``): the seeds of a scheme share one encoding."""
+    from preprocess.evaluate.noise import write_noisy
     from train_scripts.binarize import encode_file, scheme_from_info
     from train_scripts.evaluate import load_binarize_info
 
@@ -123,7 +111,7 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
     os.makedirs(tok, exist_ok=True)
     data = {split: read_csv(f"{csv_prefix}_{name}.csv", max_rows) for split, name in CSV_SPLITS.items()}
     labels = sorted({label for rows in data.values() for _, label in rows}, key=_label_key)
-    subsets = dict.fromkeys(data)            # fairseq subset -> the CSV split it holds
+    subsets = list(data)                     # the fairseq subsets to encode
     for split, rows in data.items():
         with atomic_output(os.path.join(raw, f"{split}.input0")) as fh:
             fh.write("".join(text + "\n" for text, _ in rows))
@@ -132,12 +120,13 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
         if noise_p and split in noise_splits:
             clean = os.path.join(raw, f"{split}.clean.input0")
             os.replace(os.path.join(raw, f"{split}.input0"), clean)
-            write_noisy_copy(clean, os.path.join(raw, f"{split}.input0"), noise_p, noise_seed)
+            write_noisy(clean, os.path.join(raw, f"{split}.input0"), "ws", noise_p, noise_seed)
     if noise_p:
-        write_noisy_copy(os.path.join(raw, "test.input0"), os.path.join(raw, f"{NOISY_TEST}.input0"), noise_p,
-                         noise_seed)
+        # FLOTA's whitespace noise, seeded by noise_seed and each line's text: every encoding gets the same text
+        write_noisy(os.path.join(raw, "test.input0"), os.path.join(raw, f"{NOISY_TEST}.input0"), "ws", noise_p,
+                    noise_seed)
         shutil.copyfile(os.path.join(raw, "test.label"), os.path.join(raw, f"{NOISY_TEST}.label"))
-        subsets[NOISY_TEST] = "test"
+        subsets.append(NOISY_TEST)
     for subset in subsets:
         encode_file(model_factory, os.path.join(raw, f"{subset}.input0"), os.path.join(tok, f"{subset}.input0"),
                     workers, quiet)
@@ -145,7 +134,7 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
     with atomic_output(label_dict) as fh:  # every label of every split, in a fixed order
         fh.write("".join(f"{label} 1\n" for label in labels))
     bin_dir = os.path.join(out_dir, "data-bin")
-    tests = ["test"] + ([NOISY_TEST] if noise_p else [])
+    tests = [t for t in subsets if t.startswith("test")]
     for name, folder, dictionary in (("input0", tok, lm["dict"]), ("label", raw, label_dict)):
         run_tool(["fairseq-preprocess", "--only-source", "--trainpref", os.path.join(folder, f"train.{name}"),
                   "--validpref", os.path.join(folder, f"valid.{name}"),
