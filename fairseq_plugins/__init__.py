@@ -1,7 +1,8 @@
 """fairseq plugin: ``--user-dir $(python -m fairseq_plugins)`` registers every scheme of this project.
 
 Importing the package applies the torch compatibility fixes (:mod:`fairseq_plugins.compat`) and imports every
-adapter module in this directory, so a new scheme is a new file here and nothing else.
+adapter module in this directory (and the adapter that a scheme's descriptor names, :mod:`preprocess.registry`),
+so a new scheme's adapter is a new file here and nothing else.
 
 The one exception is ``python -m fairseq_plugins``, which only prints this directory: Python imports the package
 before it runs ``__main__``, and importing torch and fairseq for that would take seconds.  While ``-m`` locates
@@ -22,13 +23,19 @@ import sys
 
 
 def register() -> None:
-    """Apply the compatibility fixes and import (register) every adapter module; importing twice is harmless."""
+    """Apply the compatibility fixes and import (register) every adapter module, this directory's and those that
+    the scheme registry's descriptors name (``adapter``: a scheme of another package); importing twice is
+    harmless."""
     from fairseq_plugins import compat
+    from preprocess import registry
 
     compat.apply()
     for info in pkgutil.iter_modules(__path__):
         if info.name not in ("compat", "__main__") and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
+    for descriptor in registry.descriptors():
+        if descriptor.adapter:
+            importlib.import_module(descriptor.adapter)
 
 
 def interactive_pair_warning(argv: list) -> str | None:

@@ -969,6 +969,21 @@ def make_encoder(args) -> BiteLineEncoder:
         raise UserError(str(e)) from None
 
 
+from preprocess.registry import SchemeDescriptor  # noqa: E402  (the scheme's one declaration, docs/adding-a-scheme.md)
+
+SCHEME = SchemeDescriptor(
+    name="bite",
+    options=BiteOptions,
+    make_encoder=make_encoder,
+    add_arguments=add_encoder_args,
+    files=("subword_model",),
+    fairseq_tokenizer="bite",
+    adapter="fairseq_plugins.bite",
+    hf_export="preprocess.hf_tokenizers:MorphtokBiteTokenizer",
+    recipe="train_scripts.schemes.bite:BiteScheme",
+)
+
+
 def check_subword_model(path: str, single_char: bool = False) -> None:
     """Raise a :class:`~preprocess.common.UserError` when the SentencePiece model at ``path`` does not keep the
     inflection symbols as pieces: BITE output would become ``<unk>`` (or loose characters) without a warning."""

@@ -24,7 +24,6 @@ import collections
 import contextlib
 import errno
 import functools
-import importlib
 import itertools
 import multiprocessing as mp
 import os
@@ -35,33 +34,11 @@ import sys
 import traceback
 from typing import Iterable, Iterator
 
+from preprocess import registry
 from preprocess.common import (UserError, _PositionalReader, atomic_output, check_distinct, check_output_path,
                                is_stream_input, is_stream_output, lines_of, make_temp_file, prepare_output,
                                read_lines, require_input, run_main, split_lines_file, write_error)
 
-
-def _discover_schemes() -> dict[str, str]:
-    """Every ``preprocess/<name>.py`` that defines the two encode hooks, found without importing it (importing all
-    would load every tagger and tokenizer on each run): a new scheme is a new module, not an edit here."""
-    import pkgutil
-    import re
-
-    import preprocess
-
-    found = {}
-    for info in pkgutil.iter_modules(preprocess.__path__):
-        path = os.path.join(info.module_finder.path, f"{info.name}.py")
-        if info.ispkg or not os.path.isfile(path):
-            continue
-        with open(path, encoding="utf-8") as fh:
-            source = fh.read()
-        if all(re.search(rf"^def {hook}\(", source, re.M) for hook in ("add_encoder_args", "make_encoder")):
-            found[info.name] = f"preprocess.{info.name}"
-    return found
-
-
-#: scheme name -> module implementing ``add_encoder_args`` and ``make_encoder`` (see docs/CONTRACTS.md)
-SCHEMES = _discover_schemes()
 
 #: smallest byte range a worker takes at a time (smaller ranges only add per-range overhead)
 MIN_SEGMENT_BYTES = 1 << 18
@@ -70,13 +47,10 @@ SEGMENTS_PER_WORKER = 8
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-def scheme_module(name: str):
-    if name not in SCHEMES:
-        raise UserError(f"unknown scheme {name!r}; choose from {', '.join(SCHEMES)}")
-    try:
-        return importlib.import_module(SCHEMES[name])
-    except ImportError as exc:
-        raise UserError(f"scheme {name!r} is not available: {exc}") from None
+def scheme_module(name: str) -> registry.SchemeDescriptor:
+    """The scheme's descriptor (:mod:`preprocess.registry`): ``add_encoder_args(parser)``, ``make_encoder(args)``,
+    as a scheme module had them."""
+    return registry.get(name)
 
 
 def build_parser(scheme: str | None) -> argparse.ArgumentParser:
@@ -84,7 +58,7 @@ def build_parser(scheme: str | None) -> argparse.ArgumentParser:
         prog="python -m preprocess.encode",
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--scheme", required=True, choices=sorted(SCHEMES), help="tokenisation scheme")
+    parser.add_argument("--scheme", required=True, choices=registry.names(), help="tokenisation scheme")
     parser.add_argument("--inputs", nargs="+", required=True,
                         help="input text files (UTF-8, one sentence per line, .gz allowed); - for stdin")
     parser.add_argument("--outputs", nargs="+", required=True,
@@ -99,7 +73,7 @@ def build_parser(scheme: str | None) -> argparse.ArgumentParser:
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary lines")
     if scheme is not None:
         group = parser.add_argument_group(f"{scheme} options")
-        scheme_module(scheme).add_encoder_args(group)
+        registry.get(scheme).add_encoder_args(group)
     return parser
 
 
@@ -107,7 +81,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--scheme", help="the scheme (read first, to add its options)")
     known, _ = pre.parse_known_args(argv)
-    scheme = known.scheme if known.scheme in SCHEMES else None
+    scheme = known.scheme if known.scheme in registry.names() else None
     args = build_parser(scheme).parse_args(argv)
     if len(args.inputs) != len(args.outputs):
         raise UserError(f"{len(args.inputs)} inputs but {len(args.outputs)} outputs: give one output per input")
@@ -127,16 +101,14 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-#: options of the generic parser (everything else a scheme adds may name a model or vocabulary file)
-_GENERIC = {"scheme", "inputs", "outputs", "workers", "chunk_size", "segment_bytes", "errors", "quiet"}
-
-
 def model_files(args: argparse.Namespace) -> list[tuple[str, str]]:
-    """``(path, "--option")`` for every scheme option that names an existing file (a model, a vocabulary, an
-    encoder.json...): the files the run reads besides its inputs, which no output may overwrite."""
+    """``(path, "--option")`` for every option that the scheme's descriptor says names a file (a model, a
+    vocabulary, an encoder.json...) and that is given: the files the run reads besides its inputs, which no output
+    may overwrite."""
     files = []
-    for key, value in vars(args).items():
-        if key not in _GENERIC and isinstance(value, str) and value and os.path.exists(value):
+    for key in registry.get(args.scheme).files:
+        value = getattr(args, key, None)
+        if isinstance(value, str) and value and os.path.exists(value):
             files.append((value, "--" + key.replace("_", "-")))
     return files
 
@@ -161,7 +133,7 @@ def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
 
 def _encoder_from_args(args: argparse.Namespace):
     # one thread: parallelism comes from the worker processes
-    return scheme_module(args.scheme).make_encoder(argparse.Namespace(**{**vars(args), "workers": 1}))
+    return registry.get(args.scheme).make_encoder(argparse.Namespace(**{**vars(args), "workers": 1}))
 
 
 def file_options(workers: int = 1, chunk_size: int = 2000, errors: str = "strict", quiet: bool = True,
@@ -413,7 +385,7 @@ class FileEncoder:
 
     Workers are started per file and are always gone when ``encode_file`` returns or raises.
     ``factory``: a picklable zero-argument callable that builds the LineEncoder; default: the ``--scheme``
-    module's ``make_encoder(args)``.  ``args`` then needs only the generic options (:func:`file_options`).
+    descriptor's ``make_encoder(args)``.  ``args`` then needs only the generic options (:func:`file_options`).
     The encoder is built once, in this process; forked workers inherit it (spawned ones call ``factory``).
     """
 

@@ -22,27 +22,25 @@ import shutil
 import sys
 import tempfile
 
+from preprocess import registry
 from preprocess.common import WRITE_ERRNOS, UserError, check_distinct, current_umask, run_main, write_error
-from preprocess.spm import dictionary_pieces, write_dict
 
-#: export scheme -> the preprocess.encode scheme whose options it takes
-SCHEMES = {"spaces": "spaces", "sentencepiece": "spaces", "bite": "bite", "flota": "flota", "wordmap": "wordmap"}
 SHIM = "tokenization_morphtok.py"   # written by the tokenizer classes' save_pretrained (auto_map)
 
 
 def build_parser(scheme: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="morphtok-export", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--scheme", required=True, choices=sorted(SCHEMES), help="tokenisation scheme")
+    parser.add_argument("--scheme", required=True, choices=registry.all_names(), help="tokenisation scheme")
     parser.add_argument("--out", required=True, help="directory to write (must not exist or be empty)")
     parser.add_argument("--dict", default=None,
                         help="fairseq dict.txt giving the ids (default: the scheme's own dictionary; required for "
                              "wordmap: the dict.wordmap.LANG.txt that binarize wrote)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing non-empty --out directory")
     if scheme is not None:
-        from preprocess.encode import scheme_module
-        group = parser.add_argument_group(f"{scheme} options (as morphtok-encode --scheme {SCHEMES[scheme]})")
-        scheme_module(SCHEMES[scheme]).add_encoder_args(group)
+        descriptor = registry.get(scheme, aliases=True)
+        group = parser.add_argument_group(f"{scheme} options (as morphtok-encode --scheme {descriptor.name})")
+        descriptor.add_encoder_args(group)
     return parser
 
 
@@ -50,11 +48,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--scheme", help="the scheme (read first, to add its options)")
     known, _ = pre.parse_known_args(argv)
-    return build_parser(known.scheme if known.scheme in SCHEMES else None).parse_args(argv)
+    return build_parser(known.scheme if known.scheme in registry.all_names() else None).parse_args(argv)
 
 
 def _inputs(args) -> list[str]:
-    names = ("dict", "spaces_model", "subword_model", "flota_vocab", "flota_gpt2_encoder", "wordmap_vocab", "wordmap_spm")
+    """``--dict`` and the files the scheme's options name (its descriptor's ``files``)."""
+    names = ("dict", *registry.get(args.scheme, aliases=True).files)
     return [getattr(args, n) for n in names if getattr(args, n, None)]
 
 
@@ -67,47 +66,21 @@ def _hf_modules():
 
 
 def export(args: argparse.Namespace, out_dir: str) -> list[str]:
-    """Write the tokenizer of ``args`` (parsed options) into the existing directory ``out_dir``."""
+    """Write the tokenizer of ``args`` (parsed options) into the existing directory ``out_dir``: what the scheme's
+    descriptor names as its Hugging Face export (:mod:`preprocess.registry`), a ``tokenizer.json`` writer or a
+    tokenizer class of :mod:`preprocess.hf_tokenizers`."""
     from preprocess import hf_export
 
     dictionary = hf_export.read_fairseq_dict(args.dict) if args.dict else None
-    if SCHEMES[args.scheme] == "spaces":
-        return hf_export.export_sentencepiece(args.spaces_model, out_dir, args.spaces, dictionary, scheme=args.scheme)
+    target = registry.get(args.scheme, aliases=True).export_target()
+    if target is None:
+        raise UserError(f"scheme {args.scheme!r} has no Hugging Face export")
+    if not isinstance(target, type):   # a tokenizer.json writer
+        return target(args, out_dir, dictionary, scheme=args.scheme)
 
-    from preprocess import hf_tokenizers
-    from preprocess.common import require_file
     tmp = tempfile.mkdtemp(prefix="morphtok-export-")
     try:
-        dict_path = os.path.join(tmp, hf_export.DICT_FILE)
-        if args.scheme == "bite":
-            if getattr(args, "training_text", False) or not args.subword_model:
-                raise UserError("export --scheme bite needs --subword-model (BITE+D: the BITE scheme's spm.model)")
-            require_file(args.subword_model, "SentencePiece model (--subword-model)")
-            from preprocess.bite import check_subword_model
-            check_subword_model(args.subword_model, args.bite_single_char)
-            write_dict(dictionary if dictionary is not None else dictionary_pieces(args.subword_model), dict_path)
-            tok = hf_tokenizers.MorphtokBiteTokenizer(dict_path, args.subword_model, args.bite_pretokenizer,
-                                                      args.bite_tagger, args.bite_single_char,
-                                                      exact=args.bite_exact)
-        elif args.scheme == "flota":
-            if getattr(args, "noise_p", 0.0):
-                raise UserError("--noise-p is a test-set perturbation, not part of a tokenizer: export without it")
-            require_file(args.flota_vocab, "FLOTA vocabulary (--flota-vocab)")
-            write_dict(dictionary if dictionary is not None else hf_export.flota_dictionary(args.flota_vocab),
-                       dict_path)
-            vocab = {hf_tokenizers.flota_vocab_slot(args.flota_vocab): args.flota_vocab}
-            tok = hf_tokenizers.MorphtokFlotaTokenizer(
-                dict_path, gpt2_encoder_file=args.flota_gpt2_encoder, flota_style=args.flota_style,
-                flota_k=args.flota_k, flota_mode=args.flota_mode, flota_strict=args.flota_strict,
-                flota_max_len=args.flota_max_len, flota_unk=args.flota_unk, flota_byte_level=args.flota_byte_level,
-                flota_case=args.flota_case, **vocab)
-        else:   # wordmap
-            if dictionary is None:
-                raise UserError("export --scheme wordmap needs --dict: Wordmap's dictionary is its base model's pieces "
-                                "plus the pieces of its encoded training text (binarize writes dict.wordmap.LANG.txt)")
-            write_dict(dictionary, dict_path)
-            tok = hf_tokenizers.MorphtokWordmapTokenizer(dict_path, require_file(args.wordmap_vocab, "--wordmap-vocab"),
-                                                         require_file(args.wordmap_spm, "--wordmap-spm"))
+        tok = target.from_options(args, os.path.join(tmp, hf_export.DICT_FILE), dictionary)
         written = list(tok.save_pretrained(out_dir))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -427,6 +427,21 @@ def make_encoder(args, noise_p: Optional[float] = None, noise_seed: Optional[int
     return FlotaEncoder(tokenizer_from_options(args), noise_p, noise_seed)
 
 
+from preprocess.registry import SchemeDescriptor  # noqa: E402  (the scheme's one declaration, docs/adding-a-scheme.md)
+
+SCHEME = SchemeDescriptor(
+    name="flota",
+    options=FlotaOptions,
+    make_encoder=make_encoder,
+    add_arguments=add_encoder_args,
+    files=("flota_vocab", "flota_gpt2_encoder"),
+    fairseq_bpe="flota",
+    adapter="fairseq_plugins.flota",
+    hf_export="preprocess.hf_tokenizers:MorphtokFlotaTokenizer",
+    recipe="train_scripts.schemes.flota:FlotaScheme",
+)
+
+
 # --- command line: the fairseq dictionary of an inventory --------------------------------------------------------
 
 def main(argv=None) -> int:

@@ -232,6 +232,12 @@ def export_sentencepiece(model_path: str, out_dir: str, spaces: str = "keep",
     return written
 
 
+def export_spaces(args, out_dir: str, dictionary: Optional[Sequence[str]] = None, scheme: str = "spaces") -> list[str]:
+    """The Hugging Face export of the ``spaces`` scheme (and its ``sentencepiece`` alias), as its descriptor names
+    it (:mod:`preprocess.registry`): :func:`export_sentencepiece` of the parsed encode options ``args``."""
+    return export_sentencepiece(args.spaces_model, out_dir, args.spaces, dictionary, scheme=scheme)
+
+
 def write_json(path: str, obj) -> str:
     """Write ``obj`` as indented UTF-8 JSON through :func:`atomic_output`; returns ``path``."""
     with atomic_output(path) as out:

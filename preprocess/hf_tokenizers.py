@@ -36,6 +36,14 @@ from preprocess.hf_tokenizers import (MorphtokBiteTokenizer, MorphtokFlotaTokeni
 '''
 
 
+def shim_text(cls: type) -> str:
+    """The shim of ``cls``: :data:`SHIM_TEXT`, plus the import of a class defined outside this module (a scheme of
+    another package)."""
+    if cls.__module__ == __name__:
+        return SHIM_TEXT
+    return SHIM_TEXT + f"from {cls.__module__} import {cls.__name__}  # noqa: F401\n"
+
+
 class MorphtokTokenizer(PreTrainedTokenizer):
     """Common part: the fairseq dictionary (``dict.txt``) and the files a scheme needs, copied on save.
 
@@ -86,6 +94,12 @@ class MorphtokTokenizer(PreTrainedTokenizer):
     def _detokenize(self, tokens: list[str]) -> str:
         raise NotImplementedError
 
+    @classmethod
+    def from_options(cls, args, dict_path: str, dictionary: Optional[list[str]] = None) -> "MorphtokTokenizer":
+        """The tokenizer of the scheme's parsed encode options ``args`` (``morphtok-export``), its ``dict.txt``
+        written to ``dict_path`` first: ``dictionary`` (``--dict``) or the scheme's own."""
+        raise NotImplementedError
+
     # -- saving --------------------------------------------------------------------------------------------------
     def save_vocabulary(self, save_directory: str, filename_prefix: Optional[str] = None) -> tuple[str, ...]:
         if not os.path.isdir(save_directory):
@@ -102,7 +116,7 @@ class MorphtokTokenizer(PreTrainedTokenizer):
             written.append(dst)
         shim = os.path.join(save_directory, SHIM)
         with atomic_output(shim) as out:
-            out.write(SHIM_TEXT)
+            out.write(shim_text(type(self)))
         return tuple(written) + (shim,)
 
 
@@ -127,6 +141,20 @@ class MorphtokBiteTokenizer(MorphtokTokenizer):
         self.line_encoder = BiteLineEncoder(pretokenizer, tagger, bool(single_char), subword_model_file, exact=exact)
         super().__init__(vocab_file, pretokenizer=pretokenizer, tagger=tagger, single_char=bool(single_char),
                          exact=exact, **kwargs)
+
+    @classmethod
+    def from_options(cls, args, dict_path, dictionary=None):
+        from preprocess.bite import check_subword_model
+        from preprocess.common import UserError, require_file
+        from preprocess.spm import dictionary_pieces, write_dict
+
+        if getattr(args, "training_text", False) or not args.subword_model:
+            raise UserError("export --scheme bite needs --subword-model (BITE+D: the BITE scheme's spm.model)")
+        require_file(args.subword_model, "SentencePiece model (--subword-model)")
+        check_subword_model(args.subword_model, args.bite_single_char)
+        write_dict(dictionary if dictionary is not None else dictionary_pieces(args.subword_model), dict_path)
+        return cls(dict_path, args.subword_model, args.bite_pretokenizer, args.bite_tagger, args.bite_single_char,
+                   exact=args.bite_exact)
 
     def _segment(self, text: str) -> list[str]:
         return self.line_encoder.encode_lines([text])[0].split()
@@ -174,6 +202,22 @@ class MorphtokFlotaTokenizer(MorphtokTokenizer):
             flota.FlotaOptions(flota_vocab=files[0], flota_gpt2_encoder=gpt2_encoder_file, **options), noise_p=0.0)
         super().__init__(vocab_file, **options, **kwargs)
 
+    @classmethod
+    def from_options(cls, args, dict_path, dictionary=None):
+        from preprocess.common import UserError, require_file
+        from preprocess.hf_export import flota_dictionary
+        from preprocess.spm import write_dict
+
+        if getattr(args, "noise_p", 0.0):
+            raise UserError("--noise-p is a test-set perturbation, not part of a tokenizer: export without it")
+        require_file(args.flota_vocab, "FLOTA vocabulary (--flota-vocab)")
+        write_dict(dictionary if dictionary is not None else flota_dictionary(args.flota_vocab), dict_path)
+        vocab = {flota_vocab_slot(args.flota_vocab): args.flota_vocab}
+        return cls(dict_path, gpt2_encoder_file=args.flota_gpt2_encoder, flota_style=args.flota_style,
+                   flota_k=args.flota_k, flota_mode=args.flota_mode, flota_strict=args.flota_strict,
+                   flota_max_len=args.flota_max_len, flota_unk=args.flota_unk, flota_byte_level=args.flota_byte_level,
+                   flota_case=args.flota_case, **vocab)
+
     def _segment(self, text: str) -> list[str]:
         return self.line_encoder.encode_line(text).split()
 
@@ -197,6 +241,18 @@ class MorphtokWordmapTokenizer(MorphtokTokenizer):
                                                                         wordmap_dict=vocab_file))
         super().__init__(vocab_file, **kwargs)
 
+    @classmethod
+    def from_options(cls, args, dict_path, dictionary=None):
+        from preprocess.common import UserError, require_file
+        from preprocess.spm import write_dict
+
+        if dictionary is None:
+            raise UserError("export --scheme wordmap needs --dict: Wordmap's dictionary is its base model's pieces "
+                            "plus the pieces of its encoded training text (binarize writes dict.wordmap.LANG.txt)")
+        write_dict(dictionary, dict_path)
+        return cls(dict_path, require_file(args.wordmap_vocab, "--wordmap-vocab"),
+                   require_file(args.wordmap_spm, "--wordmap-spm"))
+
     def _segment(self, text: str) -> list[str]:
         return self.line_encoder.encode_pieces(text)
 
@@ -205,15 +261,23 @@ class MorphtokWordmapTokenizer(MorphtokTokenizer):
         return decode_line(" ".join(tokens))
 
 
-#: scheme name -> tokenizer class
-TOKENIZER_CLASSES = {"bite": MorphtokBiteTokenizer, "flota": MorphtokFlotaTokenizer,
-                     "wordmap": MorphtokWordmapTokenizer}
+def tokenizer_classes() -> dict[str, type]:
+    """scheme name -> tokenizer class, for every scheme whose descriptor's ``hf_export`` is a class
+    (:mod:`preprocess.registry`)."""
+    from preprocess import registry
+
+    out = {}
+    for descriptor in registry.descriptors():
+        target = descriptor.export_target()
+        if isinstance(target, type) and issubclass(target, MorphtokTokenizer):
+            out[descriptor.name] = target
+    return out
 
 
 def _register() -> None:
     """Make ``AutoTokenizer.from_pretrained`` find the classes by the ``tokenizer_class`` of
     ``tokenizer_config.json`` (``AutoTokenizer.register`` wants a configuration class per tokenizer class)."""
-    for scheme, cls in TOKENIZER_CLASSES.items():
+    for scheme, cls in tokenizer_classes().items():
         model_type = f"morphtok-{scheme}"
         config = type(f"Morphtok{scheme.capitalize()}Config", (PretrainedConfig,), {"model_type": model_type})
         AutoConfig.register(model_type, config, exist_ok=True)

@@ -111,6 +111,23 @@ def make_encoder(args) -> SpacesEncoder:
     return SpacesEncoder(args.spaces_model, args.spaces)  # parallel across preprocess.encode's worker processes
 
 
+from preprocess.registry import SchemeDescriptor  # noqa: E402  (the scheme's one declaration, docs/adding-a-scheme.md)
+
+SCHEME = SchemeDescriptor(
+    name="spaces",
+    options=SpacesOptions,
+    make_encoder=make_encoder,
+    add_arguments=add_encoder_args,
+    files=("spaces_model",),
+    fairseq_bpe="spaces",
+    adapter="fairseq_plugins.spaces",
+    hf_export="preprocess.hf_export:export_spaces",
+    recipe="train_scripts.schemes.spaces:SpacesScheme",
+    # a plain SentencePiece model: the same encoder, options and tokenizer.json, decoded by fairseq's own --bpe
+    aliases={"sentencepiece": "train_scripts.schemes.sentencepiece:SentencePieceScheme"},
+)
+
+
 # --- command line --------------------------------------------------------------------------------------------
 
 def main(argv=None) -> int:

@@ -1028,6 +1028,21 @@ def make_encoder(args) -> WordmapTokenizer:
     return WordmapTokenizer(vocab, sp, inventory=read_inventory(o.wordmap_dict) if o.wordmap_dict else None)
 
 
+from preprocess.registry import SchemeDescriptor  # noqa: E402  (the scheme's one declaration, docs/adding-a-scheme.md)
+
+SCHEME = SchemeDescriptor(
+    name="wordmap",
+    options=WordmapOptions,
+    make_encoder=make_encoder,
+    add_arguments=add_encoder_args,
+    files=("wordmap_vocab", "wordmap_spm", "wordmap_dict"),
+    fairseq_bpe="wordmap",
+    adapter="fairseq_plugins.wordmap",
+    hf_export="preprocess.hf_tokenizers:MorphtokWordmapTokenizer",
+    recipe="train_scripts.schemes.wordmap:WordmapScheme",
+)
+
+
 # ----------------------------------------------------------------------------------------------------------
 # CLI
 # ----------------------------------------------------------------------------------------------------------

@@ -7,11 +7,16 @@ import dataclasses
 import pytest
 
 from train_scripts import binarize
+from preprocess import registry
+from preprocess.common import UserError
 from preprocess.options import field_kind as _field_type
 from preprocess.spm import SpmOptions
-from train_scripts.schemes import SCHEMES, make_options, make_scheme
+from train_scripts.schemes import make_options, make_scheme
 
 import typing
+
+#: recipe name -> recipe class, from the one registry
+SCHEMES = registry.recipes()
 
 
 def _fields(kind):
@@ -73,21 +78,22 @@ def test_help_prints_sequence_defaults_readably(capsys):
 # --- one declaration per option: encode CLI, fairseq adapter, recipes ------------------------------------------
 
 def _adapters() -> dict:
-    """scheme -> (fairseq registry, name): the ``--bpe``/``--tokenizer`` of the same name as each encode scheme."""
+    """scheme -> (fairseq registry, name): the ``--bpe``/``--tokenizer`` each scheme's descriptor says its adapter
+    registers (every one of them must be registered)."""
     import fairseq_plugins  # noqa: F401  registers the adapters
-    from fairseq import registry
+    from fairseq import registry as fairseq_registry
 
-    from preprocess import encode
-
-    return {s: (kind, s) for s in encode.SCHEMES for kind in ("bpe", "tokenizer")
-            if s in registry.REGISTRIES[kind]["dataclass_registry"]}
+    out = {}
+    for d in registry.descriptors():
+        for kind, name in d.fairseq_names().items():
+            assert name in fairseq_registry.REGISTRIES[kind]["dataclass_registry"], (d.name, kind, name)
+            out[d.name] = (kind, name)
+    return out
 
 
 ADAPTERS = _adapters()
-#: encode options a recipe computes from what it learned (model paths), and encode-only options
-RECIPE_COMPUTES = {"spaces": {"spaces_model"}, "bite": {"subword_model", "training_text"}, "flota": set(),
-                   "wordmap": {"wordmap_vocab", "wordmap_spm", "wordmap_dict"}}
-ENCODE_ONLY = {"noise_p", "noise_seed"}
+#: options of the encode CLI only (a recipe computes the files its descriptor names from what it learned)
+ENCODE_ONLY = {"noise_p", "noise_seed", "training_text"}
 #: schemes whose options are not derived from one dataclass yet (issue 29, step 5): the known disagreement
 ADAPTER_GAPS: dict = {}
 RECIPE_GAPS: dict = {}
@@ -102,10 +108,8 @@ def _none(value):
 def encode_options(scheme):
     import argparse
 
-    from preprocess import encode
-
     group = argparse.ArgumentParser().add_argument_group("x")
-    encode.scheme_module(scheme).add_encoder_args(group)
+    registry.get(scheme).add_encoder_args(group)
     return {a.dest: _none(a.default) for a in group._group_actions if a.dest not in ENCODE_ONLY}
 
 
@@ -132,7 +136,8 @@ def test_encode_cli_and_fairseq_adapter_share_names_and_defaults(scheme):
 def test_recipes_reach_every_encode_option_with_its_default(scheme):
     recipe = {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory()
               for f in dataclasses.fields(SCHEMES[scheme].Options)}
-    wanted = {k: v for k, v in encode_options(scheme).items() if k not in RECIPE_COMPUTES.get(scheme, set())}
+    computed = set(registry.get(scheme).files) - set(recipe)
+    wanted = {k: v for k, v in encode_options(scheme).items() if k not in computed}
     assert wanted.items() <= recipe.items()
 
 
@@ -155,18 +160,16 @@ def test_flota_decode_args_carry_every_non_default_option(tmp_path):
     assert from_namespace(FlotaOptions, cfg) == s.tokenizer_options()
 
 
-@pytest.mark.parametrize("scheme,options", [("flota", "preprocess.flota.FlotaOptions"),
-                                            ("spaces", "preprocess.spaces.SpacesOptions"),
-                                            ("wordmap", "preprocess.wordmap.WordmapOptions")])
-def test_encode_cli_and_adapter_are_the_scheme_declaration(scheme, options):
-    """The encode options and the adapter's config are exactly the fields of the scheme's options dataclass (same
-    names, defaults): nothing added or dropped by hand in either layer."""
-    import importlib
-
+@pytest.mark.parametrize("scheme", sorted(ADAPTERS))
+def test_encode_cli_and_adapter_are_the_scheme_declaration(scheme):
+    """The encode options and the adapter's config are exactly the fields of the options dataclass the scheme's
+    descriptor names (same names, defaults): nothing added or dropped by hand in either layer, besides an encode
+    option naming a file (BITE's --subword-model: the adapter takes it from its --bpe)."""
     from preprocess.options import default_of
-    module, cls = options.rsplit(".", 1)
-    declared = {f.name: default_of(f) for f in dataclasses.fields(getattr(importlib.import_module(module), cls))}
-    assert encode_options(scheme) == declared
+    descriptor = registry.get(scheme)
+    declared = {f.name: default_of(f) for f in dataclasses.fields(descriptor.options)}
+    assert {k: v for k, v in encode_options(scheme).items()
+            if k in declared or k not in descriptor.files} == declared
     adapter = adapter_options(scheme)
     assert adapter.keys() == declared.keys()
     assert {k: v for k, v in adapter.items() if v is not None} == {k: v for k, v in declared.items() if v is not None}
@@ -195,17 +198,47 @@ def test_wordmap_decode_args_give_the_adapter_the_recipe_encoder(tmp_path):
     assert WordmapBPE(cfg).options == s.tokenizer_options("de")
 
 
-def test_encode_schemes_are_discovered(tmp_path, monkeypatch):
-    """A new preprocess module with the two hooks is an encode scheme without an edit to preprocess/encode.py."""
-    import preprocess
-    from preprocess import encode
+MINE = """from dataclasses import dataclass
 
-    assert set(encode.SCHEMES) == {"spaces", "bite", "flota", "wordmap"}
-    (tmp_path / "mine.py").write_text("def add_encoder_args(parser):\n    pass\n\n\n"
-                                      "def make_encoder(args):\n    return None\n", encoding="utf-8")
+from preprocess.registry import SchemeDescriptor
+
+
+@dataclass
+class MineOptions:
+    pass
+
+
+SCHEME = SchemeDescriptor(name="{name}", options=MineOptions, make_encoder=lambda args: None)
+"""
+
+
+def test_schemes_are_discovered_modules_and_packages(tmp_path, monkeypatch):
+    """A preprocess module or package that declares ``SCHEME = SchemeDescriptor(...)`` is a scheme without an
+    edit anywhere else; a module without a descriptor is none; nothing is imported to list the names."""
+    import sys
+
+    import preprocess
+
+    assert registry.names() == ["bite", "flota", "spaces", "wordmap"]
+    assert registry.all_names() == ["bite", "flota", "sentencepiece", "spaces", "wordmap"]
+    (tmp_path / "mine.py").write_text(MINE.format(name="mine"), encoding="utf-8")
+    (tmp_path / "pkgmine").mkdir()
+    (tmp_path / "pkgmine" / "__init__.py").write_text(MINE.format(name="pkgmine"), encoding="utf-8")
     (tmp_path / "helper.py").write_text("def make_encoder(args):\n    return None\n", encoding="utf-8")
     monkeypatch.setattr(preprocess, "__path__", [*preprocess.__path__, str(tmp_path)])
-    assert encode._discover_schemes()["mine"] == "preprocess.mine" and "helper" not in encode._discover_schemes()
+    registry.reset()
+    try:
+        assert registry.names() == ["bite", "flota", "mine", "pkgmine", "spaces", "wordmap"]
+        assert "preprocess.mine" not in sys.modules and "preprocess.pkgmine" not in sys.modules
+        assert registry.get("pkgmine").name == "pkgmine" and registry.get("mine").options.__name__ == "MineOptions"
+        with pytest.raises(UserError, match="unknown scheme 'helper'"):
+            registry.get("helper")
+    finally:
+        monkeypatch.undo()
+        registry.reset()
+        for name in ("preprocess.mine", "preprocess.pkgmine"):
+            sys.modules.pop(name, None)
+    assert registry.names() == ["bite", "flota", "spaces", "wordmap"]
 
 
 def _spm_defaults(parser_defaults: dict) -> dict:

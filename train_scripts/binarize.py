@@ -12,8 +12,9 @@
 2. **encode** every split with the scheme's encoders through ``preprocess.encode`` (``OUT/tok/``), line-aligned;
 3. **binarise** with ``fairseq-preprocess`` into ``OUT/data-bin`` with the scheme's dictionaries.
 
-The schemes and their options come from the registry in ``train_scripts/schemes/`` (``--scheme NAME --help``
-lists a scheme's options); ``--scheme-module FILE.py`` adds a scheme defined elsewhere.  The dictionary policy
+The schemes come from the one registry (:mod:`preprocess.registry`), their options from their recipe classes in
+``train_scripts/schemes/`` (``--scheme NAME --help`` lists a scheme's options); ``--scheme-module FILE.py`` adds a
+scheme defined elsewhere.  The dictionary policy
 is documented there: the dictionary is the scheme's inventory, written from its model.
 
 Sharding: ``--shards N`` cuts the training text into N contiguous parts and writes ``OUT/data-bin/shard0`` ...
@@ -41,7 +42,8 @@ import sys
 
 from preprocess.common import UserError, atomic_output, count_lines, read_lines, run_main
 from preprocess.encode import FileEncoder, file_options
-from train_scripts.schemes import (SCHEMES, Scheme, add_options, get_scheme, import_scheme_module, make_scheme,
+from preprocess import registry
+from train_scripts.schemes import (Scheme, add_options, get_scheme, import_scheme_module, make_scheme,
                                    options_from_namespace)
 from train_scripts.tools import run_tool
 
@@ -310,7 +312,7 @@ def build_parser(name: str | None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="morphtok-binarize", description=__doc__.split("\n\n")[0],
                                 epilog="`--scheme NAME --help` lists that scheme's options.",
                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--scheme", required=True, choices=sorted(SCHEMES), help="tokenisation scheme")
+    p.add_argument("--scheme", required=True, choices=registry.recipe_names(), help="tokenisation scheme")
     p.add_argument("--scheme-module", action="append", default=[],
                    help="import this module or .py file first (it registers more schemes)")
     p.add_argument("--data", required=True, help="folder with {train,valid,test}.{SRC,TGT} raw text")
@@ -329,8 +331,8 @@ def build_parser(name: str | None) -> argparse.ArgumentParser:
     p.add_argument("--tgtdict", help="the same for the target side (default: --srcdict)")
     p.add_argument("--workers", type=int, default=1, help="processes for encoding and fairseq-preprocess")
     p.add_argument("--verbose", action="store_true", help="show progress and the commands run")
-    if SCHEMES.get(name):
-        add_options(p.add_argument_group(f"{name} options"), SCHEMES[name].Options)
+    if name in registry.recipe_names():
+        add_options(p.add_argument_group(f"{name} options"), get_scheme(name).Options)
     return p
 
 

@@ -1,20 +1,21 @@
-"""The scheme registry: one module per tokenisation scheme, one class per module.
+"""The recipe side of every scheme: one module per scheme, one :class:`Scheme` subclass per module.
 
 A scheme says how raw parallel (or monolingual) text becomes fairseq input and how fairseq's output is turned
 back into text.  Every orchestrator (``train_scripts.binarize``, ``train_scripts.evaluate``, the ``make demo``
-pipeline) works only through this interface, so a fifth scheme is one new file here (plus its algorithm in
-``preprocess/`` and its adapter in ``fairseq_plugins/``)::
+pipeline) works only through this interface.  Which schemes exist is the one registry's business
+(:mod:`preprocess.registry`): a scheme's descriptor names its recipe class (``recipe="train_scripts.schemes.mine:
+MineScheme"``), imported when a command uses it::
 
-    @register_scheme
     class MyScheme(Scheme):
-        name = "mine"
+        name = "mine"                             # optional: the registry sets it from the descriptor
         Options = MyOptions                       # a dataclass; every field becomes a --option of the CLIs
         def learn(self, train, workers, quiet): ...   # write the models under self.models_dir
         def encoder(self, lang, workers=1): ...       # a picklable factory of a preprocess LineEncoder
         def decode_args(self, lang): ...              # --bpe/--tokenizer options for fairseq-generate / hub
 
-Modules in this package register themselves when the package is imported; a scheme defined elsewhere registers
-itself by being imported (``--scheme-module`` of the CLIs imports a file or module by name).
+A recipe-only scheme (no encode CLI, adapter or export of its own: a test's combination of two schemes, say) is
+registered with ``@register_scheme`` by being imported (``--scheme-module`` of the CLIs imports a file or module
+by name; a module declaring ``SCHEME = SchemeDescriptor(...)`` is registered the same way).
 
 **Dictionary policy** (the one place it is decided): a scheme's fairseq dictionary is its *inventory*, the tokens
 its models can emit, written from the model (``preprocess.spm.write_fairseq_dict``), never counted from the
@@ -31,33 +32,41 @@ import dataclasses
 import importlib
 import importlib.util
 import os
-import pkgutil
 import sys
 from typing import Callable, ClassVar
 
+from preprocess import registry
 from preprocess.common import UserError
 from preprocess.options import add_arguments, from_namespace, make_options, option  # noqa: F401  (re-exported)
 from preprocess.spm import SpmOptions
 
-SCHEMES: dict[str, type["Scheme"]] = {}
-
 
 def register_scheme(cls: type["Scheme"]) -> type["Scheme"]:
-    """Class decorator: make ``cls`` available under ``cls.name`` to every orchestrator."""
+    """Class decorator for a recipe-only scheme: a descriptor with ``cls`` as its recipe, registered under
+    ``cls.name`` in the one registry (:func:`preprocess.registry.register`)."""
     if not getattr(cls, "name", None):
         raise TypeError(f"{cls.__name__} needs a name")
-    SCHEMES[cls.name] = cls
+    registry.register(registry.SchemeDescriptor(name=cls.name, options=cls.Options, recipe=cls))
     return cls
 
 
 def get_scheme(name: str) -> type["Scheme"]:
-    if name not in SCHEMES:
-        raise UserError(f"unknown scheme {name!r}; choose from {', '.join(sorted(SCHEMES))}")
-    return SCHEMES[name]
+    """The recipe class of scheme (or alias) ``name``, from the registry."""
+    cls = registry.get(name, aliases=True).recipe_class(name)
+    if cls is None:
+        raise UserError(f"scheme {name!r} has no recipe (morphtok-binarize cannot run it)")
+    return cls
+
+
+def __getattr__(attr: str):
+    if attr == "SCHEMES":   # {name: recipe class}, read from the registry (for older callers)
+        return registry.recipes()
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
 def import_scheme_module(spec: str) -> None:
-    """Import a module (``package.module``) or a ``.py`` file that defines and registers schemes."""
+    """Import a module (``package.module``) or a ``.py`` file that defines and registers schemes (its ``SCHEME``
+    descriptor, or classes decorated with :func:`register_scheme`)."""
     if spec.endswith(".py"):
         if not os.path.isfile(spec):
             raise UserError(f"scheme module not found: {spec}")
@@ -67,7 +76,8 @@ def import_scheme_module(spec: str) -> None:
         sys.modules[name] = module
         module_spec.loader.exec_module(module)
     else:
-        importlib.import_module(spec)
+        module = importlib.import_module(spec)
+    registry.from_module(module)
 
 
 # --- options (declared once: preprocess.options) ---------------------------------------------------------------
@@ -188,7 +198,3 @@ def make_scheme(config: dict, langs: tuple[str, ...], models_dir: str) -> Scheme
     config = dict(config)
     cls = get_scheme(config.pop("scheme", None) or "")
     return cls(make_options(cls.Options, config), langs, models_dir)
-
-
-for _info in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_info.name}")

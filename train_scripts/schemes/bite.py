@@ -15,7 +15,7 @@ from preprocess.bite import BiteLineEncoder
 from preprocess.encode import FileEncoder, file_options
 from preprocess.evaluate import bite as bite_eval
 from preprocess.options import to_args
-from train_scripts.schemes import option, register_scheme
+from train_scripts.schemes import option
 from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
 
 
@@ -26,9 +26,9 @@ class BiteSchemeOptions(bite.BiteOptions, SentencePieceOptions):
     bite_langs: tuple = option(("en",), "languages BITE is applied to (comma-separated)")
 
 
-@register_scheme
 class BiteScheme(SentencePieceScheme):
     name = "bite"
+    takes_spm_model = False
     label = "BITE"
     Options = BiteSchemeOptions
 

@@ -16,7 +16,6 @@ from preprocess import flota, spm
 from preprocess.common import UserError
 from preprocess.options import option, to_args
 from preprocess.vocabularies import load_vocab, write_fairseq_dict
-from train_scripts.schemes import register_scheme
 from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
 
 
@@ -34,10 +33,10 @@ def _tokenizer_options(options, **overrides) -> flota.FlotaOptions:
     return flota.FlotaOptions(**{**values, **overrides})
 
 
-@register_scheme
 class FlotaScheme(SentencePieceScheme):
     name = "flota"
     label = "FLOTA"
+    takes_spm_model = False
     Options = FlotaSchemeOptions
 
     def validate(self):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from preprocess import spm
 from preprocess.common import UserError
 from preprocess.spaces import SpacesEncoder
-from train_scripts.schemes import Scheme, option, register_scheme
+from train_scripts.schemes import Scheme, option
 
 
 @dataclass
@@ -20,12 +20,13 @@ class SentencePieceOptions(spm.SpmOptions):
                                 "space-as-token paper's published 16k models); sentencepiece and spaces schemes")
 
 
-@register_scheme
 class SentencePieceScheme(Scheme):
     name = "sentencepiece"
     label = "SentencePiece"
     Options = SentencePieceOptions
     user_symbols: tuple[str, ...] = ()
+    #: a given ``--spm-model`` can be this scheme's model (False in the subclasses that learn more than it)
+    takes_spm_model = True
 
     @property
     def model(self) -> str:
@@ -45,7 +46,7 @@ class SentencePieceScheme(Scheme):
         dict.txt written; nothing is learned."""
         import shutil
 
-        if self.name not in ("sentencepiece", "spaces"):
+        if not self.takes_spm_model:
             raise UserError(f"--spm-model is for the sentencepiece and spaces schemes, not {self.name}")
         spm.load_model(path)
         os.makedirs(os.path.dirname(self.model), exist_ok=True)

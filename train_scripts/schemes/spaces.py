@@ -15,7 +15,7 @@ from preprocess import spm
 from preprocess.options import to_args
 from preprocess.spaces import SPACE_MODES
 from preprocess.spaces import SpacesOptions as SpacesEncoderOptions
-from train_scripts.schemes import option, register_scheme
+from train_scripts.schemes import option
 from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
 
 
@@ -28,7 +28,6 @@ class SpacesOptions(SentencePieceOptions):
                                         "lossless, both is the paper's lossy variant", ("src", "tgt", "both"))
 
 
-@register_scheme
 class SpacesScheme(SentencePieceScheme):
     name = "spaces"
     label = "space-as-token"

@@ -24,7 +24,7 @@ from preprocess.evaluate import morph
 from preprocess.evaluate.wordmap import read_derivational_verbs
 from preprocess.options import to_args
 from preprocess.spaces import SpacesEncoder
-from train_scripts.schemes import Scheme, option, register_scheme
+from train_scripts.schemes import Scheme, option
 
 
 @dataclass
@@ -51,7 +51,6 @@ def _capped(lang: str, size: int, train):
         return train(most)
 
 
-@register_scheme
 class WordmapScheme(Scheme):
     name = "wordmap"
     label = "Wordmap"
