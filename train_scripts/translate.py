@@ -25,9 +25,21 @@ import sys
 from preprocess.common import UserError, atomic_output, check_distinct, read_lines, run_main
 from train_scripts.evaluate import add_length_args
 
-#: options of fairseq-interactive that pick an encoding: per side in binarize.json, never given by hand here
-ENCODING_OPTIONS = ("--bpe", "--tokenizer", "--sentencepiece-model", "--spaces-", "--bite-", "--wordmap-",
-                    "--flota-", "--moses-", "--gpt2-", "--bpe-codes", "--source-lang", "--target-lang")
+#: fairseq's own options that pick an encoding (its encoders and the languages); every scheme's are added from the
+#: registry (:func:`encoding_options`)
+FAIRSEQ_ENCODING_OPTIONS = ("--bpe", "--tokenizer", "--moses-", "--gpt2-", "--bpe-codes", "--source-lang",
+                            "--target-lang")
+
+
+def encoding_options() -> tuple[tuple[str, ...], frozenset]:
+    """``(prefixes, flags)``: the options that pick an encoding, per side in binarize.json and never given by hand
+    here: fairseq's own, ``--NAME-...`` for every scheme and alias of the registry (:mod:`preprocess.registry`:
+    ``--flota-k``, ``--sentencepiece-model``) and every option flag a scheme declares."""
+    from preprocess import registry
+
+    descriptors = registry.descriptors()
+    prefixes = FAIRSEQ_ENCODING_OPTIONS + tuple(f"--{name}-" for d in descriptors for name in d.names())
+    return prefixes, frozenset(flag for d in descriptors if d.make_encoder is not None for flag in d.option_flags())
 
 
 def interactive_command(info: dict, checkpoint: str) -> list[str]:
@@ -45,8 +57,9 @@ def interactive_command(info: dict, checkpoint: str) -> list[str]:
 
 
 def refuse_encoding_options(extra: list[str]) -> None:
+    prefixes, flags = encoding_options()
     for arg in extra:
-        if arg.startswith(ENCODING_OPTIONS):
+        if arg.startswith(prefixes) or arg.split("=")[0] in flags:
             raise UserError(f"{arg.split('=')[0]} is not an option here: each side's encoding comes from "
                             f"binarize.json (source_args for the input, generate_args for the output), so that "
                             f"an asymmetric pair is never encoded with the other side's scheme")
