@@ -41,8 +41,8 @@ def test_the_default_is_the_bound_and_every_tool_takes_it():
     assert action.default == SAMPLE_SENTENCES
     assert "0 = every sentence" in action.help and "fairseq" in action.help and "GB" in action.help
     from train_scripts import binarize
-    from train_scripts.schemes import SCHEMES
-    for name in sorted(SCHEMES):
+    from preprocess import registry
+    for name in registry.recipe_names():
         config = binarize.parse_args(["--scheme", name, "--data", "d", "--out", "o"])[1]
         assert config["input_sentence_size"] == SAMPLE_SENTENCES, name
         assert binarize.parse_args(["--scheme", name, "--data", "d", "--out", "o", "--input-sentence-size",
