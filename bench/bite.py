@@ -193,7 +193,7 @@ def vs_spaces(data: str, n_lines: int, rounds: int) -> None:
     (bench/scale.py's ``per_core``); the ratio is the median over rounds (issue 27: >= 0.30x with nltk,
     >= 0.10x with hanta)."""
     sys.path.insert(0, str(REPO / "bench"))
-    from scale import load, per_core, print_ratios
+    from timing import load, per_core, print_ratios
     lines = read_lines(data, n_lines)
     model = os.environ.get("SHARED_DATA", str(SHARED_DATA)) + "/space_models/unigram_prime.model"
     with tempfile.TemporaryDirectory() as tmp:

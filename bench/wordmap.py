@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from preprocess import wordmap as wm  # noqa: E402
 from preprocess.common import REPO  # noqa: E402
 from train_scripts.tools import SHARED_DATA  # noqa: E402
+from timing import load, per_core, print_ratios  # noqa: E402
 
 SHARED = os.environ.get("SHARED_DATA") or str(SHARED_DATA)
 
@@ -62,10 +63,6 @@ def inflect(infinitive):
     return [s + e for e in ("e", "st", "t", "te", "ten", "tet", "test")] + ["ge" + s + "t"]
 
 
-def load() -> str:
-    return "load %.1f/%.1f/%.1f on %d cores" % (*os.getloadavg(), os.cpu_count())
-
-
 def _head(path: str, n: int, dst: str) -> list:
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         lines = [line.rstrip("\n") for line in itertools.islice(fh, n)]
@@ -75,7 +72,6 @@ def _head(path: str, n: int, dst: str) -> list:
 
 
 def bench_encode(corpus: str, lines_n: int, rounds: int, tmp: str) -> None:
-    from scale import per_core, print_ratios
     src = os.path.join(tmp, "de.txt")
     lines = _head(corpus, lines_n, src)
     one = os.path.join(tmp, "one.txt")

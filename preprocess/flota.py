@@ -33,7 +33,7 @@ one is given.  ``tokenize_word("")`` is ``[]``.
 
 The vocabulary files FLOTA reads (and the ``dict.txt`` that ``python -m preprocess.flota dict`` writes) are
 :mod:`preprocess.vocabularies`' business; the whitespace noise of ``--noise-p`` is
-:func:`preprocess.evaluate.noise.inject_whitespace_noise`.
+:func:`preprocess.whitespace_noise.inject_whitespace_noise`.
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence, Union
 
 from preprocess.common import UserError, flatten_line
-from preprocess.evaluate.noise import inject_whitespace_noise, line_rng
+from preprocess.whitespace_noise import inject_whitespace_noise, line_rng
 from preprocess.flota_search import FlotaSearch, search_class
 from preprocess.options import add_arguments, option
 from preprocess.spm import SPACE_SYMBOL, load_model

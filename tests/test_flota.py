@@ -14,7 +14,7 @@ import pytest
 
 from preprocess import flota_search
 from preprocess.common import UserError
-from preprocess.evaluate.noise import inject_whitespace_noise, line_rng
+from preprocess.whitespace_noise import inject_whitespace_noise, line_rng
 from preprocess.flota import FlotaEncoder, FlotaTokenizer, PythonSearchFlotaTokenizer, detokenize
 from preprocess.vocabularies import (from_byte_level, load_vocab, to_byte_level, wordpiece_segment,
                                      write_fairseq_dict)

@@ -35,57 +35,22 @@ import argparse
 import difflib
 import functools
 import json
-import math
-import random
 import sys
 from typing import List, Optional, Sequence, Tuple
 
 from preprocess.common import UserError, atomic_output, check_distinct, check_output_path, read_lines, run_main
+# the whitespace noise and the per-line generator live beside the tokenisers that use them (FLOTA's --noise-p)
+from preprocess.whitespace_noise import check_fraction, inject_whitespace_noise, line_rng  # noqa: F401
 
 KINDS = ("infl", "ws")
 _CONTENT = frozenset({"NOUN", "VERB", "ADJ"})
 _NOT_INFLECTABLE = frozenset({"NNP", "NNPS", "MD"})
 
 
-def check_fraction(fraction) -> float:
-    """``fraction`` as a float in [0, 1], else :class:`UserError` (NaN and non-numbers included)."""
-    try:
-        value = float(fraction)
-    except (TypeError, ValueError):
-        raise UserError(f"noise fraction must be a number between 0 and 1, not {fraction!r}") from None
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
-        raise UserError(f"noise fraction must be between 0 and 1, not {fraction!r}")
-    return value
-
-
 def check_kind(kind: str) -> str:
     if kind not in KINDS:
         raise UserError(f"unknown noise kind {kind!r} (choose from {', '.join(KINDS)})")
     return kind
-
-
-def line_rng(seed: int, line: str) -> random.Random:
-    """A generator seeded by (seed, line text): the same noise whatever the chunking or worker count."""
-    return random.Random(f"{seed}\t{line}")
-
-
-# --- whitespace noise (FLOTA paper, section 4, robustness) -----------------------------------------------------
-
-def inject_whitespace_noise(text: str, p: float, rng: random.Random) -> str:
-    """Drop the space between each pair of adjacent words with probability ``p`` (the paper's noise, p = 0.3).
-
-    Words are whitespace-separated; the result has single spaces.  An empty line stays empty.
-    """
-    words = text.split()
-    if not words:
-        return ""
-    out = [words[0]]
-    for w in words[1:]:
-        if rng.random() < p:
-            out[-1] += w
-        else:
-            out.append(w)
-    return " ".join(out)
 
 
 # --- inflection noise ------------------------------------------------------------------------------------------
