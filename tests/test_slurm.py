@@ -179,12 +179,18 @@ def test_two_nodes_one_rank_each_world_size_two(slurm_env, local_data, tmp_path)
 
 
 def _run_again_at_once(env, job, launcher) -> None:
-    """SLURM holds a requeued job back for a while (its begin time): let it start again at once."""
+    """SLURM holds a requeued job back for a while (its begin time): let it start again a few seconds on.
+
+    Not at once: slurmd refuses a credential issued in the same second as the one it revoked when it killed the
+    job's last run ("Job 1 already killed, do not launch batch job", then the job ends as FAILED), and a run that
+    submitit requeued itself on SIGUSR2 is back in PENDING within that second (CI saw it fail so)."""
     while launcher.poll() is None:
         state = subprocess.run(["squeue", "-h", "-j", job, "-o", "%T"], env=env, capture_output=True,
                                text=True).stdout.strip()
         if state == "PENDING":
-            subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], env=env, capture_output=True)
+            update = subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now+3"], env=env,
+                                    capture_output=True, text=True)
+            assert update.returncode == 0, update.stderr
             return
         time.sleep(0.5)
 
