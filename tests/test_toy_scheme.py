@@ -140,23 +140,31 @@ FILES = {"chars.py": CHARS, "chars_fairseq.py": CHARS_FAIRSEQ, "chars_recipe.py"
 LINE = "Two  young Dogs  play ."
 
 
-@pytest.fixture
-def toy(tmp_path, monkeypatch):
-    """The three files in a namespace package (no ``__init__.py``) on the path, named by ``MORPHTOK_SCHEMES``
-    (for this process and the commands it runs)."""
-    root = tmp_path / "site"
+def _write_package(root):
+    """The three files, in a namespace package (no ``__init__.py``) under ``root``."""
     (root / PACKAGE).mkdir(parents=True)
     for name, text in FILES.items():
         (root / PACKAGE / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return root
+
+
+def _forget_package():
+    registry.reset()
+    for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
+        del sys.modules[name]
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """The three files on the path, named by ``MORPHTOK_SCHEMES`` (for this process and the commands it runs)."""
+    root = _write_package(tmp_path / "site")
     monkeypatch.syspath_prepend(str(root))
     monkeypatch.setenv("PYTHONPATH", str(root))
     monkeypatch.setenv(registry.ENV, PACKAGE)
     registry.reset()
     yield root
     monkeypatch.undo()
-    registry.reset()
-    for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
-        del sys.modules[name]
+    _forget_package()
 
 
 def test_three_files_make_a_scheme(toy):
@@ -221,3 +229,23 @@ def test_fairseq_adapter_is_registered(toy, run_cli):
             "print(bpe.decode(x))\n")
     lines = run_cli(["python", "-c", code]).stdout.splitlines()
     assert lines == [" ".join(" ".join(LINE.split()).replace(" ", "\u2581")), " ".join(LINE.split())]
+
+
+def test_entry_point_discovery(tmp_path, monkeypatch):
+    """An installed distribution's ``morphtok.schemes`` entry point is a scheme too (no environment variable)."""
+    root = _write_package(tmp_path / "site")
+    dist = root / "morphtok_toy-0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: morphtok-toy\nVersion: 0\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(f"[{registry.ENTRY_POINT_GROUP}]\nchars = {PACKAGE}.chars\n",
+                                           encoding="utf-8")
+    monkeypatch.delenv(registry.ENV, raising=False)
+    monkeypatch.syspath_prepend(str(root))
+    registry.reset()
+    try:
+        assert "chars" in registry.names()
+        assert registry.get("chars").recipe == f"{PACKAGE}.chars_recipe:CharsScheme"
+    finally:
+        monkeypatch.undo()
+        _forget_package()
+    assert "chars" not in registry.names()
