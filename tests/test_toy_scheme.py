@@ -185,7 +185,8 @@ def test_encode_cli(toy, tmp_path, run_cli):
     assert dst.read_text(encoding="utf-8") == " ".join("two young dogs play .".replace(" ", "\u2581")) + "\n\n"
 
 
-def test_binarize_export_and_translate_guard(toy, tmp_path, run_cli):
+@pytest.mark.slow   # fairseq-preprocess and the export each start fairseq / transformers: about 10 s
+def test_binarize_and_export(toy, tmp_path, run_cli):
     from tests.conftest import multi30k_slice
 
     raw = multi30k_slice(tmp_path / "raw", 40, 8, 5)
@@ -211,13 +212,17 @@ def test_binarize_export_and_translate_guard(toy, tmp_path, run_cli):
     assert encoding.ids == [fairseq_ids(read_fairseq_dict(str(out / "models" / "chars.dict.txt")))[t]
                             for t in pieces.split()]
 
-    # translate refuses the scheme's options: they come from binarize.json, per side
+
+
+def test_translate_refuses_the_schemes_options(toy):
+    """morphtok-translate's guard: the toy's options come from binarize.json, per side, never by hand."""
     from train_scripts.translate import refuse_encoding_options
     for option in ("--chars-lowercase", "--no-chars-lowercase", "--chars-anything=1"):
         with pytest.raises(UserError, match="binarize.json"):
             refuse_encoding_options([option])
 
 
+@pytest.mark.slow   # importing fairseq in a fresh process: about 5-10 s
 def test_fairseq_adapter_is_registered(toy, run_cli):
     """``--user-dir fairseq_plugins`` imports the adapter the descriptor names: ``--bpe chars`` encodes and
     decodes."""
