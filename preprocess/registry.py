@@ -23,7 +23,8 @@ fairseq, transformers and ``train_scripts``.
 **Discovery.**  Where the descriptors are found, without importing anything to list the names:
 
 1. every module or package directly under ``preprocess/`` whose source (a package: its ``__init__.py``) assigns
-   ``SCHEME = SchemeDescriptor(`` at the start of a line;
+   ``SCHEME = SchemeDescriptor(`` at the start of a line (a package may import it instead, on one line:
+   ``from .hooks import SCHEME``);
 2. the modules and packages named in the environment variable ``MORPHTOK_SCHEMES`` (comma-separated, importable
    from ``sys.path``): a module is one scheme; in a package every submodule that assigns ``SCHEME`` is one;
 3. the entry points of group ``morphtok.schemes`` of installed distributions (``chars = mypkg.chars``);
@@ -50,7 +51,9 @@ from preprocess.common import UserError
 ENV = "MORPHTOK_SCHEMES"
 #: entry-point group of installed scheme modules (name = module)
 ENTRY_POINT_GROUP = "morphtok.schemes"
-_DECLARES = re.compile(r"^SCHEME\s*=\s*SchemeDescriptor\(", re.M)
+#: a line that declares the scheme (``SCHEME = SchemeDescriptor(``) or, in a package's ``__init__.py``, imports it
+#: from a submodule (``from .hooks import SCHEME``, one line)
+_DECLARES = re.compile(r"^(SCHEME\s*=\s*SchemeDescriptor\(|from\s+[\w.]+\s+import\s+[^#\n]*\bSCHEME\b)", re.M)
 
 
 @dataclass(frozen=True)

@@ -222,8 +222,10 @@ def test_schemes_are_discovered_modules_and_packages(tmp_path, monkeypatch):
     assert registry.names() == ["bite", "flota", "spaces", "wordmap"]
     assert registry.all_names() == ["bite", "flota", "sentencepiece", "spaces", "wordmap"]
     (tmp_path / "mine.py").write_text(MINE.format(name="mine"), encoding="utf-8")
-    (tmp_path / "pkgmine").mkdir()
-    (tmp_path / "pkgmine" / "__init__.py").write_text(MINE.format(name="pkgmine"), encoding="utf-8")
+    (tmp_path / "pkgmine").mkdir()   # a package whose __init__ imports the descriptor from a submodule
+    (tmp_path / "pkgmine" / "__init__.py").write_text("from preprocess.pkgmine.hooks import SCHEME  # noqa: F401\n",
+                                                      encoding="utf-8")
+    (tmp_path / "pkgmine" / "hooks.py").write_text(MINE.format(name="pkgmine"), encoding="utf-8")
     (tmp_path / "helper.py").write_text("def make_encoder(args):\n    return None\n", encoding="utf-8")
     monkeypatch.setattr(preprocess, "__path__", [*preprocess.__path__, str(tmp_path)])
     registry.reset()
@@ -236,7 +238,7 @@ def test_schemes_are_discovered_modules_and_packages(tmp_path, monkeypatch):
     finally:
         monkeypatch.undo()
         registry.reset()
-        for name in ("preprocess.mine", "preprocess.pkgmine"):
+        for name in ("preprocess.mine", "preprocess.pkgmine", "preprocess.pkgmine.hooks"):
             sys.modules.pop(name, None)
     assert registry.names() == ["bite", "flota", "spaces", "wordmap"]
 
