@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 export NLTK_DATA := $(abspath $(VENV))/nltk_data:$(abspath $(SHARED))/nltk_data
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: install demo test test-fast fuzz docs bench bench-scale clean
+.PHONY: install demo test test-fast check fuzz docs bench bench-scale clean
 
 install:
 	@bash scripts/install.sh
@@ -25,9 +25,15 @@ test: install
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q -rs --durations=20 $(PYTEST_ARGS) tests
 
+# the loop to run per edit: the tests not marked slow, in two processes (pytest-xdist; a file stays in one process,
+# so a module fixture is built once); FAST_JOBS=0 runs them in this process
+FAST_JOBS ?= 2
 test-fast: install
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -rs -m "not slow" --durations=10 $(PYTEST_ARGS) tests
+	$(PY) -m pytest -q -rs -m "not slow" --durations=10 $(if $(filter-out 0,$(FAST_JOBS)),-n $(FAST_JOBS) --dist loadfile) $(PYTEST_ARGS) tests
+
+# lint + the fast tests: what to run before a commit
+check: test-fast
 
 # the property tests of tests/test_fuzz.py with a long, random budget (make test: fixed seed, small budget)
 FUZZ_EXAMPLES ?= 2000

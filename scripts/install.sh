@@ -47,7 +47,7 @@ if [ ! -f "$stamp" ]; then
   echo "[install] fairseq dependencies and field packages"
   pipi cffi cython "hydra-core==1.3.2" "omegaconf==2.3.0" numpy regex sacrebleu tqdm bitarray \
        scikit-learn scipy packaging sentencepiece sacremoses lemminflect nltk HanTa matplotlib pytest ruff \
-       submitit tensorboardX hypothesis mkdocs mwparserfromhell blingfire \
+       submitit tensorboardX hypothesis pytest-xdist mkdocs mwparserfromhell blingfire \
        setuptools wheel
   if ! "$vpy" -c "import fairseq" 2>/dev/null; then
     echo "[install] building fairseq-fixed==0.12.3.1 (about 3 minutes, once)"
@@ -60,6 +60,8 @@ else
 fi
 # property-based tests (tests/test_fuzz.py); also into venvs set up before it was needed
 "$vpy" -c "import hypothesis" 2>/dev/null || { echo "[install] hypothesis (tests)"; pipi hypothesis; }
+# the fast loop's two processes (make test-fast, make check: pytest -n 2); also into venvs set up before it was needed
+"$vpy" -c "import xdist" 2>/dev/null || { echo "[install] pytest-xdist (make test-fast)"; pipi pytest-xdist; }
 # morphtok-prepare-wikipedia (wikitext -> text, sentence splitting); also into venvs set up before it was needed
 "$vpy" -c "import mwparserfromhell, blingfire" 2>/dev/null ||
   { echo "[install] mwparserfromhell blingfire (morphtok-prepare-wikipedia)"; pipi mwparserfromhell blingfire; }
