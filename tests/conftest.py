@@ -159,6 +159,9 @@ SLOW_TESTS = {
     "test_binarize.py::test_binarize_flota_over_a_learned_model",
     "test_binarize.py::test_binarize_wordmap_separate_dictionaries",
     "test_binarize.py::test_binarize_shards_shard_id_and_extra_test",
+    "test_full_disk.py::test_binarize_on_a_full_disk_is_one_line_and_an_exit",
+    # a joint Unigram model learned on 20,000 Multi30k lines (the fast loop keeps the small-model BITE tests)
+    "test_bite_subword.py::test_acceptance_on_the_demo_setting",
     # tests sharing a module fixture that binarises or encodes a corpus end to end (the fixture is the cost)
     "test_bite_fairseq.py::test_symbols_are_single_pieces_in_the_encoded_english",
     "test_bite_fairseq.py::test_adapter_composes_with_bpe_spaces",
