@@ -71,7 +71,7 @@ def main(argv=None) -> int:
         for workers in (1, 2):
             argv_enc = ["--scheme", "spaces", "--model", model, "--inputs", corpus, "--outputs", out,
                         "--workers", str(workers), "--quiet"]
-            t = best_of(args.rounds, lambda: encode.main(argv_enc))
+            t = best_of(args.rounds, lambda argv=argv_enc: encode.main(argv))
             assert open(out, encoding="utf-8").read() == expected, "encoder output differs from the plain loop"
             results[workers] = t_plain / t
             print(f"preprocess.encode -w {workers}: {n_words / t:12,.0f} words/s  ({t_plain / t:.2f}x)")

@@ -76,7 +76,7 @@ class FlotaSearch:
                                 best = (l, 0, tok)
                                 break
                             p = 1
-                        for p in range(p, b - l + 1):
+                        for p in range(p, b - l + 1):  # noqa: B020 - p restarts from where the scan above stopped
                             tok = map1.get(word[p:p + l])
                             if tok is not None:
                                 best = (l, p, tok)

@@ -690,7 +690,7 @@ class FastHanta:
         ``_sufempty[g]`` that of ''."""
         for table in (h.LP_trans_nonfinal, h.LP_trans_final):
             for followup in table.values():
-                for t, lp in followup:
+                for _t, lp in followup:
                     if lp != lp:
                         raise HantaUnavailable("HanTa's morphological transition table holds NaN")
         if any(t not in h.LP_m_t for followup in h.LP_trans_nonfinal.values() for t, _ in followup):

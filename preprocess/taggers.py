@@ -326,7 +326,7 @@ class NltkTagger:
     def _build_tagword(self) -> None:
         """Dense [word, previous tag] -> row table for the 'i-1 tag+i word' feature (row 0: word not in it)."""
         words: Dict[str, int] = {}
-        for (tag, word) in self._tables["i-1 tag+i word"]:
+        for (_tag, word) in self._tables["i-1 tag+i word"]:
             words.setdefault(word, len(words) + 1)
         TW = np.full((len(words) + 1, len(self._tagvocab)), self._zero, dtype=np.int64)
         for (tag, word), row in self._tables["i-1 tag+i word"].items():

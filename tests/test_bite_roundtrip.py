@@ -76,7 +76,7 @@ def test_known_losses_default_and_exact(tagger):
         tokens = exact.tokenize(sentence)
         assert word in tokens or tagger == "hanta", tokens   # kept as it is
     if tagger == "nltk":   # the published algorithm loses each of them
-        for sentence, word in KNOWN:
+        for sentence, _word in KNOWN:
             assert default.detokenize(default.tokenize(sentence)) != sentence, sentence
         assert default.tokenize("A small child sleeps while")[3:5] == ["sleep", "[NNS]"]
 

@@ -240,7 +240,7 @@ def test_equivalence_on_random_words_with_hyphen_tokens(tokenizer_class):
     rng = random.Random(7)
     alphabet = "abc-_"
     across = 0  # pieces that span a covered character: the case the optimised scan treats separately
-    for trial in range(300):
+    for _trial in range(300):
         style = rng.choice(["wordpiece", "gpt2", "sentencepiece"])
         marker = {"wordpiece": "##", "gpt2": "\u0120", "sentencepiece": "\u2581"}[style]
         bare = {"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 5))) for _ in range(rng.randint(3, 25))}
