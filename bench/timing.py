@@ -107,7 +107,8 @@ def child_cpu(args: list) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def per_core(pairs: dict, src: str, one_line: str, n_words: int, tmp: str, rounds: int = 3) -> dict:
+def per_core(pairs: dict, src: str, one_line: str, n_words: int, tmp: str, rounds: int = 3,
+             inputs: dict | None = None) -> dict:
     """Words per CPU second, once started, of ``python -m preprocess.encode --workers 1`` for every entry of
     ``pairs`` (name -> scheme arguments) on ``src`` (``n_words`` words), measured in interleaved rounds (every
     round runs every entry back to back, so all see the same machine): CPU time of the whole command minus that
@@ -118,23 +119,38 @@ def per_core(pairs: dict, src: str, one_line: str, n_words: int, tmp: str, round
 
     A command's CPU time can only be inflated by what else runs (caches, frequency), never deflated, so the least
     over rounds of the whole run and, separately, of the start-up is the estimate least disturbed (``timeit``'s
-    reasoning); the per-round figures keep the spread visible (see :func:`best_ratio` and :func:`inproc_ratio`)."""
+    reasoning); the per-round figures keep the spread visible (see :func:`best_ratio` and :func:`inproc_ratio`).
+
+    ``inputs`` gives an entry its own ``(src, n_words)`` (the fast spaces scheme a longer text, so that its CPU time
+    is well above the timer's noise); every rate is per word of the entry's own input."""
+    inputs = inputs or {}
     fulls: dict = {name: [] for name in pairs}
     starts: dict = {name: [] for name in pairs}
     inproc: dict = {name: [] for name in pairs}
     warm: dict = {name: [] for name in pairs}
     for r in range(rounds):
         for name, scheme_args in pairs.items():
+            text, words = inputs.get(name, (src, n_words))
             cmd = [sys.executable, "-m", "preprocess.encode", *scheme_args, "--workers", "1", "--quiet"]
-            full = child_cpu([*cmd, "--inputs", src, "--outputs", os.path.join(tmp, f"pc.{name}.{r}.out")])
+            full = child_cpu([*cmd, "--inputs", text, "--outputs", os.path.join(tmp, f"pc.{name}.{r}.out")])
             start = child_cpu([*cmd, "--inputs", one_line, "--outputs", os.path.join(tmp, f"pc.{name}.1.out")])
             fulls[name].append(full)
             starts[name].append(start)
-            first, second = encode_cpu(scheme_args, src)
-            inproc[name].append(n_words / max(first, 1e-9))
-            warm[name].append(n_words / max(second, 1e-9))
-    return {name: (n_words / max(min(fulls[name]) - min(starts[name]), 1e-9), inproc[name], warm[name])
-            for name in pairs}
+            first, second = encode_cpu(scheme_args, text)
+            inproc[name].append(words / max(first, 1e-9))
+            warm[name].append(words / max(second, 1e-9))
+    return {name: (inputs.get(name, (src, n_words))[1] / max(min(fulls[name]) - min(starts[name]), 1e-9),
+                   inproc[name], warm[name]) for name in pairs}
+
+
+def repeated(src: str, times: int, dst: str) -> int:
+    """``src`` written ``times`` times over into ``dst``; the number of words of ``dst``."""
+    with open(src, encoding="utf-8") as fh:
+        text = fh.read()
+    with open(dst, "w", encoding="utf-8") as fh:
+        for _ in range(times):
+            fh.write(text)
+    return len(text.split()) * times
 
 
 def encode_cpu(scheme_args: list, src: str) -> tuple[float, float]:
@@ -208,3 +224,12 @@ def peak_rss(args: list) -> tuple[float, dict]:
         raise SystemExit(f"command failed: {' '.join(map(str, args))}")
     parent = peaks.pop(proc.pid, 0.0)
     return wall, {"parent": parent, "workers": sorted(peaks.values())}
+
+
+def report_spaces_cpu(result: dict, words: int, base: str = "spaces", least_s: float = 1.0) -> None:
+    """Say how many CPU seconds the baseline's in-process encoding took (its least over the rounds), and warn when
+    that is under ``least_s``: then the ratio rests on a time the timer's noise can move."""
+    cpu = words / max(result[base][1])
+    verdict = "" if cpu >= least_s else f" (under {least_s:g} s: give its text more repeats)"
+    print(f"{base}: {cpu:.2f} s of CPU encoding in-process, least over the rounds{verdict}")
+

@@ -38,7 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from preprocess import wordmap as wm  # noqa: E402
 from preprocess.common import REPO  # noqa: E402
 from train_scripts.tools import SHARED_DATA  # noqa: E402
-from timing import load, per_core, print_ratios  # noqa: E402
+from timing import load, per_core, print_ratios, repeated, report_spaces_cpu  # noqa: E402
 
 SHARED = os.environ.get("SHARED_DATA") or str(SHARED_DATA)
 
@@ -71,7 +71,7 @@ def _head(path: str, n: int, dst: str) -> list:
     return lines
 
 
-def bench_encode(corpus: str, lines_n: int, rounds: int, tmp: str) -> None:
+def bench_encode(corpus: str, lines_n: int, rounds: int, tmp: str, spaces_repeat: int = 8) -> None:
     src = os.path.join(tmp, "de.txt")
     lines = _head(corpus, lines_n, src)
     one = os.path.join(tmp, "one.txt")
@@ -85,7 +85,12 @@ def bench_encode(corpus: str, lines_n: int, rounds: int, tmp: str) -> None:
              "wordmap": ["--scheme", "wordmap", "--wordmap-vocab", vocab, "--wordmap-spm", spm_model]}
     print(f"## Wordmap encoding per core vs spaces ({lines_n} German Multi30k lines, {n_words} words, "
           f"{rounds} interleaved rounds; {load()})")
-    res = per_core(pairs, src, one, n_words, tmp, rounds)
+    spaces_src = os.path.join(tmp, "de.spaces.txt")
+    spaces_words = repeated(src, spaces_repeat, spaces_src)
+    print(f"(spaces encodes the same lines {spaces_repeat} times, {spaces_words} words, for a CPU time well above "
+          f"the timer's noise; Wordmap each line once)")
+    res = per_core(pairs, src, one, n_words, tmp, rounds, inputs={"spaces": (spaces_src, spaces_words)})
+    report_spaces_cpu(res, spaces_words)
     print_ratios(res, "spaces", "spaces (Wordmap's base model)", ["wordmap"])
     print(f"after: {load()}")
 
@@ -149,6 +154,8 @@ def main(argv=None):
                    "spaces scheme's CPU time is a few hundredths of a second beside a start-up of half a second, "
                    "so the subtraction's noise decided the ratio, and Wordmap's per-word caches were still cold)")
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--spaces-repeat", type=int, default=8,
+                   help="the spaces scheme encodes the lines this many times over (at least a second of CPU)")
     p.add_argument("--verbs", help="verb list (e.g. from python -m preprocess.wordmap build --verbs-out)")
     p.add_argument("--corpus", default=os.path.join(SHARED, "multi30k", "train.de.gz"))
     p.add_argument("--gold", default=os.path.join(SHARED, "morph_gold", "deu.derivational.v1.tsv"))
@@ -159,7 +166,7 @@ def main(argv=None):
     tmp = tempfile.mkdtemp(prefix="bench-wordmap-")
     try:
         if "encode" in sections:
-            bench_encode(args.corpus, args.encode_lines, args.rounds, tmp)
+            bench_encode(args.corpus, args.encode_lines, args.rounds, tmp, args.spaces_repeat)
         if "tagging" in sections:
             bench_tagging(args.corpus, min(args.lines, 2000))
         if "learn" in sections:
