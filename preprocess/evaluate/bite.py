@@ -316,7 +316,7 @@ def _fmt(x: float) -> str:
     return f"{100 * x:.2f}%"
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m preprocess.evaluate.bite", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
 
@@ -368,89 +368,110 @@ def main(argv=None) -> int:
     p.add_argument("--model", default=None, help="an existing D model (with --bite-model: no training; --input is "
                                                  "then the text measured)")
     p.add_argument("--bite-model", default=None, help="an existing BITE+D model (see --model)")
-    args = ap.parse_args(argv)
+    return ap
 
+
+def _coverage_cli(args) -> None:
+    r = coverage_report(_read(args.input, args.lines), args.sizes, args.bite_pretokenizer, args.bite_tagger)
+    if args.json:
+        print(json.dumps(r))
+    else:
+        print(f"{r['n_words']} words ({r['types_unencoded']} types) -> {r['n_bite_symbols']} BITE symbols "
+              f"({r['types_bite']} types)")
+        print("| N | unencoded | BITE | unencoded (per word) | BITE (per word) |\n|---|---|---|---|---|")
+        for n in args.sizes:
+            print(f"| {n} | {_fmt(r['coverage_unencoded'][n])} | {_fmt(r['coverage_bite'][n])} | "
+                  f"{_fmt(r['word_coverage_unencoded'][n])} | {_fmt(r['word_coverage_bite'][n])} |")
+
+
+def _complexity_cli(args) -> None:
+    require_file(args.words, "word list")
+    words = [l.split("\t")[0].strip() for l in read_lines(args.words, errors="replace")]
+    words = [w for w in words if w]
+    rows = [model_complexity(require_file(m, "SentencePiece model"), words, args.lam) for m in args.models]
+    if args.json:
+        print(json.dumps(rows))
+    else:
+        print(f"| model | vocab | SymbComp (lambda={args.lam:g}) | per word | unknown pieces |\n|---|---|---|---|---|")
+        for r in rows:
+            print(f"| {r['model']} | {r['vocab_size']} | {r['symbol_complexity']:.0f} | {r['per_word']:.3f} "
+                  f"| {r['unknown_pieces']} |")
+
+
+def _similarity_cli(args) -> None:
+    for m in (args.model, args.bite_model):
+        if m:
+            require_file(m, "SentencePiece model")
+    r = similarity_report(_read(args.input, args.lines), args.seed, args.fraction, args.bite_pretokenizer,
+                          args.bite_tagger, args.model, args.bite_model)
+    if args.json:
+        print(json.dumps(r))
+    else:
+        print(f"{r['sentences_changed']}/{r['sentences']} sentences perturbed, {r['words_changed']} words "
+              f"(seed {r['seed']}, fraction {r['fraction']})")
+        print("| encoding | mean Ratcliff/Obershelp similarity |\n|---|---|")
+        for k, v in r.items():
+            if k.startswith("similarity_"):
+                print(f"| {k[len('similarity_'):]} | {100 * v:.2f}% |")
+
+
+def _perturb_cli(args) -> None:
+    from preprocess.common import atomic_output, check_distinct, check_output_path, flatten_line
+    check_output_path(args.output)
+    check_distinct([(args.output, "--output")], [(args.input, "--input")])
+    noise = InflectionNoise(args.fraction, args.seed, args.bite_tagger)
+    n = changed = 0
+    with atomic_output(args.output) as out:
+        for i, line in enumerate(read_lines(args.input, errors="replace")):
+            if args.lines and i >= args.lines:
+                break
+            noisy, _, c = noise.perturb(" ".join(flatten_line(line).split()))
+            out.write(noisy + "\n")
+            n += 1
+            changed += c
+    msg = {"lines": n, "words_changed": changed, "output": args.output}
+    print(json.dumps(msg) if args.json else f"{n} lines, {changed} words changed -> {args.output}")
+
+
+def _agreement_cli(args) -> None:
+    r = agreement_report(_read(args.input, args.lines), args.bite_pretokenizer)
+    if args.json:
+        print(json.dumps(r))
+    else:
+        print(f"words: {r['words']}; same BITE decision: {_fmt(r['decision_agreement'])}; inflected by "
+              f"nltk {r['inflected_nltk']}, hanta {r['inflected_hanta']}, same symbol {r['inflected_both_same_symbol']}"
+              f" (F1 {_fmt(r['inflected_f1'])})")
+        print("top disagreements (nltk, hanta, count):", r["top_disagreements"])
+
+
+def _roundtrip_cli(args) -> None:
+    if args.subword_model:
+        require_file(args.subword_model, "SentencePiece model (--subword-model)")
+    r = round_trip_report(_read(args.input, args.lines), args.bite_pretokenizer, args.bite_tagger,
+                          args.bite_single_char, args.subword_model, args.examples)
+    if args.json:
+        print(json.dumps(r))
+    else:
+        print("| mode | sentences | unchanged after encode -> decode | round-trip rate |\n|---|---|---|---|")
+        for mode, row in r.items():
+            print(f"| {mode} | {row['sentences']} | {row['unchanged']} | {_fmt(row['rate'])} |")
+        for mode, row in r.items():
+            for expected, decoded in row["examples"]:
+                print(f"{mode}: {expected!r}\n{' ' * len(mode)}  -> {decoded!r}")
+
+
+#: each subcommand's function (``_lengths_cli`` is below)
+def _commands() -> dict:
+    return {"coverage": _coverage_cli, "complexity": _complexity_cli, "similarity": _similarity_cli,
+            "perturb": _perturb_cli, "agreement": _agreement_cli, "roundtrip": _roundtrip_cli,
+            "lengths": _lengths_cli}
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
     from preprocess.taggers import TaggerUnavailable
     try:
-        if args.cmd == "coverage":
-            r = coverage_report(_read(args.input, args.lines), args.sizes, args.bite_pretokenizer, args.bite_tagger)
-            if args.json:
-                print(json.dumps(r))
-            else:
-                print(f"{r['n_words']} words ({r['types_unencoded']} types) -> {r['n_bite_symbols']} BITE symbols "
-                      f"({r['types_bite']} types)")
-                print("| N | unencoded | BITE | unencoded (per word) | BITE (per word) |\n|---|---|---|---|---|")
-                for n in args.sizes:
-                    print(f"| {n} | {_fmt(r['coverage_unencoded'][n])} | {_fmt(r['coverage_bite'][n])} | "
-                          f"{_fmt(r['word_coverage_unencoded'][n])} | {_fmt(r['word_coverage_bite'][n])} |")
-        elif args.cmd == "complexity":
-            require_file(args.words, "word list")
-            words = [l.split("\t")[0].strip() for l in read_lines(args.words, errors="replace")]
-            words = [w for w in words if w]
-            rows = [model_complexity(require_file(m, "SentencePiece model"), words, args.lam) for m in args.models]
-            if args.json:
-                print(json.dumps(rows))
-            else:
-                print(f"| model | vocab | SymbComp (lambda={args.lam:g}) | per word | unknown pieces |\n|---|---|---|---|---|")
-                for r in rows:
-                    print(f"| {r['model']} | {r['vocab_size']} | {r['symbol_complexity']:.0f} | {r['per_word']:.3f} "
-                          f"| {r['unknown_pieces']} |")
-        elif args.cmd == "similarity":
-            for m in (args.model, args.bite_model):
-                if m:
-                    require_file(m, "SentencePiece model")
-            r = similarity_report(_read(args.input, args.lines), args.seed, args.fraction, args.bite_pretokenizer,
-                                  args.bite_tagger, args.model, args.bite_model)
-            if args.json:
-                print(json.dumps(r))
-            else:
-                print(f"{r['sentences_changed']}/{r['sentences']} sentences perturbed, {r['words_changed']} words "
-                      f"(seed {r['seed']}, fraction {r['fraction']})")
-                print("| encoding | mean Ratcliff/Obershelp similarity |\n|---|---|")
-                for k, v in r.items():
-                    if k.startswith("similarity_"):
-                        print(f"| {k[len('similarity_'):]} | {100 * v:.2f}% |")
-        elif args.cmd == "perturb":
-            from preprocess.common import atomic_output, check_distinct, check_output_path, flatten_line
-            check_output_path(args.output)
-            check_distinct([(args.output, "--output")], [(args.input, "--input")])
-            noise = InflectionNoise(args.fraction, args.seed, args.bite_tagger)
-            n = changed = 0
-            with atomic_output(args.output) as out:
-                for i, line in enumerate(read_lines(args.input, errors="replace")):
-                    if args.lines and i >= args.lines:
-                        break
-                    noisy, _, c = noise.perturb(" ".join(flatten_line(line).split()))
-                    out.write(noisy + "\n")
-                    n += 1
-                    changed += c
-            msg = {"lines": n, "words_changed": changed, "output": args.output}
-            print(json.dumps(msg) if args.json else f"{n} lines, {changed} words changed -> {args.output}")
-        elif args.cmd == "agreement":
-            r = agreement_report(_read(args.input, args.lines), args.bite_pretokenizer)
-            if args.json:
-                print(json.dumps(r))
-            else:
-                print(f"words: {r['words']}; same BITE decision: {_fmt(r['decision_agreement'])}; inflected by "
-                      f"nltk {r['inflected_nltk']}, hanta {r['inflected_hanta']}, same symbol {r['inflected_both_same_symbol']}"
-                      f" (F1 {_fmt(r['inflected_f1'])})")
-                print("top disagreements (nltk, hanta, count):", r["top_disagreements"])
-        elif args.cmd == "roundtrip":
-            if args.subword_model:
-                require_file(args.subword_model, "SentencePiece model (--subword-model)")
-            r = round_trip_report(_read(args.input, args.lines), args.bite_pretokenizer, args.bite_tagger,
-                                  args.bite_single_char, args.subword_model, args.examples)
-            if args.json:
-                print(json.dumps(r))
-            else:
-                print("| mode | sentences | unchanged after encode -> decode | round-trip rate |\n|---|---|---|---|")
-                for mode, row in r.items():
-                    print(f"| {mode} | {row['sentences']} | {row['unchanged']} | {_fmt(row['rate'])} |")
-                for mode, row in r.items():
-                    for expected, decoded in row["examples"]:
-                        print(f"{mode}: {expected!r}\n{' ' * len(mode)}  -> {decoded!r}")
-        elif args.cmd == "lengths":
-            _lengths_cli(args)
+        _commands()[args.cmd](args)
     except TaggerUnavailable as e:
         raise UserError(str(e)) from None
     return 0
