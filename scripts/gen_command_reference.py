@@ -11,9 +11,9 @@ collected the same way (``NAME --scheme S --help``).  ``morphtok-demo --part pre
 ``train_scripts.lm_demo.build_parser()``.  The shell recipes (train_scripts/*.sh but common.sh, which is sourced)
 have no parser: they are run with ``--help`` in a subprocess.
 
-The output is the same on every machine: a fixed width (COLUMNS=100), no scheme from MORPHTOK_SCHEMES, and the
-machine's paths written relative to the repository (the shared data folder, which the demo's defaults name when it
-exists, as ../shared/data, shown as present).
+The output is the same on every machine: a fixed width (COLUMNS=100), no scheme from MORPHTOK_SCHEMES or another
+package's entry points, and the machine's paths written relative to the repository (the shared data folder, which
+the demo's defaults name when it exists, as ../shared/data, shown as present).
 """
 from __future__ import annotations
 
@@ -223,9 +223,24 @@ def anchor(title: str) -> str:
     return re.sub(r"[^\w\- ]", "", title.lower()).strip().replace(" ", "-")
 
 
+def only_this_projects_schemes() -> None:
+    """No scheme from MORPHTOK_SCHEMES or another installed package's ``morphtok.schemes`` entry points."""
+    import importlib.metadata
+
+    os.environ.pop("MORPHTOK_SCHEMES", None)
+    entry_points = importlib.metadata.entry_points
+
+    def without_schemes(**params):
+        if params.get("group") == "morphtok.schemes":
+            return entry_points(group="morphtok.schemes.none")
+        return entry_points(**params)
+
+    importlib.metadata.entry_points = without_schemes
+
+
 def render() -> str:
     os.environ["COLUMNS"] = str(WIDTH)   # argparse's width (HelpFormatter reads it from the environment)
-    os.environ.pop("MORPHTOK_SCHEMES", None)
+    only_this_projects_schemes()
     sys.path.insert(0, str(REPO))
     scripts = console_scripts()
     sections = [console_script_section(name, module) for name, module in scripts.items()]
