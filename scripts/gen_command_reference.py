@@ -215,7 +215,8 @@ def recipe_summary(script: Path) -> str:
 def first_line(module: str) -> str:
     doc = importlib.import_module(module).__doc__ or ""
     line = " ".join(doc.strip().split("\n\n")[0].split())
-    return line.replace("``", "`").replace("|", "\\|")
+    line = re.sub(r":(?:mod|func|class|meth|data):`", "`", line.replace("``", "`"))   # Sphinx roles
+    return line.replace("|", "\\|")
 
 
 def anchor(title: str) -> str:
