@@ -1,6 +1,6 @@
 """The second part of ``make demo``: RoBERTa pretraining -> fine-tuning, the space-as-token and FLOTA papers' questions.
 
-Every row is a scheme configuration of the registry (the same rows as the translation part, ``pipeline.ROWS``)
+Every row is a scheme configuration of the registry (the same rows as the translation part, ``translation_rows.ROWS``)
 and runs through the recipes users run: ``train_scripts.binarize --lm`` -> ``train_scripts/pretrain_roberta.sh``
 (the ``--small`` model, the same budget for every row) -> ``train_scripts/finetune_classification.sh`` on the
 Superbizarre topicality sets (Gow-Smith et al. 2022, section 5: N seeds, the best dev epoch scored on test, mean
@@ -49,7 +49,7 @@ from pathlib import Path
 from preprocess.common import REPO, UserError, atomic_output, run_main
 from train_scripts.tools import SHARED_DATA
 
-#: the rows of this part: the translation part's rows that are monolingual schemes (``pipeline.ROWS``)
+#: the rows of this part: the translation part's rows that are monolingual schemes (``translation_rows.ROWS``)
 LM_ROW_NAMES = ("unigram", "unigram_prime", "unigram_prime_nospace", "bpe", "bpe_prime", "bpe_prime_nospace",
                 "bite_unigram")
 DEFAULT_LM_ROWS = ("unigram", "unigram_prime", "unigram_prime_nospace")
@@ -59,7 +59,7 @@ BASELINE = "unigram"
 def _published_rows() -> dict:
     """Rows with the space-as-token paper's own 16k models (trained on English Wikipedia; ../shared/data/space_models)
     instead of models learned here: ``--lm-rows published`` (or single names)."""
-    from train_scripts.pipeline import Row
+    from train_scripts.translation_rows import Row
 
     models = SHARED_DATA / "space_models"
     out = {}
@@ -78,7 +78,7 @@ def _published_rows() -> dict:
 
 def lm_rows() -> dict:
     """Every row this part can run: the translation part's monolingual rows and the published-model rows."""
-    from train_scripts.pipeline import ROWS
+    from train_scripts.translation_rows import ROWS
 
     return {**{name: ROWS[name] for name in LM_ROW_NAMES}, **_published_rows()}
 
@@ -381,13 +381,13 @@ class PipelineStopped(RuntimeError):
 
 
 def say(message: str) -> None:
-    from train_scripts.pipeline import say as pipeline_say
+    from train_scripts.stages import say as pipeline_say
 
     pipeline_say(message)
 
 
 class SlotRunner:
-    """A :class:`pipeline.Runner` whose commands each hold a slot of the scheduler."""
+    """A :class:`stages.Runner` whose commands each hold a slot of the scheduler."""
 
     def __init__(self, runner, scheduler: Scheduler):
         self.runner, self.scheduler = runner, scheduler
@@ -700,8 +700,8 @@ def settings(a) -> dict:
 
 
 def main(argv=None) -> int:
-    from train_scripts.pipeline import PipelineError, Runner, Stages, _become_subreaper, _terminate, say, \
-        stop_descendants
+    from train_scripts.stages import PipelineError, Runner, Stages, _become_subreaper, _terminate, say, \
+        stop_descendants, versions
     from train_scripts.tools import child_env
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -742,7 +742,6 @@ def main(argv=None) -> int:
         stop_descendants()
         raise
     from train_scripts import lm_report
-    from train_scripts.pipeline import versions
 
     results["meta"] = {"settings": settings(args), "seconds": time.time() - t0, "versions": versions(),
                        "command": " ".join(shlex.quote(x) for x in ["morphtok-demo", "--part", "pretraining", *argv]),

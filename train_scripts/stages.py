@@ -1,0 +1,252 @@
+"""The demo's stages and the commands they run, for both of its parts (``pipeline.py``, ``lm_demo.py``).
+
+:class:`Runner` runs a command in a process group of its own, logs it and records it in ``commands.txt``;
+:class:`Stages` runs a resumable stage (skipped when its record, outputs and fingerprint are there); an interrupted
+demo stops what it started (:func:`stop_group`, :func:`stop_descendants`; the demo is the subreaper of its
+descendants, :func:`_become_subreaper`, and SIGTERM becomes KeyboardInterrupt, :func:`_terminate`); :func:`say`
+writes one status line; :func:`versions` lists the software that ran.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+from preprocess.common import REPO, atomic_output
+from train_scripts.tools import child_env
+
+
+class PipelineError(RuntimeError):
+    pass
+
+
+def say(message: str) -> None:
+    """One status line on stderr in one ``write``: rows running side by side share the stream, and
+    ``tqdm.write`` writes the text and its newline separately, so two rows' lines ran together."""
+    line = message + "\n"
+    with tqdm.external_write_mode(file=sys.stderr):
+        sys.stderr.flush()
+        try:
+            fd = sys.stderr.fileno()
+        except (AttributeError, OSError):   # a stream without a descriptor (captured): one write call there
+            sys.stderr.write(line)
+            return
+        os.write(fd, line.encode("utf-8", "replace"))
+
+
+def _fingerprint(key) -> str:
+    return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+# --- running things --------------------------------------------------------------------------------------------
+
+class Runner:
+    """Runs commands with logs under the output directory and records them for the report."""
+
+    def __init__(self, out: Path, threads: int):
+        self.out = out
+        self.env = child_env(threads)
+
+    def run(self, stage: str, args: list, log: Path, on_line=None, merge_stderr: bool = False) -> str:
+        """Run ``args``, stdout to ``log`` (and ``on_line``), stderr to ``log.err`` or, with ``merge_stderr``
+        (a tool that logs only to stderr), into the stdout stream.  The command runs in a process group of its
+        own: an interrupted pipeline (SIGINT, SIGTERM) stops the whole group (:func:`stop_group`), so no
+        training process outlives it."""
+        args = [str(a) for a in args]
+        if args[0] == "python":
+            args[0] = sys.executable
+        shown = " ".join(shlex.quote(a) for a in args).replace(sys.executable, "python")
+        with open(self.out / "commands.txt", "a", encoding="utf-8") as fh:  # survives resumed runs
+            fh.write(shown + "\n")
+        log.parent.mkdir(parents=True, exist_ok=True)
+        err_log = log.with_suffix(".err")
+        # stdout and stderr stay separate: merged, their buffers interleave mid-line and lines get lost
+        with open(log, "w", encoding="utf-8") as fh, open(err_log, "w", encoding="utf-8") as err:
+            proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else err,
+                                    text=True, env=self.env, cwd=REPO, start_new_session=True)
+            lines = []
+            try:
+                for line in proc.stdout:
+                    fh.write(line)
+                    lines.append(line)
+                    if on_line is not None:
+                        on_line(line)
+                rc = proc.wait()
+            except BaseException:  # interrupted: never leave a training process running behind us
+                stop_group(proc)
+                raise
+        if rc != 0:
+            tail = "".join(lines[-4:]) + "".join(err_log.read_text(encoding="utf-8").splitlines(True)[-6:])
+            raise PipelineError(f"pipeline stage {stage} failed (exit {rc}); logs: {log} {err_log}\n{tail.strip()}")
+        return "".join(lines)
+
+
+#: seconds a stopped command's process group gets to finish (a checkpoint being written completes) before SIGKILL
+STOP_GRACE = 20.0
+
+
+def stop_group(proc: subprocess.Popen, grace: float = STOP_GRACE) -> None:
+    """Stop ``proc`` and every process of its group (it was started with ``start_new_session``): SIGTERM (the
+    recipes pass it on to fairseq, which finishes a checkpoint it is writing), then SIGKILL after ``grace``
+    seconds to whatever is left of the group."""
+    def signal_group(sig) -> bool:
+        try:
+            os.killpg(proc.pid, sig)
+            return True
+        except (ProcessLookupError, PermissionError):
+            return False
+
+    for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the clean-up short
+        signal.signal(sig, signal.SIG_IGN)
+    signal_group(signal.SIGTERM)
+    deadline = time.time() + grace
+    while time.time() < deadline:
+        _reap()  # processes of the group orphaned on the way are re-parented to this (subreaper) process
+        if proc.poll() is not None and not signal_group(0):
+            break
+        time.sleep(0.1)
+    signal_group(signal.SIGKILL)
+    proc.wait()
+
+
+def _reap() -> None:
+    """Collect exited children (orphans re-parented to this subreaper), so that they leave the process table."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+
+
+class Stages:
+    """Resumable stages: ``<out>/.stages/<name>.json`` records a finished stage, the fingerprint of the options
+    and inputs that produced it, and its result."""
+
+    def __init__(self, out: Path):
+        self.dir = out / ".stages"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.skipped: list[str] = []
+        self.ran: list[str] = []
+        self.fingerprints: dict[str, str] = {}
+
+    def run(self, name: str, outputs: list[Path], fn, key=None, after: tuple[str, ...] = (), quiet: bool = False,
+            announce: bool = True):
+        """Run ``fn`` unless a record with the same fingerprint exists.  ``key``: the options and inputs of
+        this stage (JSON-serialisable); ``after``: the stages whose results it uses (their fingerprints are part
+        of this one, so a changed upstream stage reruns this one too); ``quiet``: a skip is neither shown nor
+        listed (a ``--row`` process passing over the data stages its pipeline has just run); ``announce``: say
+        ``[run ]`` here (False: ``fn`` says it when its work really starts, e.g. once it has a free core)."""
+        fingerprint = _fingerprint({"key": key, "after": [self.fingerprints[a] for a in after]})
+        self.fingerprints[name] = fingerprint
+        record = self.dir / f"{name.replace('/', '__')}.json"
+        if record.exists() and all(Path(p).exists() for p in outputs):
+            saved = json.loads(record.read_text())
+            if saved.get("fingerprint") == fingerprint:
+                if not quiet:
+                    self.skipped.append(name)
+                    say(f"[skip] {name} (done with the same options)")
+                return saved["result"]
+            say(f"[rerun] {name}: its options or inputs changed")
+        for p in outputs:  # an interrupted or outdated stage restarts cleanly
+            p = Path(p)
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
+        if announce:
+            say(f"[run ] {name}")
+        t0 = time.time()
+        try:
+            result = fn()
+        except PipelineError as exc:
+            if str(exc).startswith("pipeline stage"):
+                raise
+            raise PipelineError(f"pipeline stage {name} failed: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - any stage failure is re-raised, named, with its cause chained
+            raise PipelineError(f"pipeline stage {name} failed: {type(exc).__name__}: {exc}") from exc
+        missing = [str(p) for p in outputs if not Path(p).exists()]
+        if missing:
+            raise PipelineError(f"pipeline stage {name} finished without its outputs: {missing}")
+        with atomic_output(record) as fh:
+            fh.write(json.dumps({"result": result, "fingerprint": fingerprint, "key": key,
+                                 "seconds": time.time() - t0}, default=str))
+        self.ran.append(name)
+        return result
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt(f"terminated by signal {signum}")
+
+
+def _become_subreaper() -> None:
+    """Linux: orphans of this process's descendants (e.g. the worker pool of a killed fairseq-preprocess) are
+    re-parented to this process instead of init, so :func:`stop_descendants` still finds them."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (read from /proc; empty where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z":  # zombies are already gone; they only wait to be reaped
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def stop_descendants(grace: float = STOP_GRACE) -> None:
+    """The pipeline's last act when interrupted: SIGTERM to every process still below it (a tool run in-process
+    stages started), SIGKILL to those left after ``grace`` seconds; zombies reaped."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    deadline = time.time() + grace
+    sent = signal.SIGTERM
+    while True:
+        left = descendants(os.getpid())
+        if not left:
+            break
+        if time.time() > deadline:
+            sent = signal.SIGKILL
+        for pid in left:
+            try:
+                os.kill(pid, sent)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.1)
+        _reap()
+
+
+def versions() -> dict:
+    out = {"python": platform.python_version()}
+    from importlib import metadata
+
+    for dist in ("torch", "fairseq-fixed", "sentencepiece", "sacrebleu", "sacremoses", "nltk", "lemminflect",
+                 "HanTa"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
