@@ -1,0 +1,295 @@
+"""Runs the pretraining part's plan (``lm_plan.Plan``) and collects what its steps leave.
+
+:class:`Scheduler`: steps with dependencies, each command holding one of ``--jobs`` slots (pretraining first, then
+data preparation, then fine-tuning); :class:`LmDemo`: the part's steps as resumable stages (``train_scripts.stages``)
+on that scheduler; :func:`collect_results`: the pretraining records and the fine-tuning scores of results.json.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import time
+from pathlib import Path
+
+from train_scripts.lm_plan import Plan, lm_rows, majority_rate, prepare_corpus
+from train_scripts.stages import say
+
+
+# --- running ----------------------------------------------------------------------------------------------------
+
+class Slots:
+    """``n`` slots taken in order of priority (lower first), then of arrival."""
+
+    def __init__(self, n: int):
+        import itertools
+        import threading
+
+        self.free, self.cv, self.waiting, self.order = n, threading.Condition(), [], itertools.count()
+
+    def acquire(self, priority: int) -> None:
+        import heapq
+
+        with self.cv:
+            ticket = (priority, next(self.order))
+            heapq.heappush(self.waiting, ticket)
+            while not (self.free > 0 and self.waiting[0] == ticket):
+                self.cv.wait()
+            heapq.heappop(self.waiting)
+            self.free -= 1
+
+    def release(self) -> None:
+        with self.cv:
+            self.free += 1
+            self.cv.notify_all()
+
+
+class Scheduler:
+    """Steps with dependencies, at most ``jobs`` commands at a time.
+
+    Every step is a thread that waits for the steps it needs, then runs its stages; a command (a child process)
+    runs only while it holds one of ``jobs`` slots, so the next fine-tuning starts as soon as a core is free, even
+    while another row still pretrains.  Slots go to pretraining first (the longest steps, and the ones others
+    wait for), then to data preparation, then to fine-tuning.  The first failure stops every step that has not
+    started its command; it is raised once the running ones are done."""
+
+    def __init__(self, jobs: int):
+        import threading
+
+        self.slots = Slots(jobs)
+        self.failed = threading.Event()
+        #: set when the demo is interrupted, before its processes are stopped: a command that then ends (even
+        #: "successfully": a child reaped by the clean-up reads as exit 0) must not record its stage
+        self.stopping = threading.Event()
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=256)
+        self.futures: list = []
+
+    def slot(self, priority: int = 0):
+        """A context holding one slot; raises when another step has failed (nothing new starts)."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def held():
+            self.slots.acquire(priority)
+            try:
+                if self.failed.is_set():
+                    raise PipelineStopped(STOPPED)
+                yield
+            finally:
+                self.slots.release()
+        return held()
+
+    def add(self, fn, after=()):
+        def step():
+            for dep in after:
+                dep.result()        # a failed dependency raises here: this step does not run
+            if self.failed.is_set():
+                raise PipelineStopped(STOPPED)
+            try:
+                return fn()
+            except BaseException:
+                self.failed.set()
+                raise
+        future = self.pool.submit(step)
+        self.futures.append(future)
+        return future
+
+    def wait(self) -> None:
+        try:
+            done, _ = concurrent.futures.wait(self.futures, return_when=concurrent.futures.FIRST_EXCEPTION)
+            errors = [f.exception() for f in done if f.exception() is not None]
+            if errors:
+                self.failed.set()
+                concurrent.futures.wait(self.futures)
+                first = next((e for e in errors if STOPPED not in str(e)), errors[0])
+                raise first
+        finally:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+STOPPED = "not started: another step failed"
+
+
+class PipelineStopped(RuntimeError):
+    """A step not started because another one failed."""
+
+
+class SlotRunner:
+    """A :class:`stages.Runner` whose commands each hold a slot of the scheduler."""
+
+    def __init__(self, runner, scheduler: Scheduler):
+        self.runner, self.scheduler = runner, scheduler
+        #: wall seconds of each stage's command, from the moment it had a slot (not counting the wait for one)
+        self.seconds: dict[str, float] = {}
+
+    def run(self, stage: str, *args, **kwargs):
+        priority = 0 if stage.startswith("lm/") else 1 if stage.startswith("prep/") else 2
+        with self.scheduler.slot(priority):
+            say(f"[run ] {stage}")
+            t0 = time.time()
+            out = self.runner.run(stage, *args, **kwargs)
+            self.seconds[stage] = time.time() - t0
+        if self.scheduler.stopping.is_set():
+            raise PipelineStopped(f"{stage}: interrupted")
+        return out
+
+
+class LmDemo:
+    def __init__(self, args, runner, stages):
+        self.a = args
+        self.plan = Plan(args)
+        self.runner = runner
+        self.stages = stages
+        self.logs = self.plan.root / "logs"
+
+    def data(self) -> dict:
+        a = self.a
+        return self.stages.run("lm/data", [self.plan.raw],
+                               lambda: prepare_corpus(a.corpus, self.plan.raw, a.lm_words),
+                               key={"corpus": str(a.corpus), "words": a.lm_words})
+
+    def binarize_row(self, row: str) -> dict:
+        p = self.plan
+        cmd = p.binarize_command(row)
+        return self.stages.run(f"lm/{row}/binarize", [p.lm_dir(row)],
+                               lambda: self.runner.run(f"lm/{row}/binarize", cmd, self.logs / f"{row}.binarize.log")
+                               and {"dict": str(p.lm_dir(row) / "data-bin" / "dict.txt"),
+                                    "seconds": self.runner.seconds[f"lm/{row}/binarize"]},
+                               key=[str(x) for x in cmd], after=("lm/data",), announce=False)
+
+    def pretrain_row(self, row: str) -> dict:
+        p = self.plan
+        cmd = p.pretrain_command(row)
+
+        def train():
+            self.runner.run(f"lm/{row}/pretrain", cmd, self.logs / f"{row}.pretrain.log", merge_stderr=True)
+            return {"seconds": self.runner.seconds[f"lm/{row}/pretrain"]}
+
+        result = self.stages.run(f"lm/{row}/pretrain", [p.ckpt_dir(row)], train, key=[str(x) for x in cmd],
+                                 after=(f"lm/{row}/binarize",), announce=False)
+        return {"row": row, **result}
+
+    def prepare(self, run: dict) -> dict:
+        cmd = self.plan.prepare_command(run)
+        stage = f"prep/{run['task']}/{run['row']}/{run['encoding']}"
+
+        def go():
+            self.runner.run(stage, cmd, self.logs / (stage.replace("/", "_") + ".log"))
+            info = json.loads((run["data"] / "classification.json").read_text())
+            return {**info, "seconds": self.runner.seconds[stage]}
+
+        return self.stages.run(stage, [run["data"]], go, key=[str(x) for x in cmd],
+                               after=(f"lm/{run['row']}/binarize",), announce=False)
+
+    def finetune(self, run: dict) -> dict:
+        cmd = self.plan.finetune_command(run)
+        stage = run["name"]
+        prep = f"prep/{run['task']}/{run['row']}/{run['encoding']}"
+
+        def go():
+            self.runner.run(stage, cmd, self.logs / (stage.replace("/", "_") + ".log"), merge_stderr=True)
+            return finetune_result(run["save"], self.runner.seconds[stage])
+
+        # a random-init control reads only the architecture of the pretrained checkpoint, never its weights: it
+        # depends on the row's data, not on its pretraining (a longer pretraining reuses the control)
+        upstream = f"lm/{run['row']}/" + ("binarize" if run["init"] == "random" else "pretrain")
+        key = [str(x) for x in cmd] + (["model:", *map(str, self.a.model)] if run["init"] == "random" else [])
+        return self.stages.run(stage, [run["save"]], go, key=key, after=(prep, upstream), announce=False)
+
+    def run_all(self) -> dict:
+        a, p = self.a, self.plan
+        data = self.data()
+        sched = Scheduler(a.jobs)
+        self.runner = SlotRunner(self.runner, sched)
+        binarized = {row: sched.add(lambda r=row: self.binarize_row(r)) for row in a.rows}
+        pretrained = {row: sched.add(lambda r=row: self.pretrain_row(r), [binarized[row]]) for row in a.rows}
+        runs = p.finetune_runs()
+        prepared = {}
+        for run in runs:   # one data preparation per (task, row, encoding), shared by its seeds and inits
+            if str(run["data"]) not in prepared:
+                prepared[str(run["data"])] = sched.add(lambda r=run: self.prepare(r), [binarized[run["row"]]])
+        # a control waits for its row's pretraining too (it reads the checkpoint's architecture), though its
+        # fingerprint does not depend on it (see finetune)
+        tuned = [sched.add(lambda r=run: self.finetune(r), [prepared[str(run["data"])], pretrained[run["row"]]])
+                 for run in runs]
+        try:
+            sched.wait()
+        except BaseException:       # SIGINT/SIGTERM: no stage may be recorded from here on
+            sched.stopping.set()
+            raise
+        return collect_results(a, p, data, [pretrained[r].result() for r in a.rows], runs,
+                               [f.result() for f in tuned], {k: f.result() for k, f in prepared.items()})
+
+
+def finetune_result(save: Path, seconds: float) -> dict:
+    """Scores of one fine-tuning run (the best dev epoch's checkpoint) and whether it collapsed to one class."""
+    out = {"seconds": seconds}
+    for name in ("dev", "test", "test_noisy"):
+        path = save / f"{name}_scores.json"
+        if path.exists():
+            s = json.loads(path.read_text())
+            out[name] = {"accuracy": s["accuracy"], "macro_f1": s["macro_f1"], "examples": s["examples"],
+                         "classes_predicted": len(set(s["predictions"]))}
+    out["collapsed"] = out.get("dev", {}).get("classes_predicted", 2) <= 1
+    for name in ("checkpoint_best.pt",):   # the fine-tuned weights are not kept: the scores are the result
+        (save / name).unlink(missing_ok=True)
+    return out
+
+
+# --- results --------------------------------------------------------------------------------------------------
+
+def pretraining_record(plan: Plan, row: str, seconds: float) -> dict:
+    """Budget and losses of one pretraining: updates, sequences, tokens, epochs; validation loss per token (bits,
+    as fairseq logs it) and per word / per character of the validation text (per-token loss x tokens per word)."""
+    from train_scripts.train_log import log_records, validation_curve
+
+    log = plan.ckpt_dir(row) / "train.log"
+    curve = [{"update": r["update"], "loss": r.get("valid_loss")} for r in validation_curve(str(log))
+             if r.get("subset") == "valid" and r.get("valid_loss") is not None]
+    updates = sequences = tokens = 0.0
+    last_updates = 0
+    for rec in log_records(str(log)):
+        if "train_wpb" in rec and "train_num_updates" in rec:     # an end-of-epoch record
+            n = int(float(rec["train_num_updates"]))
+            steps = n - last_updates
+            tokens += float(rec["train_wpb"]) * steps
+            sequences += float(rec.get("train_bsz", 0)) * steps
+            last_updates, updates = n, n
+    info = json.loads((plan.lm_dir(row) / "binarize.json").read_text())
+    drop = info.get("spaces") == "drop"
+    counts = {}
+    for split in ("train", "valid"):
+        toks = words = chars = lines = 0
+        with open(plan.lm_dir(row) / "tok" / f"{split}.en", encoding="utf-8") as enc, \
+                open(plan.raw / f"{split}.en", encoding="utf-8") as raw:
+            for t_line, r_line in zip(enc, raw):
+                pieces = t_line.split()
+                toks += len(pieces) - (pieces.count("\u2581") if drop else 0) + 1   # + </s>
+                words += len(r_line.split())
+                chars += len(r_line.rstrip("\n"))
+                lines += 1
+        counts[split] = {"tokens": toks, "words": words, "chars": chars, "lines": lines}
+    final = curve[-1]["loss"] if curve else None
+    v = counts["valid"]
+    per_word = final * v["tokens"] / v["words"] if final is not None and v["words"] else None
+    per_char = final * v["tokens"] / v["chars"] if final is not None and v["chars"] else None
+    return {"row": row, "updates": int(updates), "sequences": int(sequences), "tokens": int(tokens),
+            "epochs": tokens / counts["train"]["tokens"] if counts["train"]["tokens"] else None,
+            "train_tokens": counts["train"]["tokens"], "train_words": counts["train"]["words"],
+            "tokens_per_word": counts["train"]["tokens"] / max(1, counts["train"]["words"]),
+            "valid_curve": curve, "valid_loss_per_token": final, "valid_loss_per_word": per_word,
+            "valid_loss_per_char": per_char, "seconds": seconds, "spaces_dropped": drop}
+
+
+def collect_results(a, plan: Plan, data: dict, pre: list, runs: list, results: list, prepared: dict) -> dict:
+    rows = [pretraining_record(plan, p["row"], p.get("seconds", 0.0)) for p in pre]
+    for r in rows:
+        row = lm_rows()[r["row"]]
+        r["label"], r["note"] = row.label, row.note
+    finetune = []
+    for run, res in zip(runs, results):
+        info = prepared[str(run["data"])]
+        finetune.append({k: run.get(k) for k in ("part", "task", "row", "init", "seed", "encoding", "mode", "k",
+                                                 "lr")} | res
+                        | {"tokens_per_example": info.get("tokens_per_example", {}).get("test"),
+                           "majority": majority_rate(run["data"] / "raw" / "test.label")})
+    return {"data": data, "pretraining": rows, "finetune": finetune}
