@@ -1,5 +1,5 @@
-"""train_scripts.report: the page a reader opens (tables with CIs and marks, the plain-words paragraph, embedded
-plots, tables instead of raw JSON), and tolerance of older results.json files."""
+"""train_scripts.report (with report_tables, report_plots): the page a reader opens (tables with CIs and marks,
+the plain-words paragraph, embedded plots, tables instead of raw JSON), and tolerance of older results.json files."""
 from __future__ import annotations
 
 import copy
@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from train_scripts import report
+from train_scripts import report, report_plots, report_tables
 
 PNG = "data:image/png;base64,iVBORw0KGgo"   # base64 of the PNG magic
 
@@ -168,7 +168,7 @@ def test_plots_are_drawn_from_the_numbers(results, tmp_path):
 
     plt.Axes.bar = spy
     try:
-        report.plot_bleu(results["schemes"], str(tmp_path / "b.png"))
+        report_plots.plot_bleu(results["schemes"], str(tmp_path / "b.png"))
     finally:
         plt.Axes.bar = real_bar
     heights, (low, high) = drawn["inflection noise"]
@@ -263,4 +263,4 @@ def test_tokeniser_scores_per_row(results, tmp_path):
     row = next(line for line in section.splitlines() if line.startswith("| Unigram |"))
     assert f"{scores['src']['renyi_efficiency']:.3f}" in row and "1.25" in row
     flota = next(line for line in section.splitlines() if line.startswith("| FLOTA k=3 |"))
-    assert flota.count(report.DASH) == 6
+    assert flota.count(report_tables.DASH) == 6

@@ -12,7 +12,7 @@ import html
 import os
 from typing import Optional
 
-from train_scripts.report import html_table, markdown_table
+from train_scripts.report_tables import html_table, markdown_table
 
 UP, DOWN = "\u25b2", "\u25bc"
 #: "pretraining helped": at least this many points of test accuracy over the random-init control ...

@@ -1,0 +1,301 @@
+"""The translation report's tables (``train_scripts/report.py``): a row of results.json -> table cells.
+
+Reading a row (its label, a score with its interval and its mark against the baseline row), one table per section
+of the report (quality, robustness, lengths and cost, tokeniser scores, training budget, morph boundaries, the
+examples and each scheme's own metrics) as lists of rows, and :func:`markdown_table` / :func:`html_table`, which
+render them (the pretraining part's report uses them too).
+"""
+from __future__ import annotations
+
+import html
+import json
+from typing import Optional
+
+
+DASH = "–"
+TEST_SETS = (("clean", "clean"), ("infl", "inflection noise"), ("ws", "whitespace noise"))
+NOISE_SETS = TEST_SETS[1:]
+UP, DOWN = "▲", "▼"          # significantly higher / lower than the baseline row
+
+
+# --- reading rows --------------------------------------------------------------------------------------------
+
+def _label(r: dict) -> str:
+    return r.get("label") or r.get("name", "?")
+
+
+def _score(r: dict, test: str, metric: str) -> Optional[dict]:
+    """The score dict of a row on one test set; older rows have a bare clean float."""
+    s = ((r.get("tests") or {}).get(test) or {}).get(metric)
+    if isinstance(s, dict) and s.get("score") is not None:
+        return s
+    if test == "clean" and isinstance(r.get(metric), (int, float)):
+        return {"score": float(r[metric])}
+    return None
+
+
+def _baseline(rows: list, meta: dict) -> Optional[dict]:
+    name = meta.get("baseline")
+    return next((r for r in rows if r.get("name") == name), None)
+
+
+def _updates(r: dict, meta: dict):
+    return r.get("num_updates") or meta.get("max_update")
+
+
+def _fmt(value, digits=2, scale=1.0) -> str:
+    if value is None:
+        return DASH
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float)):
+        return f"{value * scale:.{digits}f}"
+    return str(value)
+
+
+def _mark(s: Optional[dict], base: Optional[dict]) -> str:
+    if not s or not s.get("significant") or not base:
+        return ""
+    return UP if s["score"] > base["score"] else DOWN
+
+
+def _cell(r: dict, test: str, metric: str, base_row: Optional[dict], clean: Optional[dict] = None) -> str:
+    s = _score(r, test, metric)
+    if s is None:
+        return DASH
+    text = f"{s['score']:.1f}"
+    if s.get("ci") is not None:
+        text += f" ± {s['ci']:.1f}"
+    base = _score(base_row, test, metric) if base_row is not None and base_row is not r else None
+    text += _mark(s, base)
+    if clean is not None:
+        text += f" ({s['score'] - clean['score']:+.1f})"
+    return text
+
+
+# --- tables --------------------------------------------------------------------------------------------------
+
+def quality_table(rows: list, meta: dict) -> list:
+    """BLEU and chrF with 95% CI per test set, significance marks against the baseline, drops from clean."""
+    base = _baseline(rows, meta)
+    present = [(k, name) for k, name in TEST_SETS if any(_score(r, k, "bleu") for r in rows)] or [TEST_SETS[0]]
+    header = ["scheme"]
+    for metric in ("BLEU", "chrF"):
+        header += [f"{metric} {name}" for _, name in present]
+    body = []
+    for r in rows:
+        line = [_label(r)]
+        for metric in ("bleu", "chrf"):
+            clean = _score(r, "clean", metric)
+            for k, _ in present:
+                line.append(_cell(r, k, metric, base, clean if k != "clean" and clean else None))
+        body.append(line)
+    return [header] + body
+
+
+def robustness_table(rows: list) -> Optional[list]:
+    if not any(r.get("robustness") for r in rows):
+        return None
+    header = ["scheme"]
+    for _, name in NOISE_SETS:
+        header += [f"similarity, {name}", f"similarity, {name}, changed sentences"]
+    body = []
+    for r in rows:
+        rob = r.get("robustness") or {}
+        line = [_label(r)]
+        for k, _ in NOISE_SETS:
+            line += [_fmt((rob.get(k) or {}).get("mean"), 1, 100), _fmt((rob.get(k) or {}).get("mean_changed"), 1, 100)]
+        body.append(line)
+    return [header] + body
+
+
+def intrinsic_table(rows: list, meta: dict) -> list:
+    """Lengths, training cost and the final validation loss."""
+    base = _baseline(rows, meta)
+    # CPU time; wall time only for older results that have nothing else
+    wall = not any(r.get("train_cpu_seconds") for r in rows) and any(r.get("train_seconds") for r in rows)
+    header = ["scheme", "src tok/sent", "tgt tok/sent", "src tok/word", "tgt tok/word", "src length vs baseline"]
+    header += ["train s (wall)"] if wall else ["train CPU s", "updates per CPU s"]
+    header += ["final valid loss"]
+    body = []
+    for r in rows:
+        rel = DASH
+        if base and base.get("src_tok_per_sent") and r.get("src_tok_per_sent") is not None:
+            rel = f"{100 * (r['src_tok_per_sent'] / base['src_tok_per_sent'] - 1):+.1f}%"
+        line = [_label(r), _fmt(r.get("src_tok_per_sent"), 1), _fmt(r.get("tgt_tok_per_sent"), 1),
+                _fmt(r.get("src_tok_per_word")), _fmt(r.get("tgt_tok_per_word")), rel]
+        if wall:
+            line += [_fmt(r.get("train_seconds"), 0)]
+        else:
+            secs, n = r.get("train_cpu_seconds"), _updates(r, meta)
+            line += [_fmt(secs, 0), _fmt(n / secs if n and secs else None, 2)]
+        line.append(_fmt(r.get("final_valid_loss"), 3))
+        body.append(line)
+    return [header] + body
+
+
+def tokenizer_scores_table(rows: list) -> Optional[list]:
+    """Rényi efficiency, fertility and pieces per word of each row's test encodings, source and target
+    (``morphtok-metrics-intrinsic``'s measures); None when no row has them."""
+    if not any((r.get("tokenizer_scores") or {}).get("src") for r in rows):
+        return None
+    header = ["scheme", "src Rényi efficiency", "tgt Rényi efficiency", "src fertility", "tgt fertility",
+              "src pieces/word", "tgt pieces/word"]
+    body = []
+    for r in rows:
+        s = r.get("tokenizer_scores") or {}
+        src, tgt = s.get("src") or {}, s.get("tgt") or {}
+        body.append([_label(r), _fmt(src.get("renyi_efficiency"), 3), _fmt(tgt.get("renyi_efficiency"), 3),
+                     _fmt(src.get("fertility")), _fmt(tgt.get("fertility")), _fmt(src.get("pieces_per_word")),
+                     _fmt(tgt.get("pieces_per_word"))])
+    return [header] + body
+
+
+TOKENIZER_SCORES_NOTE = ("Rényi efficiency (order 2.5, the tokenization-scorer package) of the unigram distribution "
+                         "of each row's pieces on the clean test set; fertility = all pieces per whitespace word; "
+                         "pieces per word leaves out standalone ▁ pieces (so space-as-token rows can be compared "
+                         "with the others).")
+
+
+def _count(value) -> str:
+    return DASH if value is None else f"{value:,.0f}"
+
+
+def budget_table(rows: list, meta: dict) -> Optional[list]:
+    """What each row's training saw: updates, sentence pairs, epochs, target tokens (fairseq's log) and source
+    tokens (estimated from the mean encoded training source length), with the sentences relative to the
+    baseline's."""
+    if not any(r.get("budget") for r in rows):
+        return None
+    base = (_baseline(rows, meta) or {}).get("budget") or {}
+    header = ["scheme", "updates", "sentence pairs seen", "vs baseline", "epochs", "target tokens seen",
+              "source tokens seen (est.)"]
+    body = []
+    for r in rows:
+        b = r.get("budget") or {}
+        rel = DASH
+        if b.get("sentences") is not None and base.get("sentences"):
+            rel = f"{100 * (b['sentences'] / base['sentences'] - 1):+.1f}%"
+        body.append([_label(r), _count(b.get("updates", _updates(r, meta))), _count(b.get("sentences")), rel,
+                     _fmt(b.get("epochs"), 1), _count(b.get("tgt_tokens")), _count(b.get("src_tokens_est"))])
+    return [header] + body
+
+
+def _gold_key(r: dict):
+    b = r.get("boundary") or {}
+    return b.get("gold") if b else None
+
+
+def boundary_groups(rows: list) -> list:
+    """[(gold, rows)]: rows scored on the same gold words together, the gold most rows use first (the English
+    gold of the demo), each other gold (Wordmap's German verbs) apart."""
+    groups: dict = {}
+    for r in rows:
+        key = _gold_key(r)
+        if key is not None and (r.get("boundary") or {}).get("f1") is not None:
+            groups.setdefault(key, []).append(r)
+    return sorted(groups.items(), key=lambda kv: -len(kv[1]))
+
+
+def _protocol(b: dict) -> str:
+    from preprocess.evaluate.morph import PROTOCOLS
+
+    p = b.get("protocol")
+    return PROTOCOLS.get(p, p) if p else "protocol not recorded (older results)"
+
+
+def boundary_table(rows: list) -> list:
+    """Boundary P/R/F1 with the words behind them: scored, skipped (pieces that cannot be placed in the word),
+    spelled exactly, character coverage."""
+    header = ["scheme", "gold words", "scored", "skipped", "spelled exactly", "coverage", "boundary P", "boundary R",
+              "boundary F1", "pieces/word"]
+    body = []
+    for r in rows:
+        b = r.get("boundary") or {}
+        body.append([_label(r), _count(b.get("n_gold")), _count(b.get("n_words")), _count(b.get("skipped")),
+                     _count(b.get("spelled")), _fmt(b.get("coverage"), 1, 100) + ("%" if b.get("coverage")
+                                                                                 is not None else ""),
+                     _fmt(b.get("precision"), 1, 100), _fmt(b.get("recall"), 1, 100), _fmt(b.get("f1"), 1, 100),
+                     _fmt(b.get("mean_pieces"))])
+    return [header] + body
+
+
+BOUNDARY_NOTE = ("Boundary P/R/F1: Creutz et al. (2004), micro-averaged over the scored gold words; every row of a "
+                 "table is scored on the same gold words. A scheme whose pieces do not spell a word (FLOTA keeps at "
+                 "most k pieces and drops the rest) is scored by the edges of the characters its pieces cover, "
+                 "placed in the word left to right: a dropped stretch counts as delimited on both sides and the "
+                 "gold boundaries inside it as misses. Coverage: share of the scored words' characters inside a "
+                 "piece; spelled exactly: words whose pieces spell them; skipped: words whose pieces cannot be "
+                 "placed at all (normalisation, unknown symbols). Pieces/word over the scored words.")
+
+
+def boundary_sections(rows: list) -> list:
+    """[(heading, table, note)] per gold: the comparable rows first, each other gold apart."""
+    out = []
+    for i, (gold, group) in enumerate(boundary_groups(rows)):
+        protocols = sorted({_protocol(r["boundary"]) for r in group})
+        head = f"Morph boundaries on {gold}" + ("" if i == 0 else " (different gold: not comparable with the rows "
+                                                               "above)")
+        note = (f"Gold: {gold}; protocol: {'; '.join(protocols)}. " + BOUNDARY_NOTE)
+        out.append((head, boundary_table(group), note))
+    return out
+
+
+def flatten(d, prefix: str = "") -> list:
+    """Nested dict -> [(key path, value)] with " / " between levels; lists of scalars joined by commas."""
+    out = []
+    for k, v in d.items():
+        key = f"{prefix} / {k}" if prefix else str(k)
+        if isinstance(v, dict):
+            out += flatten(v, key)
+        elif isinstance(v, (list, tuple)) and all(not isinstance(x, (dict, list)) for x in v):
+            out.append((key, ", ".join(_fmt(x, 3) if isinstance(x, float) else str(x) for x in v)))
+        elif isinstance(v, float):
+            out.append((key, _fmt(v, 4)))
+        else:
+            out.append((key, json.dumps(v, ensure_ascii=False) if isinstance(v, list) else str(v)))
+    return out
+
+
+def markdown_table(table: list, left: int = 1) -> str:
+    header, *body = table
+    esc = lambda c: str(c).replace("|", "\\|")  # noqa: E731
+    align = ["---"] * left + ["---:"] * (len(header) - left)
+    lines = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def html_table(table: list, left: int = 1) -> str:
+    """Columns before ``left`` are text (left-aligned), the others numbers (right-aligned)."""
+    header, *body = table
+
+    def cls(i):
+        return ' class="l"' if i < left else ""
+
+    out = ["<table>", "<tr>" + "".join(f"<th{cls(i)}>{html.escape(str(h))}</th>" for i, h in enumerate(header))
+           + "</tr>"]
+    for row in body:
+        out.append("<tr>" + "".join(f"<td{cls(i)}>{html.escape(str(c))}</td>" for i, c in enumerate(row)) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def examples_tables(rows: list) -> list:
+    """[(raw source, raw target, table)] per example: scheme | source tokens | target tokens."""
+    out = []
+    n = max((len(r.get("examples") or []) for r in rows), default=0)
+    for i in range(n):
+        have = [r for r in rows if len(r.get("examples") or []) > i]
+        first = have[0]["examples"][i]
+        table = [["scheme", "source tokens", "target tokens"]]
+        for r in have:
+            ex = r["examples"][i]
+            table.append([_label(r), ex.get("tokens", DASH), ex.get("tokens_de", DASH)])
+        out.append((first.get("raw", ""), first.get("raw_de", ""), table))
+    return out
+
+
+def extra_tables(rows: list) -> list:
+    return [(_label(r), [["metric", "value"]] + [list(kv) for kv in flatten(r["extra"])])
+            for r in rows if r.get("extra")]
