@@ -15,7 +15,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script: the checkout
-from preprocess import encode  # noqa: E402
+from preprocess import encode, registry  # noqa: E402
 from preprocess.common import read_lines  # noqa: E402
 
 
@@ -23,7 +23,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     src, scheme_args = argv[0], argv[1:]
     args = encode.parse_args([*scheme_args, "--inputs", src, "--outputs", os.devnull])
-    encoder = encode.scheme_module(args.scheme).make_encoder(args)
+    encoder = registry.get(args.scheme).make_encoder(args)
     lines = list(read_lines(src))
     size = args.chunk_size
     seconds = []

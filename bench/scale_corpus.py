@@ -138,13 +138,14 @@ def binarize_cmd(scheme: str, raw: Path, out: Path, args, learn_only: bool) -> l
 
 
 def run_all(args) -> dict:
-    from train_scripts.schemes import SCHEMES
+    from preprocess import registry
     from train_scripts.tools import child_env
 
-    schemes = args.schemes or sorted(SCHEMES)
-    unknown = [s for s in schemes if s not in SCHEMES]
+    known = registry.recipe_names()
+    schemes = args.schemes or known
+    unknown = [s for s in schemes if s not in known]
     if unknown:
-        sys.exit(f"error: unknown scheme(s) {', '.join(unknown)}; choose from {', '.join(sorted(SCHEMES))}")
+        sys.exit(f"error: unknown scheme(s) {', '.join(unknown)}; choose from {', '.join(known)}")
     files = corpus_files(args.data)
     base = base_words(files)
     env = child_env()

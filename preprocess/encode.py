@@ -47,12 +47,6 @@ SEGMENTS_PER_WORKER = 8
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-def scheme_module(name: str) -> registry.SchemeDescriptor:
-    """The scheme's descriptor (:mod:`preprocess.registry`): ``add_encoder_args(parser)``, ``make_encoder(args)``,
-    as a scheme module had them."""
-    return registry.get(name)
-
-
 def build_parser(scheme: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m preprocess.encode",

@@ -387,7 +387,8 @@ if st is not None:
 def public_encoders(tmp_path_factory):
     """Every scheme's LineEncoder, built as preprocess.encode builds it (``make_encoder`` of the parsed options)."""
     from conftest import SHARED
-    from preprocess.encode import build_parser, scheme_module
+    from preprocess import registry
+    from preprocess.encode import build_parser
     if not (SHARED / "space_models").exists() or not (SHARED / "flota_vocabs").exists():
         pytest.skip("shared models missing")
     tmp = tmp_path_factory.mktemp("fuzz-models")
@@ -396,7 +397,7 @@ def public_encoders(tmp_path_factory):
         opts = scheme_options(scheme, lambda rel: SHARED / rel, tmp)
         args = build_parser(scheme).parse_args(["--scheme", scheme, *map(str, opts), "--inputs", "x",
                                                 "--outputs", "y"])
-        encoders[scheme] = scheme_module(scheme).make_encoder(args)
+        encoders[scheme] = registry.get(scheme).make_encoder(args)
     return encoders
 
 
