@@ -58,12 +58,6 @@ def get_scheme(name: str) -> type["Scheme"]:
     return cls
 
 
-def __getattr__(attr: str):
-    if attr == "SCHEMES":   # {name: recipe class}, read from the registry (for older callers)
-        return registry.recipes()
-    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
-
-
 def import_scheme_module(spec: str) -> None:
     """Import a module (``package.module``) or a ``.py`` file that defines and registers schemes (its ``SCHEME``
     descriptor, or classes decorated with :func:`register_scheme`)."""
