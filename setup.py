@@ -72,7 +72,8 @@ setup(
     name="morphtok-fairseq",
     version="0.1.0",
     description="Morphology-aware tokenisation schemes (space-as-token, BITE, FLOTA, Wordmap) for fairseq",
-    packages=["fairseq_plugins", "preprocess", "preprocess.evaluate", "train_scripts", "train_scripts.schemes"],
+    packages=["fairseq_plugins", "preprocess", "preprocess.evaluate", "preprocess.wordmap", "train_scripts",
+              "train_scripts.schemes"],
     python_requires=">=3.9",
     install_requires=[
         "sentencepiece", "sacrebleu", "sacremoses", "lemminflect", "nltk", "HanTa", "tqdm", "matplotlib",

@@ -89,7 +89,8 @@ def _corpus(data: Path, lang: str, mb: float, path: str) -> tuple[list, int]:
 
 
 def _run(args, data: Path, schemes: list, tmp: str) -> int:
-    from preprocess.wordmap import WordmapVocabulary, build_vocabulary, extract_verbs
+    from preprocess.wordmap.tagging import extract_verbs
+    from preprocess.wordmap.vocabulary import WordmapVocabulary, build_vocabulary
     model = str(data / "space_models" / "unigram_prime.model")
     vocab = str(data / "flota_vocabs" / "bert-base-uncased.txt")
     sizes = {"en": args.mb, "en-bite": args.mb_bite, "de": args.mb_slow}

@@ -36,6 +36,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script: the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from preprocess import wordmap as wm  # noqa: E402
+from preprocess.wordmap import maps, tagging  # noqa: E402
 from preprocess.common import REPO  # noqa: E402
 from train_scripts.tools import SHARED_DATA  # noqa: E402
 from timing import load, per_core, print_ratios, repeated, report_spaces_cpu  # noqa: E402
@@ -53,7 +54,7 @@ def morphynet_verbs(path):
                     out.add(f[1])
                 if f[2] == "V":
                     out.add(f[0])
-    return {w for w in map(wm.normalise_verb, out) if w}
+    return {w for w in map(maps.normalise_verb, out) if w}
 
 
 def inflect(infinitive):
@@ -97,7 +98,7 @@ def bench_encode(corpus: str, lines_n: int, rounds: int, tmp: str, spaces_repeat
 
 def bench_tagging(corpus: str, lines_n: int) -> None:
     from preprocess import hanta_fast
-    sents = [[m.group() for m in wm._TAG_TOKEN_RE.finditer(line)]
+    sents = [[m.group() for m in tagging._TAG_TOKEN_RE.finditer(line)]
              for line in _head(corpus, lines_n, os.devnull)]
     n = sum(map(len, sents))
     h = hanta_fast.load("morphmodel_ger.pgz").hanta
@@ -182,7 +183,7 @@ def bench_build(args):
     if args.verbs:
         m30 = set(wm.extract_verbs([], extra_words=open(args.verbs, encoding="utf-8").read().split()))
     else:
-        m30 = set(wm.extract_verbs(wm._open_text(args.corpus)))
+        m30 = set(wm.extract_verbs(tagging._open_text(args.corpus)))
     tag_s = time.time() - t
     mn = morphynet_verbs(args.gold)
     real = m30 | mn

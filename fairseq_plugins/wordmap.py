@@ -13,7 +13,8 @@ from fairseq_plugins._errors import user_errors
 from preprocess.common import UserError
 from preprocess.options import fairseq_config, from_namespace
 from preprocess.spm import SPACE_SYMBOL
-from preprocess.wordmap import WordmapOptions, WordmapTokenizer, decode_line, make_encoder
+from preprocess.wordmap.hooks import WordmapOptions, make_encoder
+from preprocess.wordmap.tokenizer import WordmapTokenizer, decode_line
 
 #: the adapter's options: Wordmap's one declaration (preprocess.wordmap.WordmapOptions); all optional (decoding
 #: needs none of them)

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("HanTa")
 
 from preprocess import hanta_fast as hf
-from preprocess.wordmap import _TAG_TOKEN_RE
+from preprocess.wordmap.tagging import _TAG_TOKEN_RE
 
 
 def _tagger(model: str, kind: str):

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from preprocess import wordmap as wm
+from preprocess.wordmap import maps, segmentation, tagging, vocabulary
 from preprocess.common import UserError
 from preprocess.spm import SPACE_SYMBOL
 
@@ -17,35 +18,35 @@ from preprocess.spm import SPACE_SYMBOL
 
 
 def test_table2_maps_for_verstehen():
-    assert wm.wordmaps("verstehen", "verarbeiten") == [("111000000", "left match", True),
+    assert maps.wordmaps("verstehen", "verarbeiten") == [("111000000", "left match", True),
                                                         ("001000011", "right match", True)]
-    assert wm.wordmaps("verstehen", "variiert") == [("101001000", "left match", True)]
+    assert maps.wordmaps("verstehen", "variiert") == [("101001000", "left match", True)]
     # same length: one map, no padding (Table 2 lists it for both matching ends)
-    assert wm.wordmaps("verstehen", "vormachen") == [("101000111", "equal length", False)]
-    assert wm.wordmaps("verstehen", "anstrebtest") == []
+    assert maps.wordmaps("verstehen", "vormachen") == [("101000111", "equal length", False)]
+    assert maps.wordmaps("verstehen", "anstrebtest") == []
 
 
 def test_cleaning_regex_thesis_example():
-    assert wm.clean_map("11101100101") == "11100000001"
-    assert wm.clean_map("101000111") == "100000111"
-    assert wm.clean_map("001000011") == "000000011"
-    assert wm.clean_map("0000") == "0000"
-    assert wm.clean_map("1111") == "1111"
+    assert maps.clean_map("11101100101") == "11100000001"
+    assert maps.clean_map("101000111") == "100000111"
+    assert maps.clean_map("001000011") == "000000011"
+    assert maps.clean_map("0000") == "0000"
+    assert maps.clean_map("1111") == "1111"
 
 
 def test_syllable_count():
-    assert wm.syllable_count("anschauen") == 3  # the thesis calls it 3-syllabic
-    assert wm.syllable_count("viertelt") == 2
-    assert wm.syllable_count("verstehen") == 3
-    assert wm.syllable_count("brr") == 0
+    assert maps.syllable_count("anschauen") == 3  # the thesis calls it 3-syllabic
+    assert maps.syllable_count("viertelt") == 2
+    assert maps.syllable_count("verstehen") == 3
+    assert maps.syllable_count("brr") == 0
 
 
 def test_naive_counts_table2():
     # summed cleaned maps of verstehen against the four Table 2 verbs, computed by hand:
     # 111000000 + 000000011 + 100000000 + 100000111 (leading runs and trailing runs only)
     verbs = ["verarbeiten", "variiert", "vormachen", "anstrebtest"]
-    assert list(wm.positional_counts_naive("verstehen", verbs)) == [3, 1, 1, 0, 0, 0, 1, 2, 2]
-    lead, trail, full = wm.run_counts_naive("verstehen", verbs)
+    assert list(maps.positional_counts_naive("verstehen", verbs)) == [3, 1, 1, 0, 0, 0, 1, 2, 2]
+    lead, trail, full = maps.run_counts_naive("verstehen", verbs)
     assert list(lead) == [3, 1, 1, 0, 0, 0, 0, 0, 0]
     assert list(trail) == [0, 0, 0, 0, 0, 0, 1, 2, 2]
     assert full == 0
@@ -54,7 +55,7 @@ def test_naive_counts_table2():
 def test_short_targets_only_analysed_to_the_right():
     # 'spielt' has 2 syllables: leading runs are dropped, so no prefix is possible
     verbs = ["spielen", "spinnt", "sprießt", "rollt", "malt"]
-    lead, trail, _ = wm.run_counts_naive("spielt", verbs)
+    lead, trail, _ = maps.run_counts_naive("spielt", verbs)
     assert not lead.any()
     assert trail[-1] == 4  # spinnt, sprießt, rollt, malt end in t
 
@@ -100,37 +101,37 @@ def test_extract_verbs_slice(multi30k_verbs):
 def test_thesis_figures_3_and_4(source, multi30k_verbs, shared_path):
     """Figure 3: viertelt -> viertel + t; Figure 4: anschauen -> an + schau + en (Algorithm 1 + z-scores)."""
     verbs = multi30k_verbs if source == "multi30k" else _morphynet_verbs(shared_path)
-    assert wm.analyse("viertelt", verbs) == ("", "viertel", "t")
-    assert wm.analyse("anschauen", verbs) == ("an", "schau", "en")
+    assert maps.analyse("viertelt", verbs) == ("", "viertel", "t")
+    assert maps.analyse("anschauen", verbs) == ("an", "schau", "en")
 
 
 def test_summed_reading_loses_the_prefix_of_anschauen(shared_path):
     """Documents why the per-side reading is the default: one z-score over the summed map cannot show 'an'."""
     verbs = _morphynet_verbs(shared_path)
-    prefix, _stem, suffix = wm.analyse("anschauen", verbs, mode="summed")
+    prefix, _stem, suffix = maps.analyse("anschauen", verbs, mode="summed")
     assert suffix == "en" and prefix != "an"
-    assert wm.analyse("viertelt", verbs, mode="summed") == ("", "viertel", "t")
+    assert maps.analyse("viertelt", verbs, mode="summed") == ("", "viertel", "t")
 
 
 def test_indexed_counts_equal_pairwise_reference(shared_path):
     rng = random.Random(7)
-    verbs = [w for w in (wm.normalise_verb(v) for v in _morphynet_verbs(shared_path)) if w]
+    verbs = [w for w in (maps.normalise_verb(v) for v in _morphynet_verbs(shared_path)) if w]
     sample = sorted(set(rng.sample(verbs, 400)) | {"ab", "abab", "ba", "verstehen", "stehen", "versteh"})
-    index = wm._VerbIndex(sample)
+    index = maps._VerbIndex(sample)
     for target in sample + ["anschauen", "zz", "qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq"]:
-        a = wm.run_counts_naive(target, sample)
+        a = maps.run_counts_naive(target, sample)
         b = index.run_counts(target)
         assert list(a[0]) == list(b[0]) and list(a[1]) == list(b[1]) and a[2] == b[2], target
-    assert wm.analyse_all(sample, method="naive") == wm.analyse_all(sample, method="fast")
+    assert maps.analyse_all(sample, method="naive") == maps.analyse_all(sample, method="fast")
 
 
 def test_split_by_zscore_and_side():
     # counts with a clear suffix peak: only the last position is above the mean
-    assert wm.split_by_zscore("viertelt", [0, 0, 0, 0, 1, 3, 4, 95]) == ("", "viertel", "t")
-    assert wm.split_by_zscore("abc", [1, 1, 1]) == ("", "abc", "")  # constant map: no affixes
-    assert wm.split_by_side("anschauen", [2000, 600, 150, 70, 0, 0, 0, 0, 0],
+    assert maps.split_by_zscore("viertelt", [0, 0, 0, 0, 1, 3, 4, 95]) == ("", "viertel", "t")
+    assert maps.split_by_zscore("abc", [1, 1, 1]) == ("", "abc", "")  # constant map: no affixes
+    assert maps.split_by_side("anschauen", [2000, 600, 150, 70, 0, 0, 0, 0, 0],
                             [0, 0, 0, 0, 0, 0, 120, 8800, 10200]) == ("an", "schau", "en")
-    assert wm.split_by_zscore("a", [3]) == ("", "a", "")
+    assert maps.split_by_zscore("a", [3]) == ("", "a", "")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -150,7 +151,7 @@ def test_outlier_and_interference_rules():
     }
     # functional lengths: mean 2.5, sd 2.58 -> limit 8.95; lexemic lengths: mean 5, MAD 2 -> limit 9;
     # mean functional length after cleaning 28/15 = 1.87
-    vocab = wm.vocabulary_from_analyses(analyses)
+    vocab = vocabulary.vocabulary_from_analyses(analyses)
     assert "abcdefghijkl" not in vocab.functional
     assert {"t", "en", "ver", "an", "ab", "e"} <= set(vocab.functional)
     assert "überschwänglichkeit" not in vocab.lexemic
@@ -185,19 +186,20 @@ def test_vocabulary_save_load(tmp_path, multi30k_verbs):
 
 def test_eq_3_1_by_hand():
     # ver + steh + en, t = 9, |s| = 3: (3/27)^(1/3) + (4/27)^(1/4) + (2/27)^(1/2)
-    assert wm.score(("ver", "steh", "en")) == pytest.approx(0.480750 + 0.620403 + 0.272166, abs=1e-5)
-    assert wm.score(("verstehen",)) == pytest.approx(1.0)
+    assert segmentation.score(("ver", "steh", "en")) == pytest.approx(0.480750 + 0.620403 + 0.272166, abs=1e-5)
+    assert segmentation.score(("verstehen",)) == pytest.approx(1.0)
     # the |s| divisor punishes many short pieces, the s_i-th root punishes long ones
-    assert wm.score(("ve", "rs", "te", "he", "n")) < wm.score(("ver", "steh", "en")) < wm.score(("vers", "tehen"))
+    assert (segmentation.score(("ve", "rs", "te", "he", "n")) < segmentation.score(("ver", "steh", "en"))
+            < segmentation.score(("vers", "tehen")))
 
 
 def test_segmentations_algorithm2_rules():
     vocab = wm.WordmapVocabulary({"an": 5, "en": 9, "t": 7}, {"schau": 3, "ansch": 1, "viertel": 2, "a": 4})
     # complete, left to right, pieces > 1 char; one trailing character may close a segmentation
-    assert sorted(wm.segmentations("anschauen", vocab)) == [("an", "schau", "en")]
-    assert wm.segmentations("viertelt", vocab) == [("viertel", "t")]
-    assert wm.segmentations("viertelte", vocab) == []      # two characters left over: incomplete
-    assert wm.segmentations("aviertel", vocab) == []       # a unary piece may not start a segmentation
+    assert sorted(segmentation.segmentations("anschauen", vocab)) == [("an", "schau", "en")]
+    assert segmentation.segmentations("viertelt", vocab) == [("viertel", "t")]
+    assert segmentation.segmentations("viertelte", vocab) == []      # two characters left over: incomplete
+    assert segmentation.segmentations("aviertel", vocab) == []       # a unary piece may not start a segmentation
     assert wm.segment("viertelte", vocab) == ["viertelte"]  # no complete segmentation: returned whole
     assert wm.segment("Anschauen", vocab) == ["An", "schau", "en"]  # capitalised verb keeps its spelling
     assert wm.segment("", vocab) == [""]
@@ -208,16 +210,16 @@ def test_segment_is_the_argmax_of_all_segmentations(multi30k_verbs):
     vocab = wm.build_vocabulary(multi30k_verbs)
     checked = 0
     for w in multi30k_verbs + ["anschauen", "hinunterspringen", "verstehen", "eingeschlafen"]:
-        allsegs = wm.segmentations(w, vocab, limit=20000)
+        allsegs = segmentation.segmentations(w, vocab, limit=20000)
         got = wm.segment(w, vocab)
         assert "".join(got) == w
         if not allsegs:
             assert got == [w]
             continue
         checked += 1
-        best = max(round(wm.score(s, len(w)), 12) for s in allsegs)
+        best = max(round(segmentation.score(s, len(w)), 12) for s in allsegs)
         assert tuple(got) in allsegs
-        assert round(wm.score(got, len(w)), 12) == best
+        assert round(segmentation.score(got, len(w)), 12) == best
         assert all(len(p) > 1 and p in vocab for p in got[:-1])
     assert checked > 100
 
@@ -386,7 +388,7 @@ def test_inventory_keeps_verbs_inside_it(tokenizer):
         before = narrow.inventory_fallbacks
         encode_lines()
         return narrow.inventory_fallbacks - before
-    spaced = [" ".join(wm._tag_token_list(s.split())) for s in lines[300:600]]   # every verb a word of its own
+    spaced = [" ".join(tagging._tag_token_list(s.split())) for s in lines[300:600]]   # every verb a word of its own
     src = next(s for s in spaced if count(lambda s=s: narrow.encode_line(s)) > 0)
     once = count(lambda: narrow.encode_line(src))
     assert once > 0 and count(lambda: narrow.encode_lines([src, "Sie stehen.", src])) == 2 * once
@@ -418,10 +420,10 @@ def test_tag_tokens_fast_equals_hanta_taglevel_1():
     sentences = ["Die Herbstauktion beginnt morgen , sagt er .", "Ein Mann spielt Gitarre und singt laut .",
                  "Spielt er ?" + " x" * 250 + " Herbstauktion"]
     for line in sentences:
-        tokens = [m.group() for m in wm._TAG_TOKEN_RE.finditer(line)]
-        assert wm.tag_tokens(tokens) == wm.tag_tokens(tokens, tagger=hanta), line
-    assert set(wm.tag_tokens(sentences[0].split())) == {"?"}
-    assert "?" not in wm.tag_tokens(sentences[1].split())
+        tokens = [m.group() for m in tagging._TAG_TOKEN_RE.finditer(line)]
+        assert tagging.tag_tokens(tokens) == tagging.tag_tokens(tokens, tagger=hanta), line
+    assert set(tagging.tag_tokens(sentences[0].split())) == {"?"}
+    assert "?" not in tagging.tag_tokens(sentences[1].split())
 
 
 def test_untaggable_window_is_counted_and_reported(tokenizer):
@@ -444,7 +446,7 @@ def _reference_pieces(tok, line):
     import re
     from preprocess.common import flatten_line
     line = flatten_line(line)
-    verbs = [(a, b) for a, b, t, g in wm.tag_line(line, tok.tagger) if wm.is_verb_tag(g) and t.isalpha() and len(t) > 1]
+    verbs = [(a, b) for a, b, t, g in tagging.tag_line(line, tok.tagger) if tagging.is_verb_tag(g) and t.isalpha() and len(t) > 1]
     out = []
     for m in re.finditer(r"\S+", line):
         inside = [(a, b) for a, b in verbs if m.start() <= a < m.end()]
