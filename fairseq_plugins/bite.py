@@ -16,7 +16,7 @@ from fairseq.dataclass import FairseqDataclass
 
 from fairseq_plugins._errors import MISSING, user_errors
 from preprocess.bite import BiteOptions, BiteTokenizer, check_subword_model
-from preprocess.options import fairseq_config
+from preprocess.options import fairseq_config, options_from
 
 
 @dataclass
@@ -44,12 +44,13 @@ def _subword_model(cfg):
 class BiteFairseqTokenizer:
     def __init__(self, cfg):
         with user_errors("--tokenizer bite"):
-            self.bite = BiteTokenizer(pretokenizer=cfg.bite_pretokenizer, tagger=cfg.bite_tagger,
-                                      single_char=cfg.bite_single_char,
-                                      exact=getattr(cfg, "bite_exact", BiteOptions.bite_exact))
+            # converted once: a config saved before --bite-exact existed lacks it (the default, then)
+            options = options_from(BiteOptions, cfg)
+            self.bite = BiteTokenizer(pretokenizer=options.bite_pretokenizer, tagger=options.bite_tagger,
+                                      single_char=options.bite_single_char, exact=options.bite_exact)
             model = _subword_model(cfg)
             if model:
-                check_subword_model(model, cfg.bite_single_char)
+                check_subword_model(model, options.bite_single_char)
         self.word_format = cfg.bite_word_format
 
     def encode(self, x: str) -> str:

@@ -14,7 +14,7 @@ from fairseq.dataclass import FairseqDataclass
 
 from fairseq_plugins._errors import required_path, user_errors
 from preprocess.flota import STYLES, FlotaOptions, tokenizer_from_options
-from preprocess.options import fairseq_config
+from preprocess.options import fairseq_config, options_from
 from preprocess.spm import FAIRSEQ_SPECIALS
 
 #: the adapter's options: FLOTA's one declaration (preprocess.flota.FlotaOptions), --flota-vocab required
@@ -26,7 +26,7 @@ class FlotaBPE:
     def __init__(self, cfg):
         with user_errors("--bpe flota"):
             required_path(cfg, "flota_vocab")
-            self.tokenizer = tokenizer_from_options(cfg)
+            self.tokenizer = tokenizer_from_options(options_from(FlotaOptions, cfg))   # converted once
         self.style = self.tokenizer.style
         self.marker, self.marker_on_start, _ = STYLES[self.style]
 

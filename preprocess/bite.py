@@ -50,7 +50,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from preprocess.options import add_arguments, option
+from preprocess.options import add_arguments, option, options_from
 from preprocess.taggers import TaggerUnavailable, get_tagger, universal
 
 #: The eleven inflection symbols, in the paper's / reference implementation's order.
@@ -411,8 +411,8 @@ class BiteTokenizer:
     work on whole lines (tokens joined by single spaces), the ``LineEncoder`` contract of preprocess.encode.
     """
 
-    def __init__(self, pretokenizer: str = "moses", tagger: str = "nltk", single_char: bool = False,
-                 exact: bool = BiteOptions.bite_exact):
+    def __init__(self, pretokenizer: str = BiteOptions.bite_pretokenizer, tagger: str = BiteOptions.bite_tagger,
+                 single_char: bool = BiteOptions.bite_single_char, exact: bool = BiteOptions.bite_exact):
         if pretokenizer not in PRETOKENIZERS:
             raise ValueError(f"pretokenizer must be one of {PRETOKENIZERS}, not {pretokenizer!r}")
         if tagger is not None and tagger not in TAGGERS:   # None: no tagger (decoding, subword_text only)
@@ -867,6 +867,14 @@ class BiteLineEncoder:
             from preprocess.spm import load_model
             self.sp = load_model(subword_model)
 
+    @classmethod
+    def from_options(cls, options, subword_model: Optional[str] = None, training_text: bool = False,
+                     bite_input: bool = False) -> "BiteLineEncoder":
+        """The encoder of :class:`BiteOptions` (or what :func:`~preprocess.options.options_from` converts)."""
+        options = options_from(BiteOptions, options)
+        return cls(options.bite_pretokenizer, options.bite_tagger, options.bite_single_char, subword_model,
+                   bite_input=bite_input, training_text=training_text, exact=options.bite_exact)
+
     def counters(self) -> dict:
         """Fallbacks so far (preprocess.encode prints them as ``note:`` lines)."""
         return {"sentences the tagger failed on (all words kept as they are)":
@@ -904,7 +912,8 @@ def training_text(subword_text: str) -> str:
 
 
 def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other_inputs: Sequence[str] = (),
-                        pretokenizer: str = "moses", single_char: bool = False, **spm_options) -> str:
+                        pretokenizer: str = BiteOptions.bite_pretokenizer,
+                        single_char: bool = BiteOptions.bite_single_char, **spm_options) -> str:
     """Train the SentencePiece model of BITE+D on the :func:`training_text` of BITE's word-form output
     (``preprocess.encode --scheme bite`` files, ``.gz`` allowed) plus ``other_inputs`` (e.g. the raw other
     language of a joint model), with the symbols and marks as user-defined symbols.
@@ -946,23 +955,16 @@ def add_encoder_args(parser) -> None:
                              "'The dog bark.')")
 
 
-def _option(args, name: str, default):
-    """``args.bite_<name>``, or the older unprefixed ``args.<name>`` of a hand-built namespace."""
-    return getattr(args, f"bite_{name}", getattr(args, name, default))
-
-
 def make_encoder(args) -> BiteLineEncoder:
     """The encoder of ``args`` (:class:`BiteOptions` plus ``subword_model``/``training_text``, an argparse
-    namespace, or the adapter's config)."""
+    namespace, or the adapter's config; the options converted once by :func:`~preprocess.options.options_from`)."""
     from preprocess.common import UserError, require_file
     subword = getattr(args, "subword_model", None)
     if subword:
         require_file(subword, "SentencePiece model (--subword-model)")
     try:
-        return BiteLineEncoder(_option(args, "pretokenizer", "moses"), _option(args, "tagger", "nltk"),
-                               bool(_option(args, "single_char", False)), subword,
-                               training_text=bool(getattr(args, "training_text", False)),
-                               exact=bool(_option(args, "exact", BiteOptions.bite_exact)))
+        return BiteLineEncoder.from_options(options_from(BiteOptions, args), subword,
+                                            training_text=bool(getattr(args, "training_text", False)))
     except TaggerUnavailable as e:
         raise UserError(str(e)) from None
     except ValueError as e:
@@ -1021,7 +1023,8 @@ def main(argv=None) -> int:
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     d.add_argument("--input", default="-", help="BITE tokens, one sentence per line (.gz allowed); - for stdin")
     d.add_argument("--output", default="-", help="decoded text; - for stdout")
-    d.add_argument("--bite-pretokenizer", "--pretokenizer", dest="pretokenizer", choices=PRETOKENIZERS, default="moses",
+    d.add_argument("--bite-pretokenizer", "--pretokenizer", dest="pretokenizer", choices=PRETOKENIZERS,
+                   default=BiteOptions.bite_pretokenizer,
                    help="the pretokenizer used to encode (whitespace: words joined by single spaces)")
     d.add_argument("--errors", choices=["strict", "replace"], default="strict",
                    help="invalid UTF-8: stop with an error naming file and line, or replace with U+FFFD")

@@ -45,9 +45,9 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence, Union
 
 from preprocess.common import UserError, flatten_line
-from preprocess.whitespace_noise import inject_whitespace_noise, line_rng
+from preprocess.whitespace_noise import NoiseOptions, inject_whitespace_noise, line_rng
 from preprocess.flota_search import FlotaSearch, search_class
-from preprocess.options import add_arguments, option
+from preprocess.options import add_arguments, option, options_from
 from preprocess.spm import SPACE_SYMBOL, load_model
 from preprocess.vocabularies import (from_byte_level, gpt2_id_map, is_gpt2_id_dict, is_uncased, load_vocab,
                                      strip_accents, to_byte_level, wordpiece_segment, write_fairseq_dict)
@@ -79,6 +79,34 @@ def guess_style(tokens: Iterable[str]) -> str:
     return counts.most_common(1)[0][0]
 
 
+@dataclass
+class FlotaOptions:
+    """FLOTA's tokenizer options, declared once: the ``preprocess.encode --scheme flota`` options, the ``--bpe flota``
+    adapter's config (``fairseq_plugins/flota.py``), the ``morphtok-binarize --scheme flota`` options and the
+    decode arguments a recipe records are all derived from these fields (see :mod:`preprocess.options`)."""
+
+    flota_vocab: Optional[str] = option(None, "vocabulary: token list, SentencePiece .model, fairseq dict.txt, BERT "
+                                              "vocab.txt, GPT-2 encoder.json or tokenizer.json")
+    flota_style: str = option("auto", "how word starts / continuations are marked (## / Ġ / ▁)",
+                              ("auto",) + tuple(STYLES))
+    flota_k: int = option(3, "at most k pieces per word")
+    flota_mode: str = option("flota", "flota, or the baselines first/longest (need the standard segmenter)", MODES)
+    flota_strict: bool = option(False, "never fall back to the other form (start/continuation) of a piece")
+    flota_max_len: Optional[int] = option(None, "longest candidate substring (default 18 wordpiece, 19 gpt2, 16 "
+                                                "sentencepiece)")
+    flota_unk: Optional[str] = option(None, "token for a word without any vocabulary substring (default: emit "
+                                            "nothing)")
+    flota_byte_level: bool = option(False, "gpt2 only: look words up in GPT-2's byte-level alphabet (the released "
+                                           "code does not)")
+    flota_case: str = option("auto", "lower-case the text before the search: auto = when the vocabulary is uncased "
+                                     "(has no capital letters, e.g. bert-base-uncased), as its own tokenizer does; an "
+                                     "uncased WordPiece vocabulary also gets its tokenizer's accent stripping (café -> "
+                                     "cafe)", ("auto", "keep", "lower"))
+    flota_gpt2_encoder: Optional[str] = option(None, "GPT-2 encoder.json, when --flota-vocab is a dict.txt of GPT-2 "
+                                                     "ids (official fairseq RoBERTa/BART checkpoints): emit the ids "
+                                                     "that dictionary holds")
+
+
 # --- FLOTA ----------------------------------------------------------------------------------------------------
 
 # the search methods come from preprocess._flota_search (compiled) where it is built, else preprocess.flota_search
@@ -98,7 +126,8 @@ class FlotaTokenizer(search_class()):
     vocabulary keeps its accents).
     """
 
-    def __init__(self, vocab, style: str = "auto", k: int = 3, mode: str = "flota",
+    def __init__(self, vocab, style: str = FlotaOptions.flota_style, k: int = FlotaOptions.flota_k,
+                 mode: str = FlotaOptions.flota_mode,
                  strict: Union[bool, str] = False, max_len: Optional[int] = None,
                  unk_token: Optional[str] = None, cache_size: int = 200_000, byte_level: bool = False,
                  lowercase: Optional[bool] = None, strip_accents: Optional[bool] = None):
@@ -332,29 +361,30 @@ class Gpt2IdFlota:
 
 
 def gpt2_id_tokenizer(options) -> Gpt2IdFlota:
-    """:class:`Gpt2IdFlota` from ``--flota-*`` options (an argparse namespace or the fairseq adapter's config)."""
-    encoder = getattr(options, "flota_gpt2_encoder", None)
-    if not encoder:
+    """:class:`Gpt2IdFlota` from :class:`FlotaOptions` (or what :func:`~preprocess.options.options_from` converts:
+    an argparse namespace, the fairseq adapter's config)."""
+    options = options_from(FlotaOptions, options)
+    if not options.flota_gpt2_encoder:
         raise UserError(f"{options.flota_vocab} holds GPT-2 ids (an official fairseq checkpoint's dict.txt): give "
                         "--flota-gpt2-encoder encoder.json to map FLOTA's pieces to them")
-    return Gpt2IdFlota(options.flota_vocab, encoder, k=options.flota_k, mode=options.flota_mode,
+    return Gpt2IdFlota(options.flota_vocab, options.flota_gpt2_encoder, k=options.flota_k, mode=options.flota_mode,
                        strict=bool(options.flota_strict), max_len=options.flota_max_len,
-                       unk_token=getattr(options, "flota_unk", None) or None,
-                       byte_level=bool(getattr(options, "flota_byte_level", False)))
+                       unk_token=options.flota_unk or None, byte_level=bool(options.flota_byte_level))
 
 
 def tokenizer_from_options(options) -> Union[FlotaTokenizer, Gpt2IdFlota]:
-    """The tokenizer that ``--flota-*`` options describe (an argparse namespace or the fairseq adapter's config):
-    :class:`Gpt2IdFlota` for an official checkpoint's dict.txt of GPT-2 ids, else :class:`FlotaTokenizer`.  The
-    vocabulary file is read once for both the check and the tokenizer."""
+    """The tokenizer that :class:`FlotaOptions` describe (or what :func:`~preprocess.options.options_from`
+    converts: an argparse namespace, the fairseq adapter's config): :class:`Gpt2IdFlota` for an official
+    checkpoint's dict.txt of GPT-2 ids, else :class:`FlotaTokenizer`.  The vocabulary file is read once for both
+    the check and the tokenizer."""
+    options = options_from(FlotaOptions, options)
     vocab = load_vocab(options.flota_vocab)
-    if getattr(options, "flota_gpt2_encoder", None) or is_gpt2_id_dict(vocab):
+    if options.flota_gpt2_encoder or is_gpt2_id_dict(vocab):
         return gpt2_id_tokenizer(options)
     return FlotaTokenizer(vocab, options.flota_style, k=options.flota_k, mode=options.flota_mode,
                           strict=bool(options.flota_strict), max_len=options.flota_max_len,
-                          unk_token=getattr(options, "flota_unk", None) or None,
-                          byte_level=bool(getattr(options, "flota_byte_level", False)),
-                          lowercase={"keep": False, "lower": True}.get(getattr(options, "flota_case", "auto")))
+                          unk_token=options.flota_unk or None, byte_level=bool(options.flota_byte_level),
+                          lowercase={"keep": False, "lower": True}.get(options.flota_case))
 
 
 # --- preprocess.encode hooks ----------------------------------------------------------------------------------
@@ -362,7 +392,8 @@ def tokenizer_from_options(options) -> Union[FlotaTokenizer, Gpt2IdFlota]:
 class FlotaEncoder:
     """``LineEncoder`` for ``preprocess.encode --scheme flota``."""
 
-    def __init__(self, tokenizer: FlotaTokenizer, noise_p: float = 0.0, noise_seed: int = 0):
+    def __init__(self, tokenizer: FlotaTokenizer, noise_p: float = NoiseOptions.noise_p,
+                 noise_seed: int = NoiseOptions.noise_seed):
         self.tokenizer = tokenizer
         self.noise_p = noise_p
         self.noise_seed = noise_seed
@@ -382,49 +413,19 @@ class FlotaEncoder:
                 "placeholder)": getattr(self.tokenizer, "dropped_words", 0)}
 
 
-@dataclass
-class FlotaOptions:
-    """FLOTA's tokenizer options, declared once: the ``preprocess.encode --scheme flota`` options, the ``--bpe flota``
-    adapter's config (``fairseq_plugins/flota.py``), the ``morphtok-binarize --scheme flota`` options and the
-    decode arguments a recipe records are all derived from these fields (see :mod:`preprocess.options`)."""
-
-    flota_vocab: Optional[str] = option(None, "vocabulary: token list, SentencePiece .model, fairseq dict.txt, BERT "
-                                              "vocab.txt, GPT-2 encoder.json or tokenizer.json")
-    flota_style: str = option("auto", "how word starts / continuations are marked (## / Ġ / ▁)",
-                              ("auto",) + tuple(STYLES))
-    flota_k: int = option(3, "at most k pieces per word")
-    flota_mode: str = option("flota", "flota, or the baselines first/longest (need the standard segmenter)", MODES)
-    flota_strict: bool = option(False, "never fall back to the other form (start/continuation) of a piece")
-    flota_max_len: Optional[int] = option(None, "longest candidate substring (default 18 wordpiece, 19 gpt2, 16 "
-                                                "sentencepiece)")
-    flota_unk: Optional[str] = option(None, "token for a word without any vocabulary substring (default: emit "
-                                            "nothing)")
-    flota_byte_level: bool = option(False, "gpt2 only: look words up in GPT-2's byte-level alphabet (the released "
-                                           "code does not)")
-    flota_case: str = option("auto", "lower-case the text before the search: auto = when the vocabulary is uncased "
-                                     "(has no capital letters, e.g. bert-base-uncased), as its own tokenizer does; an "
-                                     "uncased WordPiece vocabulary also gets its tokenizer's accent stripping (café -> "
-                                     "cafe)", ("auto", "keep", "lower"))
-    flota_gpt2_encoder: Optional[str] = option(None, "GPT-2 encoder.json, when --flota-vocab is a dict.txt of GPT-2 "
-                                                     "ids (official fairseq RoBERTa/BART checkpoints): emit the ids "
-                                                     "that dictionary holds")
-
-
 def add_encoder_args(parser) -> None:
     add_arguments(parser, FlotaOptions, required=("flota_vocab",))
-    parser.add_argument("--noise-p", type=float, default=0.0,
-                        help="drop the space between adjacent words with this probability before tokenising")
-    parser.add_argument("--noise-seed", type=int, default=0, help="seed of the whitespace noise")
+    add_arguments(parser, NoiseOptions)
 
 
-def make_encoder(args, noise_p: Optional[float] = None, noise_seed: Optional[int] = None) -> FlotaEncoder:
-    """The encoder of ``args`` (:class:`FlotaOptions`, an argparse namespace or the adapter's config; the
-    whitespace noise from ``--noise-p``/``--noise-seed`` there, or given here)."""
-    noise_p = float((getattr(args, "noise_p", 0.0) if noise_p is None else noise_p) or 0.0)
-    if not 0.0 <= noise_p <= 1.0:
-        raise UserError(f"--noise-p must be between 0 and 1, not {noise_p}")
-    noise_seed = int((getattr(args, "noise_seed", 0) if noise_seed is None else noise_seed) or 0)
-    return FlotaEncoder(tokenizer_from_options(args), noise_p, noise_seed)
+def make_encoder(args, noise: Optional[NoiseOptions] = None) -> FlotaEncoder:
+    """The encoder of ``args`` (:class:`FlotaOptions`, an argparse namespace or the adapter's config, converted
+    once by :func:`~preprocess.options.options_from`); the whitespace noise is ``noise`` (:class:`NoiseOptions`),
+    else the ``--noise-p``/``--noise-seed`` that ``args`` holds (none: no noise)."""
+    noise = options_from(NoiseOptions, args if noise is None else noise)
+    if not 0.0 <= noise.noise_p <= 1.0:
+        raise UserError(f"--noise-p must be between 0 and 1, not {noise.noise_p}")
+    return FlotaEncoder(tokenizer_from_options(args), noise.noise_p, noise.noise_seed)
 
 
 from preprocess.registry import SchemeDescriptor  # noqa: E402  (the scheme's one declaration, docs/adding-a-scheme.md)

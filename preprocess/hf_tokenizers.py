@@ -132,29 +132,41 @@ class MorphtokBiteTokenizer(MorphtokTokenizer):
 
     vocab_files_names = {"vocab_file": "dict.txt", "subword_model_file": "subword.model"}
 
-    def __init__(self, vocab_file: str, subword_model_file: str, pretokenizer: str = "moses", tagger: str = "nltk",
-                 single_char: bool = False, exact: Optional[bool] = None, **kwargs):
+    #: init argument (the key ``tokenizer_config.json`` keeps) -> the :class:`~preprocess.bite.BiteOptions` field
+    OPTION_KEYS = {"pretokenizer": "bite_pretokenizer", "tagger": "bite_tagger", "single_char": "bite_single_char",
+                   "exact": "bite_exact"}
+
+    def __init__(self, vocab_file: str, subword_model_file: str, pretokenizer: Optional[str] = None,
+                 tagger: Optional[str] = None, single_char: Optional[bool] = None, exact: Optional[bool] = None,
+                 options=None, **kwargs):
+        """``options``: a :class:`~preprocess.bite.BiteOptions`; the keyword arguments that ``from_pretrained``
+        passes from ``tokenizer_config.json`` (``pretokenizer``, ``tagger``, ``single_char``, ``exact``) replace
+        its fields, and a missing one (``exact`` in a directory saved before it) takes the default."""
         from preprocess.bite import BiteLineEncoder, BiteOptions
-        exact = BiteOptions.bite_exact if exact is None else bool(exact)   # (None: a directory saved before it)
+        from preprocess.options import options_from
+        given = dict(pretokenizer=pretokenizer, tagger=tagger, single_char=single_char, exact=exact)
+        self.options = options_from(BiteOptions, options, **{self.OPTION_KEYS[k]: v for k, v in given.items()
+                                                             if v is not None})
         self.subword_model_file = subword_model_file
-        self.encoder_args = (pretokenizer, tagger, bool(single_char))
-        self.line_encoder = BiteLineEncoder(pretokenizer, tagger, bool(single_char), subword_model_file, exact=exact)
-        super().__init__(vocab_file, pretokenizer=pretokenizer, tagger=tagger, single_char=bool(single_char),
-                         exact=exact, **kwargs)
+        saved = {k: getattr(self.options, field) for k, field in self.OPTION_KEYS.items()}
+        self.encoder_args = (saved["pretokenizer"], saved["tagger"], saved["single_char"])
+        self.line_encoder = BiteLineEncoder.from_options(self.options, subword_model_file)
+        super().__init__(vocab_file, **saved, **kwargs)
 
     @classmethod
     def from_options(cls, args, dict_path, dictionary=None):
-        from preprocess.bite import check_subword_model
+        from preprocess.bite import BiteOptions, check_subword_model
         from preprocess.common import UserError, require_file
+        from preprocess.options import options_from
         from preprocess.spm import dictionary_pieces, write_dict
 
         if getattr(args, "training_text", False) or not args.subword_model:
             raise UserError("export --scheme bite needs --subword-model (BITE+D: the BITE scheme's spm.model)")
+        options = options_from(BiteOptions, args)
         require_file(args.subword_model, "SentencePiece model (--subword-model)")
-        check_subword_model(args.subword_model, args.bite_single_char)
+        check_subword_model(args.subword_model, options.bite_single_char)
         write_dict(dictionary if dictionary is not None else dictionary_pieces(args.subword_model), dict_path)
-        return cls(dict_path, args.subword_model, args.bite_pretokenizer, args.bite_tagger, args.bite_single_char,
-                   exact=args.bite_exact)
+        return cls(dict_path, args.subword_model, options=options)
 
     def _segment(self, text: str) -> list[str]:
         return self.line_encoder.encode_lines([text])[0].split()
@@ -183,40 +195,49 @@ class MorphtokFlotaTokenizer(MorphtokTokenizer):
 
     vocab_files_names = {"vocab_file": "dict.txt", **FLOTA_VOCAB_FILES, "gpt2_encoder_file": "gpt2_encoder.json"}
 
+    #: the files among :class:`~preprocess.flota.FlotaOptions` (init arguments of their own, copied on save); every
+    #: other field is an init argument of the same name, kept in ``tokenizer_config.json``
+    FILE_OPTIONS = ("flota_vocab", "flota_gpt2_encoder")
+
     def __init__(self, vocab_file: str, flota_model_file: Optional[str] = None, flota_json_file: Optional[str] = None,
-                 flota_list_file: Optional[str] = None, gpt2_encoder_file: Optional[str] = None,
-                 flota_style: str = "auto", flota_k: int = 3, flota_mode: str = "flota", flota_strict: bool = False,
-                 flota_max_len: Optional[int] = None, flota_unk: Optional[str] = None, flota_byte_level: bool = False,
-                 flota_case: str = "auto", **kwargs):
+                 flota_list_file: Optional[str] = None, gpt2_encoder_file: Optional[str] = None, options=None,
+                 **kwargs):
+        """``options``: a :class:`~preprocess.flota.FlotaOptions`; the ``flota_*`` keyword arguments that
+        ``from_pretrained`` passes from ``tokenizer_config.json`` replace its fields (a missing one takes the
+        default).  The vocabulary and encoder files are the ``*_file`` arguments."""
+        import dataclasses
+
         from preprocess import flota
+        from preprocess.options import options_from
         files = [f for f in (flota_model_file, flota_json_file, flota_list_file) if f]
         if len(files) != 1:
             raise ValueError(f"a FLOTA tokenizer needs exactly one vocabulary file, got {files}")
         self.flota_model_file, self.flota_json_file, self.flota_list_file = \
             flota_model_file, flota_json_file, flota_list_file
         self.gpt2_encoder_file = gpt2_encoder_file
-        options = dict(flota_style=flota_style, flota_k=int(flota_k), flota_mode=flota_mode,
-                       flota_strict=bool(flota_strict), flota_max_len=flota_max_len, flota_unk=flota_unk,
-                       flota_byte_level=bool(flota_byte_level), flota_case=flota_case)
-        self.line_encoder = flota.make_encoder(
-            flota.FlotaOptions(flota_vocab=files[0], flota_gpt2_encoder=gpt2_encoder_file, **options), noise_p=0.0)
-        super().__init__(vocab_file, **options, **kwargs)
+        names = [f.name for f in dataclasses.fields(flota.FlotaOptions) if f.name not in self.FILE_OPTIONS]
+        given = {name: kwargs.pop(name) for name in names if kwargs.get(name) is not None}
+        kwargs = {k: v for k, v in kwargs.items() if k not in names}
+        self.options = options_from(flota.FlotaOptions, options, **given, flota_vocab=files[0],
+                                    flota_gpt2_encoder=gpt2_encoder_file)
+        self.line_encoder = flota.make_encoder(self.options, flota.NoiseOptions())
+        super().__init__(vocab_file, **{name: getattr(self.options, name) for name in names}, **kwargs)
 
     @classmethod
     def from_options(cls, args, dict_path, dictionary=None):
         from preprocess.common import UserError, require_file
+        from preprocess.flota import FlotaOptions, NoiseOptions
         from preprocess.hf_export import flota_dictionary
+        from preprocess.options import options_from
         from preprocess.spm import write_dict
 
-        if getattr(args, "noise_p", 0.0):
+        if options_from(NoiseOptions, args).noise_p:
             raise UserError("--noise-p is a test-set perturbation, not part of a tokenizer: export without it")
-        require_file(args.flota_vocab, "FLOTA vocabulary (--flota-vocab)")
-        write_dict(dictionary if dictionary is not None else flota_dictionary(args.flota_vocab), dict_path)
-        vocab = {flota_vocab_slot(args.flota_vocab): args.flota_vocab}
-        return cls(dict_path, gpt2_encoder_file=args.flota_gpt2_encoder, flota_style=args.flota_style,
-                   flota_k=args.flota_k, flota_mode=args.flota_mode, flota_strict=args.flota_strict,
-                   flota_max_len=args.flota_max_len, flota_unk=args.flota_unk, flota_byte_level=args.flota_byte_level,
-                   flota_case=args.flota_case, **vocab)
+        options = options_from(FlotaOptions, args)
+        require_file(options.flota_vocab, "FLOTA vocabulary (--flota-vocab)")
+        write_dict(dictionary if dictionary is not None else flota_dictionary(options.flota_vocab), dict_path)
+        vocab = {flota_vocab_slot(options.flota_vocab): options.flota_vocab}
+        return cls(dict_path, gpt2_encoder_file=options.flota_gpt2_encoder, options=options, **vocab)
 
     def _segment(self, text: str) -> list[str]:
         return self.line_encoder.encode_line(text).split()

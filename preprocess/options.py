@@ -115,6 +115,23 @@ def from_namespace(options_cls: type, ns):
     return make_options(options_cls, {f.name: getattr(ns, f.name, None) for f in dataclasses.fields(options_cls)})
 
 
+def options_from(options_cls: type, source=None, **overrides):
+    """The ``options_cls`` instance of ``source``, converted once at a boundary: an instance of ``options_cls``
+    (returned as it is, or a copy with ``overrides``), a dict (``-`` or ``_`` in keys), or anything with attributes
+    (an argparse namespace, a fairseq config, another options object); fields ``source`` lacks or holds as None take
+    the dataclass defaults, other attributes are ignored.  ``overrides``: field values that replace ``source``'s."""
+    if isinstance(source, options_cls):
+        return dataclasses.replace(source, **overrides) if overrides else source
+    names = [f.name for f in dataclasses.fields(options_cls)]
+    if source is None:
+        values = {}
+    elif isinstance(source, typing.Mapping):
+        values = {k.replace("-", "_"): v for k, v in source.items() if k.replace("-", "_") in names}
+    else:
+        values = {name: getattr(source, name, None) for name in names}
+    return make_options(options_cls, {**values, **overrides})
+
+
 def to_args(options, always: tuple[str, ...] = ()) -> list[str]:
     """The command-line arguments that give ``options`` (a dataclass instance): the fields named in ``always``, then
     every other field whose value is not its default, in declaration order."""

@@ -28,7 +28,7 @@ from typing import Optional
 
 from preprocess import spm
 from preprocess.common import UserError, flatten_line, run_main
-from preprocess.options import add_arguments, option
+from preprocess.options import add_arguments, option, options_from
 from preprocess.spm import SPACE_SYMBOL, is_prime_model, load_model, train, write_fairseq_dict  # noqa: F401
 
 #: ``keep``: the standalone ``▁`` pieces are tokens (lossless); ``drop``: the paper's lossy "no spaces" variant
@@ -107,8 +107,10 @@ def add_encoder_args(parser) -> None:
 
 
 def make_encoder(args) -> SpacesEncoder:
-    """The encoder of ``args`` (:class:`SpacesOptions`, an argparse namespace or the adapter's config)."""
-    return SpacesEncoder(args.spaces_model, args.spaces)  # parallel across preprocess.encode's worker processes
+    """The encoder of ``args`` (:class:`SpacesOptions`, an argparse namespace or the adapter's config, converted once
+    by :func:`~preprocess.options.options_from`)."""
+    options = options_from(SpacesOptions, args)
+    return SpacesEncoder(options.spaces_model, options.spaces)  # parallel across preprocess.encode's worker processes
 
 
 from preprocess.registry import SchemeDescriptor  # noqa: E402  (the scheme's one declaration, docs/adding-a-scheme.md)

@@ -7,8 +7,28 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import dataclass
 
 from preprocess.common import UserError
+from preprocess.options import option
+
+#: the FLOTA paper's whitespace noise (section 4 "Robustness": p = 0.3, unseen noise, test set only): the default
+#: fraction of ``python -m preprocess.evaluate.noise perturb`` and of the demos' noisy test sets
+PAPER_FRACTION = 0.3
+#: the demos' noise seed (``morphtok-demo --noise-seed``, ``--lm-noise-seed``).  Two seeds exist on purpose: the
+#: library commands (encode, classification data, perturb) default to :attr:`NoiseOptions.noise_seed` (0), while the
+#: demos have recorded every result with seed 1 since their first run; changing either would change those outputs
+DEMO_SEED = 1
+
+
+@dataclass
+class NoiseOptions:
+    """The whitespace noise of an encoder or a data set (``--noise-p`` / ``--noise-seed``), declared once: FLOTA's
+    encode options (``preprocess.encode --scheme flota``) and ``train_scripts.classification_data`` derive from
+    these fields (see :mod:`preprocess.options`).  The default fraction is 0: no noise unless asked for."""
+
+    noise_p: float = option(0.0, "drop the space between adjacent words with this probability before tokenising")
+    noise_seed: int = option(0, "seed of the whitespace noise")
 
 
 def check_fraction(fraction) -> float:

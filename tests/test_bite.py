@@ -372,7 +372,7 @@ def test_nltk_tagger_missing_data_is_a_user_error(tmp_path):
             "if any(os.path.isdir(os.path.join(d, 'taggers')) for d in t._nltk_data_dirs()):\n"
             "    print('SKIP'); raise SystemExit\n"
             "from preprocess.bite import make_encoder\nfrom preprocess.common import UserError\n"
-            "try:\n    make_encoder(argparse.Namespace(pretokenizer='moses', tagger='nltk', single_char=False,"
+            "try:\n    make_encoder(argparse.Namespace(bite_pretokenizer='moses', bite_tagger='nltk', bite_single_char=False,"
             " subword_model=None))\nexcept UserError as e:\n    print('USERERROR', e)\n")
     env = dict(os.environ, NLTK_DATA=str(tmp_path), PYTHONPATH=str(REPO), HOME=str(tmp_path))
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)

@@ -91,6 +91,7 @@ def roberta(raw, tmp_path_factory):
     classification_data.score on the binarised test set."""
     from tests.conftest import require_shared
     from train_scripts.binarize import binarize
+    from preprocess.flota import FlotaOptions
     from train_scripts.classification_data import arch_args, prepare, score
 
     prefix = str(require_shared("superbizarre/arxiv_train.csv"))[: -len("_train.csv")]
@@ -103,7 +104,7 @@ def roberta(raw, tmp_path_factory):
     binarize({"scheme": "spaces", "vocab_size": 500}, str(text), str(lm), "en", None, lm=True)
     run_command(["bash", "train_scripts/pretrain_roberta.sh", "--data", lm, "--save-dir", pre, "--tiny"])
     tuned = {}
-    for name, encoding in (("spaces", {}), ("flota", {"encode": "flota", "flota_k": 2})):
+    for name, encoding in (("spaces", {}), ("flota", {"encode": "flota", "flota_options": FlotaOptions(flota_k=2)})):
         work, save = root / f"cls-{name}", root / f"cls-{name}-ckpt"
         info = prepare(str(lm), prefix, str(work), max_rows=30, **encoding)
         run_command(["fairseq-train", work / "data-bin", "--user-dir", plugins_dir(), "--restore-file",

@@ -269,3 +269,39 @@ def test_one_set_of_sentencepiece_defaults():
     assert {k: signature[k].default for k in declared} == declared
     assert inspect.signature(bite_metrics.figure8).parameters["seed"].default == declared["seed"]
 
+
+
+def test_options_from_converts_once_with_the_dataclass_defaults():
+    """options_from: an instance as it is, a dict or a namespace with the missing fields at their defaults."""
+    import argparse
+
+    from preprocess.bite import BiteOptions
+    from preprocess.flota import FlotaOptions
+    from preprocess.options import options_from
+    from preprocess.whitespace_noise import NoiseOptions
+
+    ns = argparse.Namespace(flota_vocab="v.txt", flota_k="2", other=1)
+    assert options_from(FlotaOptions, ns) == FlotaOptions(flota_vocab="v.txt", flota_k=2)
+    assert options_from(FlotaOptions, {"flota-k": 4}).flota_k == 4
+    opts = BiteOptions(bite_tagger="hanta")
+    assert options_from(BiteOptions, opts) is opts
+    assert options_from(BiteOptions, opts, bite_exact=True) == BiteOptions(bite_tagger="hanta", bite_exact=True)
+    assert options_from(NoiseOptions, argparse.Namespace()) == NoiseOptions()
+
+
+def test_defaults_of_the_classes_are_the_options_defaults():
+    """FLOTA's k and BITE's tagger/pretokenizer defaults are the options dataclasses' (declared once)."""
+    import inspect
+
+    from preprocess.bite import BiteLineEncoder, BiteOptions, BiteTokenizer
+    from preprocess.flota import FlotaOptions, FlotaTokenizer
+
+    flota = inspect.signature(FlotaTokenizer.__init__).parameters
+    assert (flota["k"].default, flota["style"].default, flota["mode"].default) == \
+        (FlotaOptions.flota_k, FlotaOptions.flota_style, FlotaOptions.flota_mode)
+    bite = inspect.signature(BiteTokenizer.__init__).parameters
+    assert (bite["tagger"].default, bite["pretokenizer"].default) == \
+        (BiteOptions.bite_tagger, BiteOptions.bite_pretokenizer)
+    enc = BiteLineEncoder.from_options(BiteOptions(bite_pretokenizer="whitespace", bite_tagger="hanta"),
+                                       bite_input=True)
+    assert enc.bite.pretokenizer == "whitespace" and enc.bite.exact is BiteOptions.bite_exact

@@ -26,6 +26,8 @@ import sys
 
 from preprocess import flota
 from preprocess.common import UserError, atomic_output, flatten_line, read_lines, run_main
+from preprocess.options import add_arguments, options_from
+from preprocess.whitespace_noise import NoiseOptions
 from train_scripts.tools import run_tool
 
 CSV_SPLITS = {"train": "train", "valid": "dev", "test": "test"}
@@ -61,11 +63,13 @@ NOISY_TEST = "test1"
 
 
 def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, encode: str = "model",
-            flota_k: int = 3, flota_mode: str = "flota", noise_p: float = 0.0, noise_seed: int = 0,
-            noise_splits=(), workers: int = 1, quiet: bool = True) -> dict:
+            flota_options=None, noise=None, noise_splits=(), workers: int = 1, quiet: bool = True) -> dict:
     """Write ``OUT/data-bin/{input0,label}`` and ``OUT/classification.json``; returns the latter's dict.
 
-    ``noise_p`` > 0 adds a noisy copy of the test split (subset ``test1``, :data:`NOISY_TEST`) beside the clean
+    ``flota_options``: with ``encode="flota"``, a :class:`preprocess.flota.FlotaOptions` (or a dict, a namespace)
+    whose ``flota_k`` and ``flota_mode`` are used (the vocabulary and style are the pretrained model's); ``noise``: a
+    :class:`preprocess.whitespace_noise.NoiseOptions` (or a dict, a namespace; None: no noise).  A noise ``noise_p``
+    > 0 adds a noisy copy of the test split (subset ``test1``, :data:`NOISY_TEST`) beside the clean
     ``test``, so one fine-tuned model is scored in both conditions; ``noise_splits`` (``train``, ``valid``)
     perturbs those splits in place (training-time noise).  A folder already prepared with the same options and
     inputs is reused as it is (``"reused": true``): the seeds of a scheme share one encoding."""
@@ -73,6 +77,9 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
     from train_scripts.binarize import encode_file, scheme_from_info
     from train_scripts.evaluate import load_binarize_info
 
+    flota_options = options_from(flota.FlotaOptions, flota_options)
+    noise = options_from(NoiseOptions, noise)
+    noise_p, noise_seed = noise.noise_p, noise.noise_seed
     if not 0.0 <= noise_p <= 1.0:
         raise UserError(f"--noise-p must be between 0 and 1, not {noise_p}")
     bad = [s for s in noise_splits if s not in CSV_SPLITS]
@@ -89,10 +96,12 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
         if not vocab:
             raise UserError("the pretrained model has no subword vocabulary for FLOTA")
         style = "sentencepiece" if vocab.endswith(".model") else lm["config"].get("flota_style", "auto")
-        described = {"scheme": "flota", "flota_vocab": vocab, "flota_style": style, "flota_k": flota_k,
-                     "flota_mode": flota_mode}
+        described = {"scheme": "flota", "flota_vocab": vocab, "flota_style": style,
+                     "flota_k": flota_options.flota_k, "flota_mode": flota_options.flota_mode}
+        # the noise is written into the raw text (write_noisy below), not applied by the encoder
         model_factory = functools.partial(flota.make_encoder, flota.FlotaOptions(
-            flota_vocab=vocab, flota_style=style, flota_k=flota_k, flota_mode=flota_mode), 0.0, 0)
+            flota_vocab=vocab, flota_style=style, flota_k=flota_options.flota_k,
+            flota_mode=flota_options.flota_mode), NoiseOptions())
     else:
         raise UserError(f"--encode must be model or flota, not {encode!r}")
 
@@ -250,13 +259,12 @@ def main(argv=None) -> int:
     a.add_argument("--max-rows", type=int, default=0, help="use the first N rows of each CSV (0 = all)")
     a.add_argument("--encode", choices=["model", "flota"], default="model",
                    help="model: as the pretraining data; flota: FLOTA over the pretrained vocabulary")
-    a.add_argument("--flota-k", type=int, default=3, help="with --encode flota: FLOTA's k (pieces per word)")
-    a.add_argument("--flota-mode", choices=["flota", "first", "longest"], default="flota",
-                   help="with --encode flota: FLOTA's mode")
-    a.add_argument("--noise-p", type=float, default=0.0,
-                   help="whitespace noise (FLOTA's Table 4): drop each space with this probability in a copy of the "
-                        "test split (subset test1, scored beside the clean test), for either --encode")
-    a.add_argument("--noise-seed", type=int, default=0, help="seed of the whitespace noise")
+    # FLOTA's and the noise's options as their dataclasses declare them (preprocess.options)
+    add_arguments(a.add_argument_group("with --encode flota"), flota.FlotaOptions, only=("flota_k", "flota_mode"),
+                  aliases=False)
+    add_arguments(a.add_argument_group("whitespace noise (FLOTA's Table 4), for either --encode: dropped in a copy "
+                                       "of the test split (subset test1, scored beside the clean test)"),
+                  NoiseOptions)
     a.add_argument("--noise-splits", default="",
                    help="comma-separated splits (train, valid) that also get the noise, in place (training-time "
                         "noise); the test split always keeps its clean copy")
@@ -277,8 +285,8 @@ def main(argv=None) -> int:
         print(" ".join(arch_args(args.checkpoint)))
         return 0
     if args.command == "prepare":
-        info = prepare(args.lm_data, args.csv_prefix, args.out, args.max_rows, args.encode, args.flota_k,
-                       args.flota_mode, args.noise_p, args.noise_seed,
+        info = prepare(args.lm_data, args.csv_prefix, args.out, args.max_rows, args.encode,
+                       options_from(flota.FlotaOptions, args), options_from(NoiseOptions, args),
                        tuple(x for x in args.noise_splits.split(",") if x), args.workers)
         print(json.dumps({k: info.get(k) for k in ("data", "num_classes", "rows", "test_subsets", "reused")}))
     else:

@@ -42,6 +42,7 @@ from preprocess.common import UserError, read_lines, require_file, run_main
 from preprocess.evaluate.noise import InflectionNoise, sequence_similarity
 from preprocess.options import add_arguments
 from preprocess.spm import SpmOptions, load_model
+from preprocess.whitespace_noise import PAPER_FRACTION, NoiseOptions
 
 
 def noise_options(p: argparse.ArgumentParser) -> None:
@@ -77,8 +78,8 @@ def word_coverage(groups: Sequence[Sequence[Tuple[str, ...]]], sizes: Sequence[i
     return out
 
 
-def coverage_report(lines: Sequence[str], sizes: Sequence[int], pretokenizer: str = "moses",
-                    tagger: str = "nltk") -> dict:
+def coverage_report(lines: Sequence[str], sizes: Sequence[int], pretokenizer: str = BiteOptions.bite_pretokenizer,
+                    tagger: str = BiteOptions.bite_tagger) -> dict:
     from preprocess.bite import BiteTokenizer
     b = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger)
     words = [b.pretokenize(l) for l in lines]
@@ -117,8 +118,9 @@ def model_complexity(model_path: str, words: Sequence[str], lam: float = 2.0) ->
 
 
 # ---- Ratcliff/Obershelp over inflectional noise (one noise, one similarity: preprocess.evaluate.noise) ----------
-def similarity_report(lines: Sequence[str], seed: int = 0, fraction: float = 0.3, pretokenizer: str = "moses",
-                      tagger: str = "nltk", model: Optional[str] = None, bite_model: Optional[str] = None) -> dict:
+def similarity_report(lines: Sequence[str], seed: int = NoiseOptions.noise_seed, fraction: float = PAPER_FRACTION,
+                      pretokenizer: str = BiteOptions.bite_pretokenizer, tagger: str = BiteOptions.bite_tagger,
+                      model: Optional[str] = None, bite_model: Optional[str] = None) -> dict:
     """Mean Ratcliff/Obershelp similarity of clean vs inflection-perturbed encodings (the noise of
     :class:`preprocess.evaluate.noise.InflectionNoise`, the similarity of :func:`~preprocess.evaluate.noise.
     sequence_similarity`), over the sentences the noise changed."""
@@ -150,7 +152,7 @@ def similarity_report(lines: Sequence[str], seed: int = 0, fraction: float = 0.3
 
 
 # ---- tagger agreement ---------------------------------------------------------------------------------------------
-def agreement_report(lines: Sequence[str], pretokenizer: str = "moses") -> dict:
+def agreement_report(lines: Sequence[str], pretokenizer: str = BiteOptions.bite_pretokenizer) -> dict:
     """Agreement of nltk and hanta on BITE's decision per word (which symbol, or none)."""
     from preprocess.bite import BiteTokenizer
     bn = BiteTokenizer(pretokenizer=pretokenizer, tagger="nltk")
@@ -236,8 +238,9 @@ def round_trip_report(lines: Sequence[str], pretokenizer: str = BiteOptions.bite
 
 
 # ---- sequence lengths (Figure 8) ---------------------------------------------------------------------------------
-def sequence_lengths(lines: Sequence[str], base_model: str, bite_model: str, pretokenizer: str = "moses",
-                     tagger: str = "nltk", single_char: bool = False) -> dict:
+def sequence_lengths(lines: Sequence[str], base_model: str, bite_model: str,
+                     pretokenizer: str = BiteOptions.bite_pretokenizer, tagger: str = BiteOptions.bite_tagger,
+                     single_char: bool = BiteOptions.bite_single_char) -> dict:
     """Figure 8's measure for one pair of SentencePiece models: the mean encoded length of ``lines`` under D
     (``base_model`` on the raw text) and under BITE+D (``bite_model`` on BITE's subword text, as
     ``preprocess.encode --scheme bite --subword-model`` encodes), the relative increase, and the paper's
@@ -267,7 +270,8 @@ def sequence_lengths(lines: Sequence[str], base_model: str, bite_model: str, pre
 
 
 def figure8(train_lines: Sequence[str], sizes: Sequence[int], model_types: Sequence[str] = ("unigram",),
-            eval_lines: Optional[Sequence[str]] = None, pretokenizer: str = "moses", tagger: str = "nltk",
+            eval_lines: Optional[Sequence[str]] = None, pretokenizer: str = BiteOptions.bite_pretokenizer,
+            tagger: str = BiteOptions.bite_tagger,
             seed: int = SpmOptions.seed, **spm_options) -> List[dict]:
     """The BITE paper's Figure 8 on a corpus: for each subword algorithm and vocabulary size, train D on the raw
     ``train_lines`` and BITE+D on their BITE subword text (same options, ``hard_vocab_limit`` off so that a

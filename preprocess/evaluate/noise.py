@@ -40,7 +40,10 @@ from typing import List, Optional, Sequence, Tuple
 
 from preprocess.common import UserError, atomic_output, check_distinct, check_output_path, read_lines, run_main
 # the whitespace noise and the per-line generator live beside the tokenisers that use them (FLOTA's --noise-p)
-from preprocess.whitespace_noise import check_fraction, inject_whitespace_noise, line_rng  # noqa: F401
+from preprocess.whitespace_noise import (PAPER_FRACTION, NoiseOptions, check_fraction,  # noqa: F401
+                                         inject_whitespace_noise, line_rng)
+# the tagger default is BITE's (the inflection noise tags as BITE does)
+from preprocess.bite import TAGGERS, BiteOptions  # noqa: E402
 
 KINDS = ("infl", "ws")
 _CONTENT = frozenset({"NOUN", "VERB", "ADJ"})
@@ -86,7 +89,8 @@ def _spans(tokens: Sequence[str], line: str) -> List[Optional[Tuple[int, int]]]:
 class InflectionNoise:
     """MORPHEUS-style random re-inflection (see the module docstring); ``tagger`` is 'nltk' or 'hanta'."""
 
-    def __init__(self, fraction: float, seed: int = 0, tagger: str = "nltk"):
+    def __init__(self, fraction: float, seed: int = NoiseOptions.noise_seed,
+                 tagger: str = BiteOptions.bite_tagger):
         from sacremoses import MosesTokenizer
 
         from preprocess.taggers import TaggerUnavailable, get_tagger
@@ -137,8 +141,8 @@ class InflectionNoise:
 
 # --- both kinds ------------------------------------------------------------------------------------------------
 
-def perturb_lines(lines: Sequence[str], kind: str, fraction: float, seed: int = 0,
-                  tagger: str = "nltk") -> Tuple[List[str], dict]:
+def perturb_lines(lines: Sequence[str], kind: str, fraction: float, seed: int = NoiseOptions.noise_seed,
+                  tagger: str = BiteOptions.bite_tagger) -> Tuple[List[str], dict]:
     """Perturbed copies of ``lines`` (one per line) and counts.
 
     Counts: ``lines``, ``words`` (whitespace words of the clean text), ``candidates`` (inflectable words for
@@ -171,8 +175,9 @@ def perturb_lines(lines: Sequence[str], kind: str, fraction: float, seed: int = 
     return out, stats
 
 
-def write_noisy(input_path: str, output_path: str, kind: str, fraction: float, seed: int = 0,
-                tagger: str = "nltk") -> dict:
+def write_noisy(input_path: str, output_path: str, kind: str, fraction: float,
+                seed: int = NoiseOptions.noise_seed,
+                tagger: str = BiteOptions.bite_tagger) -> dict:
     """Write a perturbed copy of the raw text file ``input_path`` to ``output_path`` (same line count; written
     through a temporary file, so no partial output); returns :func:`perturb_lines`' counts plus the paths."""
     check_kind(kind)
@@ -225,10 +230,10 @@ def main(argv=None) -> int:
     p = sub.add_parser("perturb", help="write a perturbed copy of a raw text file (same line count)")
     p.add_argument("--kind", choices=KINDS, required=True,
                    help="infl: re-inflect inflectable words (BITE/MORPHEUS); ws: drop spaces (FLOTA)")
-    p.add_argument("--fraction", type=float, default=0.3,
+    p.add_argument("--fraction", type=float, default=PAPER_FRACTION,
                    help="probability that a candidate (inflectable word / space between words) is perturbed")
-    p.add_argument("--seed", type=int, default=0, help="random seed (per line)")
-    p.add_argument("--tagger", choices=("nltk", "hanta"), default="nltk", help="POS tagger for --kind infl")
+    p.add_argument("--seed", type=int, default=NoiseOptions.noise_seed, help="random seed (per line)")
+    p.add_argument("--tagger", choices=TAGGERS, default=BiteOptions.bite_tagger, help="POS tagger for --kind infl")
     p.add_argument("--input", required=True, help="raw text, one sentence per line")
     p.add_argument("--output", required=True, help="perturbed copy")
     s = sub.add_parser("similarity", help="mean Ratcliff/Obershelp similarity of two encoded files")
