@@ -6,7 +6,6 @@ The training text is tagged once: the BITE output written to train the subword m
 split is encoded from."""
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -14,7 +13,7 @@ from preprocess import bite, spm
 from preprocess.bite import BiteLineEncoder
 from preprocess.encode import FileEncoder, file_options
 from preprocess.evaluate import bite as bite_eval
-from preprocess.options import to_args
+from preprocess.options import options_from, to_args
 from train_scripts.schemes import option
 from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
 
@@ -45,13 +44,13 @@ class BiteScheme(SentencePieceScheme):
     def applies(self, lang: str) -> bool:
         return lang in self.options.bite_langs
 
-    def _bite_args(self) -> tuple:
-        o = self.options
-        return (o.bite_pretokenizer, o.bite_tagger, o.bite_single_char)
+    def _bite_options(self) -> bite.BiteOptions:
+        """The BITE part of the scheme's options (:class:`preprocess.bite.BiteOptions`)."""
+        return options_from(bite.BiteOptions, self.options)
 
     def _bite_encoder(self, *args, **kwargs) -> functools.partial:
         """``BiteLineEncoder`` with this scheme's BITE options (``args``, ``kwargs``: the rest of its arguments)."""
-        return functools.partial(BiteLineEncoder, *self._bite_args(), *args, exact=self.options.bite_exact, **kwargs)
+        return functools.partial(BiteLineEncoder.from_options, self._bite_options(), *args, **kwargs)
 
     def learn(self, train, workers=1, quiet=True):
         inputs = []
@@ -87,9 +86,7 @@ class BiteScheme(SentencePieceScheme):
     def decode_args(self, lang):
         if not self.applies(lang):
             return super().decode_args(lang)
-        o = self.options
-        options = bite.BiteOptions(**{f.name: getattr(o, f.name) for f in dataclasses.fields(bite.BiteOptions)})
-        args = to_args(options, always=("bite_tagger", "bite_pretokenizer"))
+        args = to_args(self._bite_options(), always=("bite_tagger", "bite_pretokenizer"))
         return ["--tokenizer", "bite", *args] + super().decode_args(lang)
 
     def intrinsic(self, raw, gold):

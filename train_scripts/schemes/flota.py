@@ -7,14 +7,13 @@ and FLOTA segments the ``--flota-langs`` sides over its vocabulary, the others k
 FLOTA against its baseline at the same vocabulary.  Decoded by ``--bpe flota`` on a FLOTA side."""
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 from dataclasses import dataclass
 
 from preprocess import flota, spm
 from preprocess.common import UserError
-from preprocess.options import option, to_args
+from preprocess.options import option, options_from, to_args
 from preprocess.vocabularies import load_vocab, write_fairseq_dict
 from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
 
@@ -29,8 +28,7 @@ class FlotaSchemeOptions(flota.FlotaOptions, SentencePieceOptions):
 
 def _tokenizer_options(options, **overrides) -> flota.FlotaOptions:
     """The tokenizer part of the scheme's options (``overrides``: the vocabulary and style the scheme resolved)."""
-    values = {f.name: getattr(options, f.name) for f in dataclasses.fields(flota.FlotaOptions)}
-    return flota.FlotaOptions(**{**values, **overrides})
+    return options_from(flota.FlotaOptions, options, **overrides)
 
 
 class FlotaScheme(SentencePieceScheme):
