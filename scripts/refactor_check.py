@@ -22,11 +22,12 @@ script (``python -m``, so the checkout's code, not the console scripts, which po
 Compiled twins (``preprocess/_*.so``) only change speed; build them in a bare worktree with
 ``.venv/bin/python setup.py build_ext --inplace``.
 
-Time, on the project's 2-core machine, 1,938 hashes: ``--record`` of the baseline worktree 15 min 9 s and its
-repeat ``--check`` 16 min 48 s (all 1,938 matched), both while other people's test runs kept the load at 5-6 on
-the 2 cores; the check itself is serial and used 9.7 CPU minutes (8.8 user, 1.0 system) each time, so about 10
-minutes on an idle machine.  The ``demo`` step is the longest (6-8 minutes there: nine rows of the pipeline, each
-starting fairseq four times), then ``encode``, ``classification`` and ``learn`` (1.5-3 minutes each).
+Time, on the project's 2-core machine, 1,938 hashes: ``--record`` of the baseline worktree 15 min 9 s and two
+repeat ``--check`` runs 16 min 48 s and 11 min 47 s (all 1,938 matched both times), the first two while other
+people's test runs kept the load at 5-6 on the 2 cores, the last at load 1-4; the check is serial and uses about 9
+CPU minutes (8-9 user, 1 system), so about 10 minutes on an idle machine.  The ``demo`` step is the longest (6-8
+minutes: nine rows of the pipeline, each starting fairseq four times), then ``encode``, ``classification``,
+``binarize-lm`` and ``learn`` (0.5-3 minutes each).
 
 What is hashed (keys are ``step/...`` relative names; the step names are what ``--only`` takes):
 
