@@ -117,10 +117,11 @@ def from_namespace(options_cls: type, ns):
 
 def options_from(options_cls: type, source=None, **overrides):
     """The ``options_cls`` instance of ``source``, converted once at a boundary: an instance of ``options_cls``
-    (returned as it is, or a copy with ``overrides``), a dict (``-`` or ``_`` in keys), or anything with attributes
+    (returned as it is, or a copy with ``overrides``), an instance of a subclass (a recipe's options: a new
+    ``options_cls`` of its fields), a dict (``-`` or ``_`` in keys), or anything with attributes
     (an argparse namespace, a fairseq config, another options object); fields ``source`` lacks or holds as None take
     the dataclass defaults, other attributes are ignored.  ``overrides``: field values that replace ``source``'s."""
-    if isinstance(source, options_cls):
+    if type(source) is options_cls:   # a subclass (a recipe's options) is converted: only these fields
         return dataclasses.replace(source, **overrides) if overrides else source
     names = [f.name for f in dataclasses.fields(options_cls)]
     if source is None:

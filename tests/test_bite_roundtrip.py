@@ -124,7 +124,7 @@ def test_encode_cli_metrics_and_recipe_take_the_option(tmp_path, run_cli, shared
     # the recipe passes it to every BITE encoder and records it for decoding
     from train_scripts.schemes import make_scheme
     scheme = make_scheme({"scheme": "bite", "bite_exact": True}, ("en", "de"), str(tmp_path))
-    assert scheme.encoder("en").keywords["exact"] is True
+    assert scheme.encoder("en").args[0].bite_exact is True   # BiteLineEncoder.from_options(BiteOptions, ...)
     assert "--bite-exact" in scheme.decode_args("en")
 
 
