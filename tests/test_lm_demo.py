@@ -6,9 +6,12 @@ import gzip
 import json
 import shlex
 import signal
+import subprocess
+import sys
 
 import pytest
 
+from tests.conftest import cli_env
 from train_scripts import lm_demo, lm_plan, lm_report
 from train_scripts.pipeline import split_parts
 
@@ -117,6 +120,16 @@ def test_demo_part_routing():
     assert split_parts(["--row", "unigram", "--schemes", "unigram"])[0] == "translation"  # a translation row
     with pytest.raises(Exception, match="--part"):
         split_parts(["--part", "both"])
+
+
+def test_part_help_prints_that_parts_options_and_runs_nothing(tmp_path):
+    """``--part pretraining --help`` (what the demo's help says to run) printed no help: --help went to the
+    translation part, which --part pretraining does not run, so the whole pretraining part started."""
+    assert split_parts(["--part", "pretraining", "--help"])[2] == ["--help"]
+    proc = subprocess.run([sys.executable, "-m", "train_scripts.pipeline", "--part", "pretraining", "--help"],
+                          cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: morphtok-demo --part pretraining"), proc.stderr
+    assert "--lm-preset" in proc.stdout and list(tmp_path.iterdir()) == []
 
 
 def test_options_and_dry_run(run_cli, tmp_path):

@@ -1,7 +1,7 @@
 """The comparison behind ``make demo``: every scheme through the recipes users run, on Multi30k En->De, one report.
 
-The demo is a list of recipe configurations (``translation_rows.ROWS``): each row is a configuration of the
-scheme registry (``train_scripts/schemes``) and runs through exactly what a researcher runs on a cluster:
+The demo is a list of recipe configurations (``translation_rows.ROWS``): each row is a configuration of a
+scheme of the registry (``preprocess/registry.py``; its recipe in ``train_scripts/schemes``) and runs through exactly what a researcher runs on a cluster:
 ``train_scripts.binarize`` -> ``train_scripts/train_transformer_big.sh`` (with the budget preset's options)
 -> ``train_scripts.average_checkpoints`` -> ``train_scripts.evaluate``, plus intrinsic metrics (sequence lengths,
 vocabulary use, morph boundary P/R/F1, the scheme's own metrics).  Writes ``REPORT.md``, ``report.html``, plots
@@ -252,7 +252,7 @@ def summary(args, counts: dict) -> str:
 #: (``train_scripts/lm_demo.py``), or both, one report
 PARTS = ("all", "translation", "pretraining")
 #: options both parts take (the pretraining part's own options all start with ``--lm-``)
-SHARED_OPTIONS = {"--output": 1, "--dry-run": 0, "--jobs": 1, "--threads": 1}
+SHARED_OPTIONS = {"--output": 1, "--dry-run": 0, "--jobs": 1, "--threads": 1, "-h": 0, "--help": 0}
 
 
 def split_parts(argv: list) -> tuple:
