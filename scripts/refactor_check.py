@@ -35,7 +35,7 @@ What is hashed (keys are ``step/...`` relative names; the step names are what ``
     The shared data read (Multi30k's eight files, the morph gold, vocabularies, models, CSVs, the LM text slice): a
     changed input explains every other mismatch.
 ``learn``
-    ``train_scripts.binarize --learn-only`` of every row of the demo (``pipeline.ROWS``: bpe, unigram, bpe_prime,
+    ``train_scripts.binarize --learn-only`` of every row of the demo (``translation_rows.ROWS``: bpe, unigram, bpe_prime,
     bpe_prime_nospace, unigram_prime, unigram_prime_nospace, bite_unigram, wordmap, flota; seed 1, character
     coverage 1.0) on all 29,000 Multi30k training pairs at 8,000 pieces (the gpu preset's learn step): every file
     under ``models/`` (SentencePiece models, fairseq dictionaries, BITE's tagged and encoded training text, the
@@ -57,8 +57,8 @@ What is hashed (keys are ``step/...`` relative names; the step names are what ``
     pairs, 300 of val, 500 of test_2016_flickr, 4,000 pieces (the cpu preset's vocabulary): binarize.json, models/,
     tok/, data-bin/ (.bin, .idx, dict files, preprocess.log).
 ``binarize-lm``
-    ``python -m train_scripts.binarize --lm`` of every row of the pretraining part (``lm_demo.LM_ROW_NAMES`` and the
-    six ``published_*`` rows; options as ``lm_demo.Plan.binarize_command``) on the first 5,000 lines of the Brown
+    ``python -m train_scripts.binarize --lm`` of every row of the pretraining part (``lm_plan.LM_ROW_NAMES`` and the
+    six ``published_*`` rows; options as ``lm_plan.Plan.binarize_command``) on the first 5,000 lines of the Brown
     corpus (``english_lm/brown.txt.gz``, blank lines between documents) and the next 500 as validation text, 4,000
     pieces.
 ``classification``
@@ -431,7 +431,7 @@ def lm_rows(c: Context) -> dict:
 def step_binarize_lm(c: Context) -> None:
     for row, config in lm_rows(c).items():
         out = c.work / "binarize-lm" / row
-        # as lm_demo.Plan.binarize_command: {"vocab_size": ..., **row.config}, --workers 1
+        # as lm_plan.Plan.binarize_command: {"vocab_size": ..., **row.config}, --workers 1
         c.run(["-m", "train_scripts.binarize", "--lm", "--data", c.work / "lm-raw", "--src", "en", "--out", out,
                "--workers", 1, *options({"scheme": config["scheme"], "vocab_size": SLICE_VOCAB, **config})],
               f"binarize-lm {row}")
