@@ -281,3 +281,21 @@ def test_sentencepiece_with_user_symbols_equals_project(bite_scheme, tmp_path):
     decode = fairseq_decoder({"bpe": "sentencepiece", "sentencepiece_model": model})
     _check_fast(_fast(out), fairseq_dictionary(bite_scheme.dictionary("en")), lines,
                 [enc.encode_pieces(line) for line in lines], decode)
+
+
+def test_flota_class_keeps_one_options_object_from_saved_keywords(tmp_path):
+    """from_pretrained passes the flota_* keywords of tokenizer_config.json: they become the options object, the
+    same as one given directly, and are saved under the same keys (directories saved earlier keep loading)."""
+    from preprocess.flota import FlotaOptions
+    from preprocess.hf_tokenizers import MorphtokFlotaTokenizer
+
+    vocab, dict_txt = tmp_path / "v.txt", tmp_path / "dict.txt"
+    vocab.write_text("the\ndog\n##s\n")
+    dict_txt.write_text("the 1\ndog 1\n##s 1\n")
+    saved = MorphtokFlotaTokenizer(str(dict_txt), flota_list_file=str(vocab), flota_k=2, flota_case="lower")
+    given = MorphtokFlotaTokenizer(str(dict_txt), flota_list_file=str(vocab),
+                                   options=FlotaOptions(flota_k=2, flota_case="lower"))
+    assert saved.options == given.options == FlotaOptions(flota_vocab=str(vocab), flota_k=2, flota_case="lower")
+    assert {k: saved.init_kwargs[k] for k in ("flota_k", "flota_case", "flota_style")} == \
+        {"flota_k": 2, "flota_case": "lower", "flota_style": FlotaOptions.flota_style}
+    assert "options" not in saved.init_kwargs and saved.tokenize("the dogs") == given.tokenize("the dogs")
