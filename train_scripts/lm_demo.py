@@ -47,6 +47,7 @@ import time
 from pathlib import Path
 
 from preprocess.common import UserError, run_main
+from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 from train_scripts.lm_plan import (BASELINE, DEFAULT_LM_ROWS, FLOTA_MODES, FLOTA_PAPER, LM_ROW_NAMES, PAPER_ROWS,
                                    PRESET_HELP, PRESET_KEYS, PRESETS, Plan, _published_rows, lm_rows)
 from train_scripts.lm_scheduler import LmDemo
@@ -94,8 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="ArXiv subareas (the paper averages all three)")
     ap.add_argument("--lm-flota-paper", action="store_true",
                     help="FLOTA's own fine-tuning settings (A.2: batch 64, every lr of {1e-5, 3e-5, 1e-4})")
-    ap.add_argument("--lm-noise-p", type=float, default=0.3, help="whitespace noise of the noisy test set (FLOTA)")
-    ap.add_argument("--lm-noise-seed", type=int, default=1, help="seed of the whitespace noise")
+    ap.add_argument("--lm-noise-p", type=float, default=PAPER_FRACTION,
+                    help="whitespace noise of the noisy test set (FLOTA)")
+    ap.add_argument("--lm-noise-seed", type=int, default=DEMO_SEED, help="seed of the whitespace noise")
     g = ap.add_argument_group("preset values (default: the preset's)")
     for key in PRESET_KEYS:
         kind = type(PRESETS["cpu"][key])

@@ -53,6 +53,7 @@ from tqdm import tqdm
 
 from preprocess.common import REPO, UserError, atomic_output, run_main
 from preprocess.evaluate import noise as noise_eval
+from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 from train_scripts.schemes import make_scheme
 from train_scripts.stages import (PipelineError, Runner, Stages, _become_subreaper, _terminate, say,
                                   stop_descendants, versions)
@@ -81,10 +82,10 @@ def parse_args(argv=None):
                     help=f"rows of the comparison ({', '.join(ROWS)}), or 'all' for every row")
     ap.add_argument("--baseline", default=None,
                     help="row every other row is tested against (default: unigram when it runs, else the first)")
-    ap.add_argument("--noise-fraction", default="0.3",
+    ap.add_argument("--noise-fraction", default=str(PAPER_FRACTION),
                     help="probability that an inflectable word is re-inflected (inflection noise) and that a space "
                          "between words is dropped (whitespace noise) in the perturbed test sets (FLOTA: 0.3)")
-    ap.add_argument("--noise-seed", type=int, default=1, help="seed of both perturbations")
+    ap.add_argument("--noise-seed", type=int, default=DEMO_SEED, help="seed of both perturbations")
     ap.add_argument("--dry-run", action="store_true", help="print the commands every row would run, run nothing")
     g = ap.add_argument_group("preset options (default: the preset's value; 0 lines = the whole split)")
     for name, kind in (("train_lines", int), ("valid_lines", int), ("test_lines", int), ("vocab_size", int),
