@@ -231,11 +231,10 @@ def reference(scheme: str, lines: list, src: str, model: str, vocab: str, tmp: s
 def per_sentence_apis(vocab: str, schemes: list):
     out = []
     if "bite" in schemes:
-        from bite import ReferenceBite
+        from bite import ReferenceBite, _cold
         from sacremoses import MosesTokenizer
 
         from preprocess.bite import BiteTokenizer
-        from bite import _cold
         bite_ref, moses = ReferenceBite(), MosesTokenizer(lang="en")
         tok = BiteTokenizer("moses", "nltk")
         out.append(("BiteTokenizer.tokenize (fairseq --tokenizer bite, hub encode)", tok.tokenize,

@@ -35,11 +35,12 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script: the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from preprocess import wordmap as wm  # noqa: E402
-from preprocess.wordmap import maps, tagging  # noqa: E402
-from preprocess.common import REPO  # noqa: E402
-from train_scripts.tools import SHARED_DATA  # noqa: E402
 from timing import load, per_core, print_ratios, repeated, report_spaces_cpu  # noqa: E402
+
+from preprocess import wordmap as wm  # noqa: E402
+from preprocess.common import REPO  # noqa: E402
+from preprocess.wordmap import maps, tagging  # noqa: E402
+from train_scripts.tools import SHARED_DATA  # noqa: E402
 
 SHARED = os.environ.get("SHARED_DATA") or str(SHARED_DATA)
 

@@ -9,8 +9,10 @@ validation loss; see ``train_scripts/pretrain_roberta.sh``).
 from dataclasses import dataclass, field
 
 from fairseq.optim.lr_scheduler import register_lr_scheduler
-from fairseq.optim.lr_scheduler.reduce_lr_on_plateau import (ReduceLROnPlateauLRSchedule,
-                                                             ReduceLROnPlateauLRScheduleConfig)
+from fairseq.optim.lr_scheduler.reduce_lr_on_plateau import (
+    ReduceLROnPlateauLRSchedule,
+    ReduceLROnPlateauLRScheduleConfig,
+)
 
 
 @dataclass

@@ -26,8 +26,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from fairseq import utils
-from fairseq.data import (BaseWrapperDataset, MaskTokensDataset, PrependTokenDataset, RightPadDataset, SortDataset,
-                          TokenBlockDataset, data_utils)
+from fairseq.data import (
+    BaseWrapperDataset,
+    MaskTokensDataset,
+    PrependTokenDataset,
+    RightPadDataset,
+    SortDataset,
+    TokenBlockDataset,
+    data_utils,
+)
 from fairseq.data.encoders.utils import get_whole_word_mask
 from fairseq.data.shorten_dataset import maybe_shorten_dataset
 from fairseq.tasks import register_task

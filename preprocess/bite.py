@@ -43,16 +43,38 @@ from __future__ import annotations
 import argparse
 from typing import List, Optional, Sequence
 
-from preprocess.options import add_arguments, options_from
-from preprocess.taggers import TaggerUnavailable
 # the algorithm and its text layer live in preprocess.bite_tokenizer and preprocess.bite_text (split from this
 # module); the names other modules use stay importable from here
 from preprocess.bite_text import (  # noqa: F401
-    _SYMBOL_RE, ESCAPE, GLUE, HAVE_INFLECTIONS, INFLECTION_SYMBOLS, LEMMA_TAGS, LEMMINFLECT_MATCHED, MOSES_DELETED,
-    PRETOKENIZERS, PUNCTUATION, SINGLE_CHAR_SYMBOLS, SPACE_BEFORE_MARK, TAG_OF_SYMBOL, TAGGERS, USER_SYMBOLS,
-    USER_SYMBOLS_SINGLE, bert_pretokenize, default_attached, escape, get_lemmas, literal_tokens, match_case,
-    model_normalised, needs_escape)
+    _SYMBOL_RE,
+    ESCAPE,
+    GLUE,
+    HAVE_INFLECTIONS,
+    INFLECTION_SYMBOLS,
+    LEMMA_TAGS,
+    LEMMINFLECT_MATCHED,
+    MOSES_DELETED,
+    PRETOKENIZERS,
+    PUNCTUATION,
+    SINGLE_CHAR_SYMBOLS,
+    SPACE_BEFORE_MARK,
+    TAG_OF_SYMBOL,
+    TAGGERS,
+    USER_SYMBOLS,
+    USER_SYMBOLS_SINGLE,
+    bert_pretokenize,
+    default_attached,
+    escape,
+    get_lemmas,
+    literal_tokens,
+    match_case,
+    model_normalised,
+    needs_escape,
+)
 from preprocess.bite_tokenizer import BiteOptions, BiteTokenizer
+from preprocess.options import add_arguments, options_from
+from preprocess.taggers import TaggerUnavailable
+
 
 # ---- preprocess.encode hooks ----------------------------------------------------------------------------------
 class BiteLineEncoder:

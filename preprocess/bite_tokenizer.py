@@ -8,14 +8,41 @@ import itertools
 from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from preprocess.bite_text import (_BE_TAGS, _CHUNK_SPLIT_RE, _MOSES_DELETED_RE, _PLAIN_CHARS, _PLAIN_SENTENCE, ESCAPE,
-                                  GLUE, HAVE_INFLECTIONS, INFLECTION_SYMBOLS, LEMMA_TAGS, PRETOKENIZERS, PUNCTUATION,
-                                  SINGLE_CHAR_SYMBOLS, SPACE_BEFORE_MARK, TAG_OF_SYMBOL, TAGGERS, _align, _be_form,
-                                  _category, _get_lemma, _lemminflect, _one_chunk, _plain_sentence, _structure,
-                                  bert_pretokenize, default_attached, literal_tokens, match_case, model_normalised,
-                                  needs_escape)
+from preprocess.bite_text import (
+    _BE_TAGS,
+    _CHUNK_SPLIT_RE,
+    _MOSES_DELETED_RE,
+    _PLAIN_CHARS,
+    _PLAIN_SENTENCE,
+    ESCAPE,
+    GLUE,
+    HAVE_INFLECTIONS,
+    INFLECTION_SYMBOLS,
+    LEMMA_TAGS,
+    PRETOKENIZERS,
+    PUNCTUATION,
+    SINGLE_CHAR_SYMBOLS,
+    SPACE_BEFORE_MARK,
+    TAG_OF_SYMBOL,
+    TAGGERS,
+    _align,
+    _be_form,
+    _category,
+    _get_lemma,
+    _lemminflect,
+    _one_chunk,
+    _plain_sentence,
+    _structure,
+    bert_pretokenize,
+    default_attached,
+    literal_tokens,
+    match_case,
+    model_normalised,
+    needs_escape,
+)
 from preprocess.options import option
 from preprocess.taggers import get_tagger, universal
+
 
 @dataclass
 class BiteOptions:

@@ -35,10 +35,23 @@ import traceback
 from typing import Iterable, Iterator
 
 from preprocess import registry
-from preprocess.common import (UserError, _PositionalReader, atomic_output, check_distinct, check_output_path,
-                               is_stream_input, is_stream_output, lines_of, make_temp_file, prepare_output,
-                               read_lines, require_input, run_main, split_lines_file, write_error)
-
+from preprocess.common import (
+    UserError,
+    _PositionalReader,
+    atomic_output,
+    check_distinct,
+    check_output_path,
+    is_stream_input,
+    is_stream_output,
+    lines_of,
+    make_temp_file,
+    prepare_output,
+    read_lines,
+    require_input,
+    run_main,
+    split_lines_file,
+    write_error,
+)
 
 #: smallest byte range a worker takes at a time (smaller ranges only add per-range overhead)
 MIN_SEGMENT_BYTES = 1 << 18

@@ -45,12 +45,21 @@ from dataclasses import dataclass
 from typing import Iterable, Optional, Sequence, Union
 
 from preprocess.common import UserError, flatten_line
-from preprocess.whitespace_noise import NoiseOptions, inject_whitespace_noise, line_rng
 from preprocess.flota_search import FlotaSearch, search_class
 from preprocess.options import add_arguments, option, options_from
 from preprocess.spm import SPACE_SYMBOL, load_model
-from preprocess.vocabularies import (from_byte_level, gpt2_id_map, is_gpt2_id_dict, is_uncased, load_vocab,
-                                     strip_accents, to_byte_level, wordpiece_segment, write_fairseq_dict)
+from preprocess.vocabularies import (
+    from_byte_level,
+    gpt2_id_map,
+    is_gpt2_id_dict,
+    is_uncased,
+    load_vocab,
+    strip_accents,
+    to_byte_level,
+    wordpiece_segment,
+    write_fairseq_dict,
+)
+from preprocess.whitespace_noise import NoiseOptions, inject_whitespace_noise, line_rng
 
 #: pretokenisation of the released code: runs of word characters, or any single other non-space character
 PRETOKENIZE = re.compile(r"[\w]+|[^\s\w]")

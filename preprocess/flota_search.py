@@ -27,7 +27,7 @@ class FlotaSearch:
     """Mixin for :class:`~preprocess.flota.FlotaTokenizer`: it reads the tables the tokenizer builds (``max_len``,
     ``_max_piece``, ``_lengths``, ``_map0``, ``_map1``, ``_hyphen_bare``, ``_hyphen_first``)."""
 
-    def flota_pieces(self, word: str, k: cython.Py_ssize_t) -> list:
+    def flota_pieces(self, word: str, k: cython.Py_ssize_t) -> list:  # noqa: C901 - one compiled loop, no calls
         """(position, token) pairs that FLOTA finds in ``word`` (a ``str``, already in the vocabulary's alphabet), at
         most ``k`` of them, sorted by position.  The whole-word check is not applied here.
 

@@ -45,7 +45,6 @@ from array import array
 from collections.abc import Sequence
 from operator import itemgetter
 
-
 from preprocess.common import compiled_class
 
 try:   # the cython.* annotations type the hot loops' numbers in C when this file is compiled (setup.py)
@@ -66,9 +65,11 @@ except ImportError:   # plain Python without Cython installed: the annotations a
 
         cfunc = inline = cclass
 if cython.compiled:   # C's exp and log1p when compiled, Python's (the same C library functions) otherwise
-    from cython.cimports.libc.math import exp as _exp, log1p as _log1p
+    from cython.cimports.libc.math import exp as _exp
+    from cython.cimports.libc.math import log1p as _log1p
 else:
-    from math import exp as _exp, log1p as _log1p
+    from math import exp as _exp
+    from math import log1p as _log1p
 
 #: entries per LRU cache (word candidates; analysis results; lemmas): bounded memory whatever the corpus size
 WORD_CACHE_SIZE = 1 << 17
@@ -254,7 +255,7 @@ class _Core:
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
-    def forward(self, word: str) -> list:
+    def forward(self, word: str) -> list:  # noqa: C901 - HanTa's analysis as one compiled loop (hot path)
         """``HanoverTagger.analyze_forward(word)``: the same search in the same order with the same floats, over
         numbered states in flat arrays.  Row i of HanTa's table (a dict state -> log p, in insertion order) is
         ``_tlist[i * NS:i * NS + _tlen[i]]`` (its states in insertion order) with their values in ``_tval``
@@ -471,7 +472,7 @@ class _Core:
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
-    def viterbi(self, sent, cands, casesensitive: cython.bint, names: tuple) -> list:
+    def viterbi(self, sent, cands, casesensitive: cython.bint, names: tuple) -> list:  # noqa: C901 - compiled, hot
         """HanTa's ``tag_sent_viterbi(sent, casesensitive)``: the tags (``names``) of the best path.  Row i of HanTa's
         table (a dict state -> log p, in insertion order) is ``_ent_*[off_i:off_i+1]``: (state, log p, the state
         before), in insertion order.  ``cands``: word, case counts -> its flat candidates; ``names``: what to give
@@ -678,7 +679,7 @@ class FastHanta:
         self._ncol = ncol
         self._top = array("d", [0.0]) * 8   # the k best values of a row (k = 4 or 6)
 
-    def _word_tables(self, h) -> None:
+    def _word_tables(self, h) -> None:  # noqa: C901 - mirrors HanTa's tables one by one, run once
         """``analyze_forward``'s tables as flat arrays.  States (tag before, tag) are numbered 0.. (0 is HanTa's
         start state); ``_fu_*[_fu_start[s]:_fu_start[s + 1]]`` are HanTa's following tags of state s that are not
         final (dense tag number, log probability, the state they lead to), in HanTa's order, ``_ff_*`` the final

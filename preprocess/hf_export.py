@@ -111,6 +111,51 @@ def _punct_decoder_pattern() -> str:
     return rf"^(?:(?!\p{{P}}+$)|(?=(?:{exc})$))"
 
 
+def _tokenizer_model(model_path: str, trainer, pieces: list, ids: dict, score: dict):
+    """The ``tokenizers`` model (Unigram or BPE) that segments as the SentencePiece model does."""
+    from tokenizers import models
+
+    by_id = sorted(ids.items(), key=lambda kv: kv[1])
+    byte_fallback = bool(trainer.byte_fallback)
+    if trainer.model_type == 1:   # UNIGRAM
+        return models.Unigram([(t, 0.0 if i < 4 else float(score[t])) for t, i in by_id], UNK_ID, byte_fallback)
+    if trainer.model_type == 2:   # BPE: SentencePiece merges the adjacent pair whose concatenation is the
+        # highest-scoring piece; merges ranked by that piece's score give the same order to tokenizers' BPE
+        vocab = dict(by_id)
+        mergeable = {p for p, t, _ in pieces if t in (_NORMAL, _USER_DEFINED)}
+        merges = []
+        for p, t, _score in sorted(pieces, key=lambda x: -x[2]):
+            if t != _NORMAL or len(p) < 2:
+                continue
+            for k in range(1, len(p)):
+                if p[:k] in mergeable and p[k:] in mergeable:
+                    merges.append((p[:k], p[k:]))
+        return models.BPE(vocab, merges, unk_token="<unk>", byte_fallback=byte_fallback, fuse_unk=True)
+    raise UserError(f"{model_path}: only unigram and bpe SentencePiece models can be exported")
+
+
+def _normalizer(norm, others: list):
+    """SentencePiece's normalisation (``norm``: the model's normalizer_spec) as a ``tokenizers`` normalizer;
+    ``others``: the user-defined symbols other than ``▁``."""
+    from tokenizers import Regex, normalizers
+
+    steps = []
+    if norm.precompiled_charsmap:
+        steps.append(normalizers.Precompiled(norm.precompiled_charsmap))
+    if norm.remove_extra_whitespaces:
+        steps += [normalizers.Replace(Regex(" {2,}"), " "), normalizers.Strip(left=True, right=True)]
+    if norm.add_dummy_prefix and others:
+        # tokenizers normalises the text of an added token with this normalizer too: a plain Prepend would make a
+        # user-defined symbol match only as "▁X", where SentencePiece gives "▁" "X"; so the dummy prefix goes
+        # before any non-empty text except a user-defined symbol alone (which is then the one difference)
+        alone = "|".join(re.escape(u) for u in sorted(others, key=len, reverse=True))
+        steps.append(normalizers.Replace(Regex(f"^(?=.)(?!(?:{alone})$)"), SPACE_SYMBOL))
+    elif norm.add_dummy_prefix:
+        steps.append(normalizers.Prepend(SPACE_SYMBOL))
+    steps.append(normalizers.Replace(" ", SPACE_SYMBOL))
+    return normalizers.Sequence(steps)
+
+
 def sentencepiece_tokenizer(model_path: str, spaces: str = "keep", dictionary: Optional[Sequence[str]] = None):
     """A ``tokenizers.Tokenizer`` that segments as the SentencePiece model does (``preprocess.spaces
     .SpacesEncoder``: ``keep`` or ``drop`` the standalone ``▁`` pieces), with fairseq dictionary ids.
@@ -119,7 +164,7 @@ def sentencepiece_tokenizer(model_path: str, spaces: str = "keep", dictionary: O
     policy).  It must hold exactly the model's pieces (any order): a ``tokenizer.json`` model cannot emit a piece
     without an id, nor keep an id that its model never emits out of its search.
     """
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, pre_tokenizers, processors
 
     from preprocess import spm
 
@@ -149,42 +194,9 @@ def sentencepiece_tokenizer(model_path: str, spaces: str = "keep", dictionary: O
     if any(t == _BYTE for _, t, _ in pieces) and not trainer.byte_fallback:
         raise UserError(f"{model_path}: byte pieces without byte_fallback are not supported")
 
-    by_id = sorted(ids.items(), key=lambda kv: kv[1])
-    byte_fallback = bool(trainer.byte_fallback)
-    if trainer.model_type == 1:   # UNIGRAM
-        model = models.Unigram([(t, 0.0 if i < 4 else float(score[t])) for t, i in by_id], UNK_ID, byte_fallback)
-    elif trainer.model_type == 2:   # BPE: SentencePiece merges the adjacent pair whose concatenation is the
-        # highest-scoring piece; merges ranked by that piece's score give the same order to tokenizers' BPE
-        vocab = dict(by_id)
-        mergeable = {p for p, t, _ in pieces if t in (_NORMAL, _USER_DEFINED)}
-        merges = []
-        for p, t, s in sorted(pieces, key=lambda x: -x[2]):
-            if t != _NORMAL or len(p) < 2:
-                continue
-            for k in range(1, len(p)):
-                if p[:k] in mergeable and p[k:] in mergeable:
-                    merges.append((p[:k], p[k:]))
-        model = models.BPE(vocab, merges, unk_token="<unk>", byte_fallback=byte_fallback, fuse_unk=True)
-    else:
-        raise UserError(f"{model_path}: only unigram and bpe SentencePiece models can be exported")
-    tok = Tokenizer(model)
-
-    steps = []
-    if norm.precompiled_charsmap:
-        steps.append(normalizers.Precompiled(norm.precompiled_charsmap))
-    if norm.remove_extra_whitespaces:
-        steps += [normalizers.Replace(Regex(" {2,}"), " "), normalizers.Strip(left=True, right=True)]
+    tok = Tokenizer(_tokenizer_model(model_path, trainer, pieces, ids, score))
     others = [u for u in user_defined if u != SPACE_SYMBOL]
-    if norm.add_dummy_prefix and others:
-        # tokenizers normalises the text of an added token with this normalizer too: a plain Prepend would make a
-        # user-defined symbol match only as "▁X", where SentencePiece gives "▁" "X"; so the dummy prefix goes
-        # before any non-empty text except a user-defined symbol alone (which is then the one difference)
-        alone = "|".join(re.escape(u) for u in sorted(others, key=len, reverse=True))
-        steps.append(normalizers.Replace(Regex(f"^(?=.)(?!(?:{alone})$)"), SPACE_SYMBOL))
-    elif norm.add_dummy_prefix:
-        steps.append(normalizers.Prepend(SPACE_SYMBOL))
-    steps.append(normalizers.Replace(" ", SPACE_SYMBOL))
-    tok.normalizer = normalizers.Sequence(steps)
+    tok.normalizer = _normalizer(norm, others)
     if prime:   # ▁ is always a piece of its own: isolate it (keep) or drop it ("no spaces")
         tok.pre_tokenizer = pre_tokenizers.Split(SPACE_SYMBOL, "isolated" if spaces == "keep" else "removed")
     else:
@@ -198,7 +210,7 @@ def sentencepiece_tokenizer(model_path: str, spaces: str = "keep", dictionary: O
         steps = [decoders.Replace(Regex(_punct_decoder_pattern()), " ")]
     else:   # SentencePiece's decode, which renders an unknown piece as " ⁇ "
         steps = [decoders.Replace("<unk>", " \u2047 "), decoders.Replace(SPACE_SYMBOL, " ")]
-    if byte_fallback:
+    if trainer.byte_fallback:
         steps.append(decoders.ByteFallback())
     steps.append(decoders.Fuse())
     if norm.add_dummy_prefix or spaces == "drop":   # the space before the first word

@@ -25,7 +25,6 @@ from transformers import AutoConfig, AutoTokenizer, PretrainedConfig, PreTrained
 from preprocess.common import atomic_output
 from preprocess.hf_export import FAIRSEQ_SPECIALS, SPACE_SYMBOL, UNK_ID, copy_file, fairseq_ids, read_fairseq_dict
 
-
 #: written beside the files by save_pretrained: what ``auto_map`` in tokenizer_config.json names
 SHIM = "tokenization_morphtok.py"
 SHIM_TEXT = '''"""Loads the morphtok tokenizer classes from the installed package, for AutoTokenizer with

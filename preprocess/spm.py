@@ -26,8 +26,19 @@ import tempfile
 from dataclasses import dataclass
 from typing import Iterable
 
-from preprocess.common import (UserError, atomic_output, atomic_outputs, check_distinct, check_output_path,
-                               flatten_line, prepare_output, read_blocks, read_lines, require_file, run_main)
+from preprocess.common import (
+    UserError,
+    atomic_output,
+    atomic_outputs,
+    check_distinct,
+    check_output_path,
+    flatten_line,
+    prepare_output,
+    read_blocks,
+    read_lines,
+    require_file,
+    run_main,
+)
 from preprocess.options import add_arguments, option
 
 #: U+2581 LOWER ONE EIGHTH BLOCK: SentencePiece's meta symbol for whitespace (a word-start marker).

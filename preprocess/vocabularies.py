@@ -25,7 +25,6 @@ from preprocess.common import UserError, check_distinct, check_output_path
 from preprocess.integrity import require_complete_text
 from preprocess.spm import FAIRSEQ_SPECIALS, load_model, write_dict
 
-
 # --- GPT-2 byte-level alphabet ---------------------------------------------------------------------------------
 
 def _bytes_to_unicode() -> dict:

@@ -84,8 +84,9 @@ def fairseq_ids(dictionary, encoded_lines: list[str]) -> list[list[int]]:
 def fairseq_decoder(bpe: dict, tokenizer: dict | None = None):
     """ids (without ``</s>``) -> text through fairseq's own decode path: ``Dictionary.string`` then the scheme's
     ``--bpe`` decode then its ``--tokenizer`` decode, the registered adapters of fairseq_plugins."""
-    import fairseq_plugins  # noqa: F401
     from fairseq.data import encoders
+
+    import fairseq_plugins  # noqa: F401
     b = encoders.build_bpe(Namespace(**bpe))
     t = encoders.build_tokenizer(Namespace(**tokenizer)) if tokenizer else None
 

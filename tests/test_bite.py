@@ -11,8 +11,15 @@ from pathlib import Path
 import pytest
 
 from preprocess import bite, bite_text
-from preprocess.bite import (ESCAPE, GLUE, INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS, SPACE_BEFORE_MARK, BiteTokenizer,
-                             default_attached)
+from preprocess.bite import (
+    ESCAPE,
+    GLUE,
+    INFLECTION_SYMBOLS,
+    SINGLE_CHAR_SYMBOLS,
+    SPACE_BEFORE_MARK,
+    BiteTokenizer,
+    default_attached,
+)
 from preprocess.common import REPO
 
 
@@ -168,6 +175,7 @@ def test_plain_sentence_fast_path_equals_sacremoses(shared_path, moses):
     """Plain sentences skip sacremoses: on every Multi30k English sentence and the edge cases, the words are
     sacremoses' words."""
     from sacremoses import MosesTokenizer
+
     from preprocess.bite_text import _PLAIN_SENTENCE, _plain_sentence
     ref = MosesTokenizer(lang="en")
     lines = MOSES_EDGE_CASES + [l for name in ("train", "val", "test_2016_flickr")
@@ -217,6 +225,7 @@ def test_lemmas_are_lemminflects(shared_path):
 
 def test_universal_table_matches_nltk_mapping(moses):
     from nltk.tag.mapping import map_tag
+
     from preprocess.taggers import universal
     for tag in moses.tagger._classes:
         assert universal(tag) == map_tag("en-ptb", "universal", tag), tag

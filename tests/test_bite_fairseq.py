@@ -11,8 +11,15 @@ from __future__ import annotations
 
 import pytest
 
-from preprocess.bite import (ESCAPE, GLUE, INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS, SPACE_BEFORE_MARK, BiteLineEncoder,
-                             BiteTokenizer)
+from preprocess.bite import (
+    ESCAPE,
+    GLUE,
+    INFLECTION_SYMBOLS,
+    SINGLE_CHAR_SYMBOLS,
+    SPACE_BEFORE_MARK,
+    BiteLineEncoder,
+    BiteTokenizer,
+)
 from tests.conftest import TINY_TRANSFORMER_ARGS, multi30k_slice
 
 ALL_SYMBOLS = INFLECTION_SYMBOLS + SINGLE_CHAR_SYMBOLS
@@ -144,8 +151,9 @@ def test_adapter_composes_with_bpe_spaces(run_cli, prepared, tmp_path):
     """--tokenizer bite + --bpe spaces (space-as-token SentencePiece, prime) round-trips raw English."""
     from argparse import Namespace
 
-    import fairseq_plugins  # noqa: F401
     from fairseq.data import encoders
+
+    import fairseq_plugins  # noqa: F401
     p = prepared
     for single in (False, True):
         prime = tmp_path / f"prime{int(single)}"

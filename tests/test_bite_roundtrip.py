@@ -247,7 +247,8 @@ def test_hypothesis_hostile_bytes_round_trip_in_exact_mode(exact_encoders, model
     """Random text salted with what breaks tokenisers (tests/test_fuzz.py's strategy and settings), written as
     bytes with invalid UTF-8 and empty lines, read as the encoder reads them: every line comes back."""
     pytest.importorskip("hypothesis")
-    from hypothesis import given, strategies as st
+    from hypothesis import given
+    from hypothesis import strategies as st
     from test_fuzz import FUZZ, LINES
 
     pieces = st.one_of(LINES.map(lambda ls: "\n".join(ls).encode("utf-8", "surrogatepass")),

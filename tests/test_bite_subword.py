@@ -9,8 +9,17 @@ import unicodedata
 import pytest
 
 from preprocess import bite
-from preprocess.bite import (ESCAPE, GLUE, SINGLE_CHAR_SYMBOLS, SPACE_BEFORE_MARK, TAG_OF_SYMBOL, BiteLineEncoder,
-                             BiteTokenizer, train_subword_model, training_text)
+from preprocess.bite import (
+    ESCAPE,
+    GLUE,
+    SINGLE_CHAR_SYMBOLS,
+    SPACE_BEFORE_MARK,
+    TAG_OF_SYMBOL,
+    BiteLineEncoder,
+    BiteTokenizer,
+    train_subword_model,
+    training_text,
+)
 from preprocess.spm import SPACE_SYMBOL
 
 SENTENCES = [
@@ -43,8 +52,8 @@ def moses():
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     """BITE+D models (unigram and BPE, 1,000 pieces) and D models on the first 3,000 Multi30k train lines."""
-    from tests.conftest import require_shared
     from preprocess.spm import train
+    from tests.conftest import require_shared
     tmp = tmp_path_factory.mktemp("bite_subword")
     lines = _lines(require_shared("multi30k/train.en.gz"), 3000)
     (tmp / "raw.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -160,6 +169,7 @@ def test_round_trip_through_sentencepiece_on_val(models, moses, shared_path):
 def test_fewer_tokens_than_the_word_form(models, moses, shared_path, tmp_path):
     """The issue's measurement in small: SentencePiece on the word form spends a lone ▁ on each symbol."""
     import sentencepiece as spm
+
     from preprocess.spm import train
     lines = _lines(shared_path("multi30k/val.en.gz"), 300)
     src = _lines(shared_path("multi30k/train.en.gz"), 3000)
@@ -199,6 +209,7 @@ def test_train_subword_model_bad_input(tmp_path):
 # ---- Figure 8 ---------------------------------------------------------------------------------------------------
 def test_sequence_lengths(models, moses, shared_path):
     import sentencepiece as spm
+
     from preprocess.evaluate.bite import sequence_lengths
     lines = _lines(shared_path("multi30k/val.en.gz"))
     r = sequence_lengths(lines, models["d_unigram"], models["unigram"])
@@ -284,8 +295,9 @@ def test_property_bite_plus_sentencepiece_round_trips_hostile_text(nfkc_model, p
     normalisation turns literal text into a symbol (before: ``A dog［NNS］ sleeps.`` -> ``A dogs sleep.``)."""
     pytest.importorskip("hypothesis")
     from hypothesis import given, settings
-    from preprocess.spm import load_model
     from test_bite import hostile_bite, hostile_text, round_trip_input
+
+    from preprocess.spm import load_model
 
     sp = load_model(nfkc_model)
     b = hostile_bite(pretok)

@@ -59,9 +59,8 @@ def test_generation_keeps_every_sentence(entry):
 
 
 def test_batches_keep_every_index_when_asked(monkeypatch):
-    from fairseq.data import data_utils
-
     import numpy as np
+    from fairseq.data import data_utils
 
     monkeypatch.setenv(compat.KEEP_LAST_BATCH_ENV, "always")
     for n in (1, 7, 8, 30, 33, 100):

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, cli_env
 from preprocess.common import UserError, atomic_output, split_lines_file
 from preprocess.spaces import SpacesEncoder
+from tests.conftest import REPO, cli_env
 
 SCHEMES = ("spaces", "bite", "flota", "wordmap")
 

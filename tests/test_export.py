@@ -19,8 +19,15 @@ from preprocess import export, flota, spm, vocabularies  # noqa: E402
 from preprocess.common import UserError  # noqa: E402
 from preprocess.spaces import SpacesEncoder  # noqa: E402
 from tests.conftest import cli_env, require_shared  # noqa: E402
-from tests.hf_fixtures import (bite_scheme, fairseq_decoder, fairseq_dictionary, fairseq_ids,  # noqa: E402,F401
-                               first_mismatch, shared_lines, wordmap_scheme)
+from tests.hf_fixtures import (  # noqa: E402,F401
+    bite_scheme,
+    fairseq_decoder,
+    fairseq_dictionary,
+    fairseq_ids,
+    first_mismatch,
+    shared_lines,
+    wordmap_scheme,
+)
 
 SPACE_MODELS = ("unigram_prime", "bpe_prime", "unigram_default", "bpe_default")
 
@@ -36,8 +43,9 @@ def _fast(directory: str):
 
 
 def _auto(directory: str):
-    import preprocess.hf_tokenizers  # noqa: F401  (registers the classes)
     from transformers import AutoTokenizer
+
+    import preprocess.hf_tokenizers  # noqa: F401  (registers the classes)
     return AutoTokenizer.from_pretrained(directory)
 
 

@@ -14,10 +14,9 @@ import pytest
 
 from preprocess import flota_search
 from preprocess.common import UserError
-from preprocess.whitespace_noise import inject_whitespace_noise, line_rng
 from preprocess.flota import FlotaEncoder, FlotaTokenizer, PythonSearchFlotaTokenizer, detokenize
-from preprocess.vocabularies import (from_byte_level, load_vocab, to_byte_level, wordpiece_segment,
-                                     write_fairseq_dict)
+from preprocess.vocabularies import from_byte_level, load_vocab, to_byte_level, wordpiece_segment, write_fairseq_dict
+from preprocess.whitespace_noise import inject_whitespace_noise, line_rng
 
 INVENTORIES = [("bert-base-uncased", "wordpiece"), ("gpt2", "gpt2"), ("xlnet-base-cased", "sentencepiece")]
 

@@ -21,8 +21,9 @@ def titles(folder, n):
 
 
 def build(vocab, style, **kw):
-    import fairseq_plugins  # noqa: F401  (registers --bpe flota)
     from fairseq.data import encoders
+
+    import fairseq_plugins  # noqa: F401  (registers --bpe flota)
     args = Namespace(bpe="flota", flota_vocab=str(vocab), flota_style=style, flota_k=kw.get("k", 3),
                      flota_mode=kw.get("mode", "flota"), flota_strict=kw.get("strict", False),
                      flota_max_len=None, flota_unk=kw.get("unk"), flota_byte_level=kw.get("byte_level", False))
@@ -114,9 +115,10 @@ def test_fairseq_command_line_options(shared_path):
     """The options as fairseq's own CLI parser reads them (what fairseq-train / fairseq-generate do)."""
     import os
 
-    import fairseq_plugins
     from fairseq import options
     from fairseq.data import encoders
+
+    import fairseq_plugins
     vocab = str(shared_path("flota_vocabs/bert-base-uncased.txt"))
     parser = options.get_generation_parser()
     args = options.parse_args_and_arch(parser, [

@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from test_encode import encode, one_line_error, scheme_options
 
 SEED = 16
@@ -190,8 +189,9 @@ def test_moses_never_merges_words_around_control_characters():
 
 def build_adapters(shared_path, tmp_path):
     pytest.importorskip("fairseq")
-    import fairseq_plugins  # noqa: F401  (registers the schemes)
     from fairseq.data import encoders
+
+    import fairseq_plugins  # noqa: F401  (registers the schemes)
     opts = scheme_options("wordmap", shared_path, tmp_path)
     return {
         "spaces": encoders.build_bpe(argparse.Namespace(
@@ -259,6 +259,7 @@ def test_bad_files_are_one_line_errors(shared_path, tmp_path):
 def _fairseq_config(argv):
     from fairseq import options
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
     import fairseq_plugins
     user_dir = os.path.dirname(fairseq_plugins.__file__)
     parser = options.get_generation_parser(interactive=True)
@@ -271,6 +272,7 @@ def test_adapter_option_errors_are_one_line(shared_path, tmp_path, monkeypatch, 
     traceback through fairseq's registry, not ``???``); from Python a UserError with the same message."""
     pytest.importorskip("fairseq")
     from fairseq.data import encoders
+
     from preprocess.common import UserError
     plain = shared_path("space_models/unigram_default.model")
     cases = [
@@ -361,7 +363,8 @@ def test_long_token_time_grows_linearly(path, shared_path, tmp_path):
 # `make test`: a fixed seed (derandomize) and a small budget; `make fuzz` (MORPHTOK_FUZZ_EXAMPLES=N) a long one.
 
 try:
-    from hypothesis import HealthCheck, given, settings, strategies as st
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
 except ImportError:   # scripts/install.sh installs it; without it only these tests are skipped
     st = None
 needs_hypothesis = pytest.mark.skipif(st is None, reason="hypothesis not installed (scripts/install.sh installs it)")

@@ -9,7 +9,7 @@ import pytest
 import sentencepiece as spm
 import torch
 
-from tests.conftest import TINY_TRANSFORMER_ARGS, run_command, multi30k_slice
+from tests.conftest import TINY_TRANSFORMER_ARGS, multi30k_slice, run_command
 from train_scripts.hub import hub_kwargs, load_translation
 from train_scripts.tools import plugins_dir
 
@@ -89,9 +89,9 @@ def roberta(raw, tmp_path_factory):
     """A tiny RoBERTa (binarize --lm spaces, pretrain_roberta.sh --tiny) and two fine-tuned classifiers on a
     Superbizarre slice: one on its own encoding, one on FLOTA over its vocabulary; each with the predictions of
     classification_data.score on the binarised test set."""
+    from preprocess.flota import FlotaOptions
     from tests.conftest import require_shared
     from train_scripts.binarize import binarize
-    from preprocess.flota import FlotaOptions
     from train_scripts.classification_data import arch_args, prepare, score
 
     prefix = str(require_shared("superbizarre/arxiv_train.csv"))[: -len("_train.csv")]

@@ -15,7 +15,6 @@ from tests.conftest import cli_env
 from train_scripts import lm_demo, lm_plan, lm_report
 from train_scripts.pipeline import split_parts
 
-
 # --- statistics on made-up runs --------------------------------------------------------------------------------
 
 def _run(row, init, seed, acc, collapsed=False, part="superbizarre", **kw):
@@ -174,7 +173,7 @@ def test_pretrain_small_preset_batch(run_cli, tmp_path, opts, per, uf):
 def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_path):
     """SIGTERM while it fine-tunes stops every process it started; the rerun finishes from the finished stages;
     a third run runs nothing and gives the same results."""
-    from tests.test_clean_stop import _descendants, _alive, _mentioning, _start, _wait_for
+    from tests.test_clean_stop import _alive, _descendants, _mentioning, _start, _wait_for
 
     shared_path("superbizarre/arxiv_train.csv")
     shared_path("flota_arxiv/arxiv_physics_1e+02_train.csv")

@@ -3,17 +3,16 @@ defaults printed readably (issue 29)."""
 from __future__ import annotations
 
 import dataclasses
+import typing
 
 import pytest
 
-from train_scripts import binarize
 from preprocess import registry
 from preprocess.common import UserError
 from preprocess.options import field_kind as _field_type
 from preprocess.spm import SpmOptions
+from train_scripts import binarize
 from train_scripts.schemes import make_options, make_scheme
-
-import typing
 
 #: recipe name -> recipe class, from the one registry
 SCHEMES = registry.recipes()
@@ -80,8 +79,9 @@ def test_help_prints_sequence_defaults_readably(capsys):
 def _adapters() -> dict:
     """scheme -> (fairseq registry, name): the ``--bpe``/``--tokenizer`` each scheme's descriptor says its adapter
     registers (every one of them must be registered)."""
-    import fairseq_plugins  # noqa: F401  registers the adapters
     from fairseq import registry as fairseq_registry
+
+    import fairseq_plugins  # noqa: F401  registers the adapters
 
     out = {}
     for d in registry.descriptors():
@@ -114,8 +114,9 @@ def encode_options(scheme):
 
 
 def adapter_options(scheme):
-    import fairseq_plugins  # noqa: F401  registers the adapters
     from fairseq import registry
+
+    import fairseq_plugins  # noqa: F401  registers the adapters
 
     kind, name = ADAPTERS[scheme]
     config = registry.REGISTRIES[kind]["dataclass_registry"][name]
@@ -154,8 +155,8 @@ def test_flota_decode_args_carry_every_non_default_option(tmp_path):
 
     cfg = FlotaBPEConfig(flota_vocab=str(vocab), flota_style="wordpiece", flota_strict=True, flota_unk="[UNK]",
                          flota_case="lower")
-    from preprocess.options import from_namespace
     from preprocess.flota import FlotaOptions
+    from preprocess.options import from_namespace
 
     assert from_namespace(FlotaOptions, cfg) == s.tokenizer_options()
 

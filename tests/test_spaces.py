@@ -128,8 +128,9 @@ def test_spaces_train_cli_and_user_symbols(run_cli, corpus, tmp_path):
 def test_fairseq_adapter_is_identical_to_the_encoder(models, corpus):
     from argparse import Namespace
 
-    import fairseq_plugins  # noqa: F401  registers --bpe spaces
     from fairseq.data import encoders
+
+    import fairseq_plugins  # noqa: F401  registers --bpe spaces
 
     model = models["unigram", "prime"] + ".model"
     for spaces in ("keep", "drop"):

@@ -40,8 +40,8 @@ def test_the_default_is_the_bound_and_every_tool_takes_it():
     action = next(a for a in train_cmd._actions if a.dest == "input_sentence_size")
     assert action.default == SAMPLE_SENTENCES
     assert "0 = every sentence" in action.help and "fairseq" in action.help and "GB" in action.help
-    from train_scripts import binarize
     from preprocess import registry
+    from train_scripts import binarize
     for name in registry.recipe_names():
         config = binarize.parse_args(["--scheme", name, "--data", "d", "--out", "o"])[1]
         assert config["input_sentence_size"] == SAMPLE_SENTENCES, name

@@ -8,9 +8,9 @@ import random
 import pytest
 
 from preprocess import wordmap as wm
-from preprocess.wordmap import maps, segmentation, tagging, vocabulary
 from preprocess.common import UserError
 from preprocess.spm import SPACE_SYMBOL
+from preprocess.wordmap import maps, segmentation, tagging, vocabulary
 
 # ---------------------------------------------------------------------------------------------------------
 # Algorithm 1: Table 2 of the thesis (target = verstehen), cleaning regex, syllables
@@ -444,6 +444,7 @@ def _reference_pieces(tok, line):
     """WordmapTokenizer.encode_pieces written plainly: every HanTa token located by its regex match, every word
     by ``\\S+``, the verbs inside each word by their spans."""
     import re
+
     from preprocess.common import flatten_line
     line = flatten_line(line)
     verbs = [(a, b) for a, b, t, g in tagging.tag_line(line, tok.tagger) if tagging.is_verb_tag(g) and t.isalpha() and len(t) > 1]

@@ -48,8 +48,7 @@ import os
 import re
 import sys
 
-from preprocess.common import (UserError, atomic_output, check_distinct, check_output_path, run_main,
-                               write_error)
+from preprocess.common import UserError, atomic_output, check_distinct, check_output_path, run_main, write_error
 
 EPOCH_PATTERN = re.compile(r"^checkpoint(\d+)\.pt$")
 BEST_PATTERN = re.compile(r"^checkpoint\.best_.*_(\d+\.?\d*)\.pt$")

@@ -40,11 +40,17 @@ import os
 import shutil
 import sys
 
+from preprocess import registry
 from preprocess.common import UserError, atomic_output, count_lines, read_lines, run_main
 from preprocess.encode import FileEncoder, file_options
-from preprocess import registry
-from train_scripts.schemes import (Scheme, add_options, get_scheme, import_scheme_module, make_scheme,
-                                   options_from_namespace)
+from train_scripts.schemes import (
+    Scheme,
+    add_options,
+    get_scheme,
+    import_scheme_module,
+    make_scheme,
+    options_from_namespace,
+)
 from train_scripts.tools import run_tool
 
 SPLITS = ("train", "valid", "test")

@@ -182,9 +182,9 @@ def score(checkpoint: str, data: str, subset: str = "test", cpu: bool = True, ma
 def score_subsets(checkpoint: str, data: str, subsets: list, cpu: bool = True, max_tokens: int = 8192) -> dict:
     """:func:`score` for several subsets with the model loaded once: ``{subset: scores}``."""
     import torch
+    from fairseq import checkpoint_utils
 
     import fairseq_plugins  # noqa: F401  (checkpoint loading on torch >= 2.6)
-    from fairseq import checkpoint_utils
 
     if os.path.isfile(os.path.join(data, "classification.json")):
         data = os.path.join(data, "data-bin")

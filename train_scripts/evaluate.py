@@ -35,8 +35,16 @@ import sys
 import tempfile
 import time
 
-from preprocess.common import LINE_BREAKING, UserError, atomic_output, check_distinct, check_output_path, \
-    flatten_line, read_lines, run_main
+from preprocess.common import (
+    LINE_BREAKING,
+    UserError,
+    atomic_output,
+    check_distinct,
+    check_output_path,
+    flatten_line,
+    read_lines,
+    run_main,
+)
 from train_scripts.tools import child_env, find_tool, plugins_dir
 
 #: fairseq-generate's per-sentence records (S-, T-, H-, D-, P- ...) and its log lines; any other line that follows

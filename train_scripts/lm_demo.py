@@ -48,13 +48,32 @@ from pathlib import Path
 
 from preprocess.common import UserError, run_main
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
-from train_scripts.lm_plan import (BASELINE, DEFAULT_LM_ROWS, FLOTA_MODES, FLOTA_PAPER, LM_ROW_NAMES, PAPER_ROWS,
-                                   PRESET_HELP, PRESET_KEYS, PRESETS, Plan, _published_rows, lm_rows)
+from train_scripts.lm_plan import (
+    BASELINE,
+    DEFAULT_LM_ROWS,
+    FLOTA_MODES,
+    FLOTA_PAPER,
+    LM_ROW_NAMES,
+    PAPER_ROWS,
+    PRESET_HELP,
+    PRESET_KEYS,
+    PRESETS,
+    Plan,
+    _published_rows,
+    lm_rows,
+)
 from train_scripts.lm_scheduler import LmDemo
-from train_scripts.stages import (PipelineError, Runner, Stages, _become_subreaper, _terminate, say,
-                                  stop_descendants, versions)
+from train_scripts.stages import (
+    PipelineError,
+    Runner,
+    Stages,
+    _become_subreaper,
+    _terminate,
+    say,
+    stop_descendants,
+    versions,
+)
 from train_scripts.tools import SHARED_DATA
-
 
 # --- options --------------------------------------------------------------------------------------------------
 

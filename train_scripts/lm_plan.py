@@ -13,7 +13,6 @@ from pathlib import Path
 from preprocess.common import REPO, UserError, atomic_output
 from train_scripts.tools import SHARED_DATA
 
-
 #: the rows of this part: the translation part's rows that are monolingual schemes (``translation_rows.ROWS``)
 LM_ROW_NAMES = ("unigram", "unigram_prime", "unigram_prime_nospace", "bpe", "bpe_prime", "bpe_prime_nospace",
                 "bite_unigram")

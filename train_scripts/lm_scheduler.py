@@ -14,7 +14,6 @@ from pathlib import Path
 from train_scripts.lm_plan import Plan, lm_rows, majority_rate, prepare_corpus
 from train_scripts.stages import say
 
-
 # --- running ----------------------------------------------------------------------------------------------------
 
 class Slots:

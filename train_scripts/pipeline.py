@@ -55,12 +55,30 @@ from preprocess.common import REPO, UserError, atomic_output, run_main
 from preprocess.evaluate import noise as noise_eval
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 from train_scripts.schemes import make_scheme
-from train_scripts.stages import (PipelineError, Runner, Stages, _become_subreaper, _terminate, say,
-                                  stop_descendants, versions)
+from train_scripts.stages import (
+    PipelineError,
+    Runner,
+    Stages,
+    _become_subreaper,
+    _terminate,
+    say,
+    stop_descendants,
+    versions,
+)
 from train_scripts.tools import SHARED_DATA, child_env
-from train_scripts.translation_rows import (DEFAULT_ROWS, NOISE_KINDS, PRESET_OPTIONS, PRESETS, ROWS, RowRun,
-                                            _read, default_data, make_noise, noisy_test_file, prepare_raw)
-
+from train_scripts.translation_rows import (
+    DEFAULT_ROWS,
+    NOISE_KINDS,
+    PRESET_OPTIONS,
+    PRESETS,
+    ROWS,
+    RowRun,
+    _read,
+    default_data,
+    make_noise,
+    noisy_test_file,
+    prepare_raw,
+)
 
 # --- main ---------------------------------------------------------------------------------------------------
 

@@ -54,11 +54,30 @@ import sys
 
 from preprocess.common import run_main
 from train_scripts.report_plots import plot_bleu, plot_boundary, plot_curves, plot_lengths, plot_similarity
-from train_scripts.report_tables import (DASH, DOWN, NOISE_SETS, TEST_SETS, TOKENIZER_SCORES_NOTE, UP, _baseline,
-                                         _count, _label, _protocol, _score, boundary_groups, boundary_sections,
-                                         budget_table, examples_tables, extra_tables, html_table, intrinsic_table,
-                                         markdown_table, quality_table, robustness_table, tokenizer_scores_table)
-
+from train_scripts.report_tables import (
+    DASH,
+    DOWN,
+    NOISE_SETS,
+    TEST_SETS,
+    TOKENIZER_SCORES_NOTE,
+    UP,
+    _baseline,
+    _count,
+    _label,
+    _protocol,
+    _score,
+    boundary_groups,
+    boundary_sections,
+    budget_table,
+    examples_tables,
+    extra_tables,
+    html_table,
+    intrinsic_table,
+    markdown_table,
+    quality_table,
+    robustness_table,
+    tokenizer_scores_table,
+)
 
 PACKAGES = ("torch", "fairseq-fixed", "fairseq", "sentencepiece", "sacrebleu", "sacremoses", "nltk", "lemminflect",
             "HanTa", "matplotlib", "numpy")

@@ -14,8 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from train_scripts.report_tables import (NOISE_SETS, TEST_SETS, _baseline, _label, _mark,  # noqa: E402
-                                         _score, boundary_groups)
+from train_scripts.report_tables import NOISE_SETS, TEST_SETS, _baseline, _label, _mark, _score, boundary_groups  # noqa: E402
 
 logging.getLogger("matplotlib").setLevel(logging.WARNING)  # fairseq's imports may leave the root at DEBUG
 

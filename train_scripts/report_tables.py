@@ -11,7 +11,6 @@ import html
 import json
 from typing import Optional
 
-
 DASH = "–"
 TEST_SETS = (("clean", "clean"), ("infl", "inflection noise"), ("ws", "whitespace noise"))
 NOISE_SETS = TEST_SETS[1:]

@@ -28,7 +28,6 @@ from train_scripts.stages import PipelineError, Runner, Stages, say
 from train_scripts.tools import SHARED_DATA
 from train_scripts.train_log import validation_curve
 
-
 # --- the rows of the comparison ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -96,8 +96,9 @@ def load_tokenizer(directory: str) -> Callable[[str], list[str]]:
             from tokenizers import Tokenizer
             tok = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
             return lambda text: tok.encode(text, add_special_tokens=False).tokens
-        import preprocess.hf_tokenizers  # noqa: F401  (registers the classes with AutoTokenizer)
         from transformers import AutoTokenizer
+
+        import preprocess.hf_tokenizers  # noqa: F401  (registers the classes with AutoTokenizer)
         hf = AutoTokenizer.from_pretrained(directory)
     except ImportError as exc:
         raise UserError(f"loading exported tokenizers needs the hf extra (pip install .[hf]): {exc}") from None

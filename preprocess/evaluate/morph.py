@@ -36,7 +36,6 @@ import sys
 from typing import Callable, Iterable, Sequence
 
 from preprocess.common import UserError, require_file, run_main
-
 from preprocess.spm import SPACE_SYMBOL
 
 PROTOCOLS = {"paper": "words with at least two gold morphs (space-as-token paper, section 4)",

@@ -38,12 +38,12 @@ import json
 import sys
 from typing import List, Optional, Sequence, Tuple
 
-from preprocess.common import UserError, atomic_output, check_distinct, check_output_path, read_lines, run_main
-# the whitespace noise and the per-line generator live beside the tokenisers that use them (FLOTA's --noise-p)
-from preprocess.whitespace_noise import (PAPER_FRACTION, NoiseOptions, check_fraction,  # noqa: F401
-                                         inject_whitespace_noise, line_rng)
 # the tagger default is BITE's (the inflection noise tags as BITE does)
 from preprocess.bite import TAGGERS, BiteOptions  # noqa: E402
+from preprocess.common import UserError, atomic_output, check_distinct, check_output_path, read_lines, run_main
+
+# the whitespace noise and the per-line generator live beside the tokenisers that use them (FLOTA's --noise-p)
+from preprocess.whitespace_noise import PAPER_FRACTION, NoiseOptions, check_fraction, inject_whitespace_noise, line_rng  # noqa: F401
 
 KINDS = ("infl", "ws")
 _CONTENT = frozenset({"NOUN", "VERB", "ADJ"})

@@ -21,12 +21,11 @@ import sys
 import tempfile
 import time
 
+from preprocess import spm
 from preprocess import wordmap as wm
 from preprocess.common import UserError, read_lines, require_file, run_main
 from preprocess.evaluate.morph import boundary_prf
-from preprocess import spm
 from preprocess.spm import SPACE_SYMBOL, load_model
-
 
 
 def read_derivational_verbs(path: str) -> list[tuple[str, list[str]]]:

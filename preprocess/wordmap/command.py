@@ -11,8 +11,15 @@ import sys
 import time
 from typing import Iterator
 
-from preprocess.common import (UserError, atomic_output, check_distinct, check_output_path, read_lines, require_file,
-                               run_main)
+from preprocess.common import (
+    UserError,
+    atomic_output,
+    check_distinct,
+    check_output_path,
+    read_lines,
+    require_file,
+    run_main,
+)
 from preprocess.wordmap.segmentation import segment
 from preprocess.wordmap.tagging import _open_text, extract_verbs, extract_verbs_file
 from preprocess.wordmap.tokenizer import train_spm

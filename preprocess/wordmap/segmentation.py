@@ -19,7 +19,7 @@ def segmentations(target: str, pieces: Iterable[str] | WordmapVocabulary, limit:
     Pieces come from ``pieces`` and are longer than one character; one trailing character may close a
     segmentation.  Exponential in the worst case: use :func:`segment` for real work.
     """
-    from preprocess.wordmap.vocabulary import WordmapVocabulary   # it imports this module
+    from preprocess.wordmap.vocabulary import WordmapVocabulary  # it imports this module
 
     vocab = pieces.pieces if isinstance(pieces, WordmapVocabulary) else {p for p in pieces if len(p) > 1}
     out: list[tuple[str, ...]] = []
