@@ -11,7 +11,7 @@ from fairseq.dataclass import FairseqDataclass
 
 from fairseq_plugins._errors import user_errors
 from preprocess.common import UserError
-from preprocess.options import fairseq_config, from_namespace
+from preprocess.options import fairseq_config, options_from
 from preprocess.spm import SPACE_SYMBOL
 from preprocess.wordmap.hooks import WordmapOptions, make_encoder
 from preprocess.wordmap.tokenizer import WordmapTokenizer, decode_line
@@ -25,7 +25,7 @@ WordmapBPEConfig = fairseq_config(WordmapOptions, "WordmapBPEConfig", FairseqDat
 class WordmapBPE:
     def __init__(self, cfg):
         with user_errors("--bpe wordmap"):
-            self.options = from_namespace(WordmapOptions, cfg)
+            self.options = options_from(WordmapOptions, cfg)
         self._tokenizer = None
 
     @property

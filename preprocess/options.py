@@ -91,7 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, opt
                   required: tuple[str, ...] = (), only: tuple[str, ...] | None = None, aliases: bool = True) -> None:
     """One ``--name`` per dataclass field (``only``: these fields), with its help, default and choices
     (``required``: fields that must be given; ``aliases=False``: without the older spellings, for command lines
-    that never had them); :func:`from_namespace` turns the parsed values back into the dataclass."""
+    that never had them); :func:`options_from` turns the parsed values back into the dataclass."""
     hints = typing.get_type_hints(options_cls)
     for f in dataclasses.fields(options_cls):
         if only is not None and f.name not in only:
@@ -108,11 +108,6 @@ def add_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup, opt
         else:
             parser.add_argument(flag(f.name), *older, dest=f.name, default=default, type=kind,
                                 choices=f.metadata.get("choices"), required=f.name in required, help=helptext)
-
-
-def from_namespace(options_cls: type, ns):
-    """The ``options_cls`` instance of the fields that ``ns`` (an argparse namespace, a fairseq config) holds."""
-    return make_options(options_cls, {f.name: getattr(ns, f.name, None) for f in dataclasses.fields(options_cls)})
 
 
 def options_from(options_cls: type, source=None, **overrides):

@@ -156,9 +156,9 @@ def test_flota_decode_args_carry_every_non_default_option(tmp_path):
     cfg = FlotaBPEConfig(flota_vocab=str(vocab), flota_style="wordpiece", flota_strict=True, flota_unk="[UNK]",
                          flota_case="lower")
     from preprocess.flota import FlotaOptions
-    from preprocess.options import from_namespace
+    from preprocess.options import options_from
 
-    assert from_namespace(FlotaOptions, cfg) == s.tokenizer_options()
+    assert options_from(FlotaOptions, cfg) == s.tokenizer_options()
 
 
 @pytest.mark.parametrize("scheme", sorted(ADAPTERS))
@@ -182,7 +182,7 @@ def test_wordmap_decode_args_give_the_adapter_the_recipe_encoder(tmp_path):
     import argparse
 
     from fairseq_plugins.wordmap import WordmapBPE, WordmapBPEConfig
-    from preprocess.options import from_namespace
+    from preprocess.options import options_from
     from preprocess.wordmap import WordmapOptions
 
     s = make_scheme({"scheme": "wordmap"}, ("en", "de"), str(tmp_path))
@@ -193,7 +193,7 @@ def test_wordmap_decode_args_give_the_adapter_the_recipe_encoder(tmp_path):
         if not f.name.startswith("_"):
             parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, default=f.default)
     cfg = WordmapBPEConfig(**vars(parser.parse_args(args[2:])))
-    assert from_namespace(WordmapOptions, cfg) == s.tokenizer_options("de")
+    assert options_from(WordmapOptions, cfg) == s.tokenizer_options("de")
     assert s.tokenizer_options("de").wordmap_dict == s.dictionary("de")
     assert s.encoder("de").args == (s.tokenizer_options("de"),)
     assert WordmapBPE(cfg).options == s.tokenizer_options("de")

@@ -43,13 +43,13 @@ import sys
 from preprocess import registry
 from preprocess.common import UserError, atomic_output, count_lines, read_lines, run_main
 from preprocess.encode import FileEncoder, file_options
+from preprocess.options import options_from
 from train_scripts.schemes import (
     Scheme,
     add_options,
     get_scheme,
     import_scheme_module,
     make_scheme,
-    options_from_namespace,
 )
 from train_scripts.tools import run_tool
 
@@ -357,7 +357,7 @@ def parse_args(argv=None) -> tuple[argparse.Namespace, dict]:
     """The parsed binarize command line and the scheme configuration it gives (``{"scheme": ..., option: ...}``)."""
     args = build_parser(_pre_parse(argv)).parse_args(argv)
     cls = get_scheme(args.scheme)
-    return args, {"scheme": args.scheme, **dataclasses.asdict(options_from_namespace(cls.Options, args))}
+    return args, {"scheme": args.scheme, **dataclasses.asdict(options_from(cls.Options, args))}
 
 
 def main(argv=None) -> int:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from preprocess.common import require_file
-from preprocess.options import add_arguments, from_namespace, option
+from preprocess.options import add_arguments, option, options_from
 from preprocess.registry import SchemeDescriptor
 from preprocess.spm import load_model as load_spm
 from preprocess.wordmap.tokenizer import WordmapTokenizer, read_inventory
@@ -34,7 +34,7 @@ def add_encoder_args(parser) -> None:
 
 def make_encoder(args) -> WordmapTokenizer:
     """The encoder of ``args`` (:class:`WordmapOptions`, an argparse namespace or the adapter's config)."""
-    o = args if isinstance(args, WordmapOptions) else from_namespace(WordmapOptions, args)
+    o = options_from(WordmapOptions, args)
     vocab = WordmapVocabulary.load(require_file(o.wordmap_vocab, "--wordmap-vocab"))
     sp = load_spm(require_file(o.wordmap_spm, "--wordmap-spm"))
     return WordmapTokenizer(vocab, sp, inventory=read_inventory(o.wordmap_dict) if o.wordmap_dict else None)

@@ -37,7 +37,7 @@ from typing import Callable, ClassVar
 
 from preprocess import registry
 from preprocess.common import UserError
-from preprocess.options import add_arguments, from_namespace, make_options, option  # noqa: F401  (re-exported)
+from preprocess.options import add_arguments, make_options, option  # noqa: F401  (re-exported)
 from preprocess.spm import SpmOptions
 
 
@@ -79,10 +79,6 @@ def import_scheme_module(spec: str) -> None:
 def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup, options_cls: type) -> None:
     """One ``--name`` per field of a scheme's options (see :func:`preprocess.options.add_arguments`)."""
     add_arguments(parser, options_cls, aliases=False)
-
-
-def options_from_namespace(options_cls: type, ns: argparse.Namespace):
-    return from_namespace(options_cls, ns)
 
 
 # --- the scheme interface ------------------------------------------------------------------------------------
