@@ -177,12 +177,15 @@ SLOW_TESTS = {
     "test_slurm.py::test_two_nodes_one_rank_each_world_size_two",
     "test_slurm.py::test_a_job_that_can_never_start_is_reported_with_slurms_reason",
     "test_slurm.py::test_cluster_script_is_idempotent_and_restores_the_host",
+    "test_slurm.py::test_sbatch_refusals_are_one_line_with_sbatchs_message",   # brings the cluster up and down
     # all of Multi30k binarised with Wordmap's defaults; a tiny model trained for the asymmetric-pair warning
     "test_wordmap_fairseq.py::test_recipe_on_all_multi30k_defaults_and_no_unk",
     "test_translate.py::test_fairseq_interactive_warns_on_an_asymmetric_pair",
     # whole-command runs over every scheme or a paper table (8-10 s each on an idle 2-core machine)
     "test_intrinsic.py::test_command_prints_renyi_efficiency_for_every_scheme",
     "test_flota.py::test_evaluate_cli_reproduces_table3",
+    # bench/scale_corpus.py end to end on a tiny corpus (a benchmark, not a module of the package)
+    "test_bench_scale.py::test_scale_corpus_runs_on_a_tiny_corpus",
 }
 
 
