@@ -25,11 +25,10 @@ import shutil
 from typing import Optional, Sequence
 
 from preprocess.common import UserError, atomic_output, require_file
-from preprocess.spm import FAIRSEQ_SPECIALS, dictionary_pieces, write_dict
+from preprocess.spm import FAIRSEQ_SPECIALS, SPACE_SYMBOL, SPECIAL_TOKENS, dictionary_pieces, write_dict
 
 #: fairseq's Dictionary adds these itself, in this order, before the entries of dict.txt
 BOS_ID, PAD_ID, EOS_ID, UNK_ID = range(4)
-SPACE_SYMBOL = "\u2581"
 DICT_FILE = "dict.txt"
 _OVERWRITE = "#fairseq:overwrite"
 
@@ -231,13 +230,11 @@ def export_sentencepiece(model_path: str, out_dir: str, spaces: str = "keep",
     with atomic_output(path) as out:
         out.write(tok.to_str(pretty=True))
     written.append(path)
-    config = {"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": "<s>", "pad_token": "<pad>",
-              "eos_token": "</s>", "unk_token": "<unk>", "clean_up_tokenization_spaces": False,
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", **SPECIAL_TOKENS, "clean_up_tokenization_spaces": False,
               "morphtok": {"scheme": scheme, "spaces": spaces,
                                                       "source_model": os.path.basename(model_path)}}
     written.append(write_json(os.path.join(out_dir, "tokenizer_config.json"), config))
-    written.append(write_json(os.path.join(out_dir, "special_tokens_map.json"),
-                               {"bos_token": "<s>", "pad_token": "<pad>", "eos_token": "</s>", "unk_token": "<unk>"}))
+    written.append(write_json(os.path.join(out_dir, "special_tokens_map.json"), dict(SPECIAL_TOKENS)))
     dict_path = os.path.join(out_dir, DICT_FILE)
     write_dict(tokens, dict_path)
     written.append(dict_path)

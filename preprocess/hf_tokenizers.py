@@ -23,7 +23,8 @@ from typing import Optional
 from transformers import AutoConfig, AutoTokenizer, PretrainedConfig, PreTrainedTokenizer
 
 from preprocess.common import atomic_output
-from preprocess.hf_export import FAIRSEQ_SPECIALS, SPACE_SYMBOL, UNK_ID, copy_file, fairseq_ids, read_fairseq_dict
+from preprocess.hf_export import UNK_ID, copy_file, fairseq_ids, read_fairseq_dict
+from preprocess.spm import FAIRSEQ_SPECIALS, SPACE_SYMBOL, SPECIAL_TOKENS
 
 #: written beside the files by save_pretrained: what ``auto_map`` in tokenizer_config.json names
 SHIM = "tokenization_morphtok.py"
@@ -53,7 +54,8 @@ class MorphtokTokenizer(PreTrainedTokenizer):
     vocab_files_names = {"vocab_file": "dict.txt"}
     model_input_names = ["input_ids", "attention_mask"]
 
-    def __init__(self, vocab_file: str, bos_token="<s>", pad_token="<pad>", eos_token="</s>", unk_token="<unk>",
+    def __init__(self, vocab_file: str, bos_token=SPECIAL_TOKENS["bos_token"], pad_token=SPECIAL_TOKENS["pad_token"],
+                 eos_token=SPECIAL_TOKENS["eos_token"], unk_token=SPECIAL_TOKENS["unk_token"],
                  **kwargs):
         self.vocab_file = vocab_file
         self.fairseq_ids = fairseq_ids(read_fairseq_dict(vocab_file))

@@ -46,6 +46,8 @@ SPACE_SYMBOL = "\u2581"
 #: fairseq's Dictionary adds these itself; they must not appear in dict.txt
 #: fairseq's own dictionary entries, in the order of their ids (``<s>`` 0, ``<pad>`` 1, ``</s>`` 2, ``<unk>`` 3)
 FAIRSEQ_SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
+#: the same tokens by their Hugging Face names (tokenizer_config.json, special_tokens_map.json)
+SPECIAL_TOKENS = dict(zip(("bos_token", "pad_token", "eos_token", "unk_token"), FAIRSEQ_SPECIALS))
 MODEL_TYPES = ("unigram", "bpe")
 #: ``default``: SentencePiece as it is; ``prime``: space-as-token (BPE', Unigram'; see preprocess.spaces)
 VARIANTS = ("default", "prime")

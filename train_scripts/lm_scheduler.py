@@ -11,6 +11,7 @@ import json
 import time
 from pathlib import Path
 
+from preprocess.spm import SPACE_SYMBOL
 from train_scripts.lm_plan import Plan, lm_rows, majority_rate, prepare_corpus
 from train_scripts.stages import say
 
@@ -262,7 +263,7 @@ def pretraining_record(plan: Plan, row: str, seconds: float) -> dict:
                 open(plan.raw / f"{split}.en", encoding="utf-8") as raw:
             for t_line, r_line in zip(enc, raw):
                 pieces = t_line.split()
-                toks += len(pieces) - (pieces.count("\u2581") if drop else 0) + 1   # + </s>
+                toks += len(pieces) - (pieces.count(SPACE_SYMBOL) if drop else 0) + 1   # + </s>
                 words += len(r_line.split())
                 chars += len(r_line.rstrip("\n"))
                 lines += 1
