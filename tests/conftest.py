@@ -118,6 +118,18 @@ def multi30k_slice(dest: Path, n_train: int = 1500, n_valid: int = 60, n_test: i
     return dest
 
 
+def console_scripts() -> dict[str, str]:
+    """name -> module of setup.py's CONSOLE_SCRIPTS (read, not executed); scripts/gen_command_reference.py reads it
+    the same way (it may not import the tests)."""
+    import ast
+
+    tree = ast.parse((REPO / "setup.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "CONSOLE_SCRIPTS" for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise AssertionError("setup.py has no CONSOLE_SCRIPTS")
+
+
 # --- the fast loop: `make test-fast` = `pytest -m "not slow"` --------------------------------------------------
 
 #: tests marked ``slow`` here rather than by a decorator in each file, so that one list says what the fast loop

@@ -5,7 +5,6 @@ regenerating), and every console script of setup.py and every shell recipe has i
 Regenerate with ``python scripts/gen_command_reference.py``."""
 from __future__ import annotations
 
-import ast
 import importlib.util
 import os
 import re
@@ -14,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, console_scripts
 
 GENERATOR = REPO / "scripts" / "gen_command_reference.py"
 PAGE = REPO / "docs" / "reference" / "commands.md"
@@ -27,13 +26,6 @@ def generator():
     spec.loader.exec_module(module)
     return module
 
-
-def console_scripts() -> dict:
-    tree = ast.parse((REPO / "setup.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "CONSOLE_SCRIPTS":
-            return ast.literal_eval(node.value)
-    raise AssertionError("setup.py has no CONSOLE_SCRIPTS")
 
 
 def test_the_page_is_current():

@@ -2,20 +2,9 @@
 tools are in their own test files, e.g. test_metrics_cli.py)."""
 from __future__ import annotations
 
-import ast
-
 import pytest
 
-from conftest import REPO
-
-
-def console_scripts() -> dict:
-    tree = ast.parse((REPO / "setup.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "CONSOLE_SCRIPTS":
-            return ast.literal_eval(node.value)
-    raise AssertionError("setup.py has no CONSOLE_SCRIPTS")
-
+from conftest import console_scripts
 
 SCRIPTS = console_scripts()
 

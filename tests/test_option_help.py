@@ -3,7 +3,6 @@ its subcommands' included, are collected and their options without help listed."
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import importlib
 import io
@@ -11,17 +10,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO
-
-
-def console_scripts() -> dict[str, str]:
-    """name -> module of setup.py's CONSOLE_SCRIPTS (read, not executed)."""
-    tree = ast.parse((REPO / "setup.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "CONSOLE_SCRIPTS" for t in node.targets):
-            return ast.literal_eval(node.value)
-    raise AssertionError("setup.py has no CONSOLE_SCRIPTS")
-
+from tests.conftest import console_scripts
 
 SCRIPTS = console_scripts()
 
