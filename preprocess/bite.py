@@ -159,7 +159,7 @@ def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other
     import tempfile
 
     from preprocess import spm
-    from preprocess.common import read_lines, require_file
+    from preprocess.inputs import read_lines, require_file
 
     for path in bite_text_files:
         require_file(path, "BITE text")
@@ -192,7 +192,8 @@ def add_encoder_args(parser) -> None:
 def make_encoder(args) -> BiteLineEncoder:
     """The encoder of ``args`` (:class:`BiteOptions` plus ``subword_model``/``training_text``, an argparse
     namespace, or the adapter's config; the options converted once by :func:`~preprocess.options.options_from`)."""
-    from preprocess.common import UserError, require_file
+    from preprocess.common import UserError
+    from preprocess.inputs import require_file
     subword = getattr(args, "subword_model", None)
     if subword:
         require_file(subword, "SentencePiece model (--subword-model)")
@@ -244,7 +245,8 @@ def main(argv=None) -> int:
     ``python -m preprocess.bite decode`` (BITE tokens back to text, e.g. to read a model's output)."""
     import sys
 
-    from preprocess.common import atomic_output, check_distinct, check_output_path, read_lines, require_input
+    from preprocess.inputs import read_lines, require_input
+    from preprocess.outputs import atomic_output, check_distinct, check_output_path
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
@@ -281,7 +283,7 @@ def cli() -> None:
     """Console-script entry point (see setup.py)."""
     import sys
 
-    from preprocess.common import run_main
+    from preprocess.cli import run_main
     sys.exit(run_main(main))
 
 

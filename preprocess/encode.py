@@ -35,21 +35,16 @@ import traceback
 from typing import Iterable, Iterator
 
 from preprocess import registry
-from preprocess.common import (
-    UserError,
-    _PositionalReader,
+from preprocess.cli import run_main
+from preprocess.common import UserError
+from preprocess.inputs import _PositionalReader, is_stream_input, lines_of, read_lines, require_input, split_lines_file
+from preprocess.outputs import (
     atomic_output,
     check_distinct,
     check_output_path,
-    is_stream_input,
     is_stream_output,
-    lines_of,
     make_temp_file,
     prepare_output,
-    read_lines,
-    require_input,
-    run_main,
-    split_lines_file,
     write_error,
 )
 

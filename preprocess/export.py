@@ -23,7 +23,9 @@ import sys
 import tempfile
 
 from preprocess import registry
-from preprocess.common import WRITE_ERRNOS, UserError, check_distinct, current_umask, run_main, write_error
+from preprocess.cli import run_main
+from preprocess.common import UserError
+from preprocess.outputs import WRITE_ERRNOS, check_distinct, current_umask, write_error
 
 SHIM = "tokenization_morphtok.py"   # written by the tokenizer classes' save_pretrained (auto_map)
 

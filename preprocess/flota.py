@@ -464,7 +464,7 @@ def main(argv=None) -> int:
     d.add_argument("--vocab", required=True, help="any vocabulary format that --flota-vocab accepts")
     d.add_argument("--output", required=True, help="dict.txt to write")
     args = parser.parse_args(argv)
-    from preprocess.common import check_distinct, check_output_path
+    from preprocess.outputs import check_distinct, check_output_path
     check_output_path(args.output)
     check_distinct([(args.output, "--output")], [(args.vocab, "--vocab")])
     info = write_fairseq_dict(args.vocab, args.output)
@@ -479,7 +479,7 @@ def cli() -> None:
     """Console-script entry point (see setup.py)."""
     import sys
 
-    from preprocess.common import run_main
+    from preprocess.cli import run_main
     sys.exit(run_main(main))
 
 

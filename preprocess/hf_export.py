@@ -24,7 +24,9 @@ import re
 import shutil
 from typing import Optional, Sequence
 
-from preprocess.common import UserError, atomic_output, require_file
+from preprocess.common import UserError
+from preprocess.inputs import require_file
+from preprocess.outputs import atomic_output
 from preprocess.spm import FAIRSEQ_SPECIALS, SPACE_SYMBOL, SPECIAL_TOKENS, dictionary_pieces, write_dict
 
 #: fairseq's Dictionary adds these itself, in this order, before the entries of dict.txt

@@ -22,8 +22,8 @@ from typing import Optional
 
 from transformers import AutoConfig, AutoTokenizer, PretrainedConfig, PreTrainedTokenizer
 
-from preprocess.common import atomic_output
 from preprocess.hf_export import UNK_ID, copy_file, fairseq_ids, read_fairseq_dict
+from preprocess.outputs import atomic_output
 from preprocess.spm import FAIRSEQ_SPECIALS, SPACE_SYMBOL, SPECIAL_TOKENS
 
 #: written beside the files by save_pretrained: what ``auto_map`` in tokenizer_config.json names
@@ -157,7 +157,8 @@ class MorphtokBiteTokenizer(MorphtokTokenizer):
     @classmethod
     def from_options(cls, args, dict_path, dictionary=None):
         from preprocess.bite import BiteOptions, check_subword_model
-        from preprocess.common import UserError, require_file
+        from preprocess.common import UserError
+        from preprocess.inputs import require_file
         from preprocess.options import options_from
         from preprocess.spm import dictionary_pieces, write_dict
 
@@ -226,9 +227,10 @@ class MorphtokFlotaTokenizer(MorphtokTokenizer):
 
     @classmethod
     def from_options(cls, args, dict_path, dictionary=None):
-        from preprocess.common import UserError, require_file
+        from preprocess.common import UserError
         from preprocess.flota import FlotaOptions, NoiseOptions
         from preprocess.hf_export import flota_dictionary
+        from preprocess.inputs import require_file
         from preprocess.options import options_from
         from preprocess.spm import write_dict
 
@@ -265,7 +267,8 @@ class MorphtokWordmapTokenizer(MorphtokTokenizer):
 
     @classmethod
     def from_options(cls, args, dict_path, dictionary=None):
-        from preprocess.common import UserError, require_file
+        from preprocess.common import UserError
+        from preprocess.inputs import require_file
         from preprocess.spm import write_dict
 
         if dictionary is None:

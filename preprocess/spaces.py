@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from preprocess import spm
-from preprocess.common import UserError, flatten_line, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError, flatten_line
 from preprocess.options import add_arguments, option, options_from
 from preprocess.spm import SPACE_SYMBOL, is_prime_model, load_model, train, write_fairseq_dict  # noqa: F401
 

@@ -26,20 +26,11 @@ import tempfile
 from dataclasses import dataclass
 from typing import Iterable
 
-from preprocess.common import (
-    UserError,
-    atomic_output,
-    atomic_outputs,
-    check_distinct,
-    check_output_path,
-    flatten_line,
-    prepare_output,
-    read_blocks,
-    read_lines,
-    require_file,
-    run_main,
-)
+from preprocess.cli import run_main
+from preprocess.common import UserError, flatten_line
+from preprocess.inputs import read_blocks, read_lines, require_file
 from preprocess.options import add_arguments, option
+from preprocess.outputs import atomic_output, atomic_outputs, check_distinct, check_output_path, prepare_output
 
 #: U+2581 LOWER ONE EIGHTH BLOCK: SentencePiece's meta symbol for whitespace (a word-start marker).
 SPACE_SYMBOL = "\u2581"

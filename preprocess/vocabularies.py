@@ -21,8 +21,9 @@ import unicodedata
 from itertools import compress
 from typing import Iterable, Optional, Union
 
-from preprocess.common import UserError, check_distinct, check_output_path
+from preprocess.common import UserError
 from preprocess.integrity import require_complete_text
+from preprocess.outputs import check_distinct, check_output_path
 from preprocess.spm import FAIRSEQ_SPECIALS, load_model, write_dict
 
 # --- GPT-2 byte-level alphabet ---------------------------------------------------------------------------------

@@ -168,7 +168,7 @@ THROWAWAY = '''
 """A fifth scheme, defined outside the package: characters (decoded by joining pieces, as --bpe wordmap does)."""
 from dataclasses import dataclass
 
-from preprocess.common import read_lines
+from preprocess.inputs import read_lines
 from preprocess.spm import write_dict
 from train_scripts.schemes import Scheme, option, register_scheme
 
@@ -239,7 +239,7 @@ def test_count_lines_agrees_with_read_lines(tmp_path, data):
     for plain and gzip files: a stray \\r or U+2028 never adds a line."""
     import gzip
 
-    from preprocess.common import count_lines, read_lines
+    from preprocess.inputs import count_lines, read_lines
     plain, packed = tmp_path / "t.txt", tmp_path / "t.txt.gz"
     plain.write_bytes(data)
     packed.write_bytes(gzip.compress(data))

@@ -197,7 +197,7 @@ def test_hugging_face_class_and_export_take_the_option(plain_model, tmp_path):
 
 def _decode_input(data: bytes) -> list[str]:
     """The lines of ``data`` as the encoder reads them with invalid UTF-8 replaced (``read_lines(errors="replace")``)."""
-    from preprocess.common import lines_of
+    from preprocess.inputs import lines_of
     return list(lines_of(io.BytesIO(data), "<test>", errors="replace"))
 
 

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from preprocess.common import UserError, atomic_output, split_lines_file
+from preprocess.common import UserError
+from preprocess.inputs import split_lines_file
+from preprocess.outputs import atomic_output
 from preprocess.spaces import SpacesEncoder
 from tests.conftest import REPO, cli_env
 
@@ -450,13 +452,13 @@ def test_input_changed_during_the_run_is_an_error_not_a_mixed_output(action, wor
 def test_workers_read_the_parents_descriptor_not_the_name(tmp_path, monkeypatch):
     """Workers never open the input by name (the parent's open file is shared): renaming it away mid-run still
     gives the whole input, and then the run says it was replaced."""
-    from preprocess import common
+    from preprocess import inputs
     from preprocess.encode import FileEncoder, file_options
     src = tmp_path / "in.txt"
     src.write_text("a dog sleeps\n" * 20_000, encoding="utf-8")
     opened = []
-    real_open = common.open_binary_input
-    monkeypatch.setattr(common, "open_binary_input", lambda path: (opened.append(path), real_open(path))[1])
+    real_open = inputs.open_binary_input
+    monkeypatch.setattr(inputs, "open_binary_input", lambda path: (opened.append(path), real_open(path))[1])
     args = file_options(workers=2, chunk_size=500)
     args.segment_bytes = 16_384
     with FileEncoder(args, lambda: _ChangesItsInput(str(src), "grow", str(tmp_path / "m"))) as enc:

@@ -96,7 +96,7 @@ def test_cli_all_empty_is_one_line(setup, monkeypatch, capsys):
     tmp_path, _ = setup
     script = _fake_generate(tmp_path, [""] * 5)
     monkeypatch.setattr(ev, "find_tool", lambda name: script)
-    from preprocess.common import run_main
+    from preprocess.cli import run_main
 
     code = run_main(ev.main, ["--checkpoint", str(tmp_path / "model.pt"), "--data-bin", str(tmp_path),
                               "--generate-args", "", "--ref", str(tmp_path / "ref.de"), "--tgt-lang", "de",

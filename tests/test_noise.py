@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from preprocess.common import UserError, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError
 from preprocess.evaluate import noise
 
 

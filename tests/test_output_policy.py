@@ -254,7 +254,8 @@ def test_disk_full_flota_dict_and_encode(shared_path, small_disk, text):
 
 def test_atomic_outputs_publish_all_or_nothing(tmp_path):
     """The third file of a set fails (disk full): none is published, the existing files are unchanged."""
-    from preprocess.common import UserError, atomic_outputs
+    from preprocess.common import UserError
+    from preprocess.outputs import atomic_outputs
     paths = [tmp_path / "m.model", tmp_path / "m.vocab", tmp_path / "m.dict.txt"]
     paths[0].write_text("old model\n")
     with pytest.raises(UserError, match="No space left on device"):
@@ -271,12 +272,12 @@ def test_atomic_outputs_publish_all_or_nothing(tmp_path):
 
 
 def test_atomic_output_fsyncs_before_the_rename(tmp_path, monkeypatch):
-    from preprocess import common
+    from preprocess import outputs
     events = []
-    monkeypatch.setattr(common.os, "fsync", lambda fd: events.append("fsync"))
+    monkeypatch.setattr(outputs.os, "fsync", lambda fd: events.append("fsync"))
     real_replace = os.replace
-    monkeypatch.setattr(common.os, "replace", lambda a, b: (events.append("rename"), real_replace(a, b)))
-    with common.atomic_output(str(tmp_path / "f")) as fh:
+    monkeypatch.setattr(outputs.os, "replace", lambda a, b: (events.append("rename"), real_replace(a, b)))
+    with outputs.atomic_output(str(tmp_path / "f")) as fh:
         fh.write("x")
     assert events[:2] == ["fsync", "rename"]
 
@@ -285,7 +286,7 @@ def test_signals_after_the_first_are_ignored_until_cleanup_is_done(tmp_path):
     """A second SIGINT/SIGTERM during cleanup must not interrupt it (no traceback, no temporary file)."""
     script = (
         "import os, signal, sys, time\n"
-        "from preprocess.common import atomic_output, run_main\n"
+        "from preprocess.cli import run_main\nfrom preprocess.outputs import atomic_output\n"
         "def main(argv):\n"
         f"    with atomic_output({str(tmp_path / 'out')!r}) as fh:\n"
         "        fh.write('x')\n"

@@ -125,7 +125,7 @@ def test_the_sample_is_streamed_seeded_and_uniform():
 
 def test_training_from_an_iterator_samples_it_too(tmp_path, corpus):
     """Wordmap's path: sentences from a generator, 3,000 of them, a bound of 500: 500 are trained on."""
-    from preprocess.common import read_lines
+    from preprocess.inputs import read_lines
     model = spm.train([], str(tmp_path / "it"), vocab_size=400, input_sentence_size=500, num_threads=1,
                       sentences=read_lines(corpus))
     again = spm.train([], str(tmp_path / "again"), vocab_size=400, input_sentence_size=500, num_threads=1,

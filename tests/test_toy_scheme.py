@@ -111,7 +111,7 @@ CHARS_RECIPE = '''
 import functools
 
 from morphtok_toy.chars import CharsOptions, make_encoder
-from preprocess.common import read_lines
+from preprocess.inputs import read_lines
 from preprocess.options import to_args
 from preprocess.spm import write_dict
 from train_scripts.schemes import Scheme

@@ -48,7 +48,9 @@ import os
 import re
 import sys
 
-from preprocess.common import UserError, atomic_output, check_distinct, check_output_path, run_main, write_error
+from preprocess.cli import run_main
+from preprocess.common import UserError
+from preprocess.outputs import atomic_output, check_distinct, check_output_path, write_error
 
 EPOCH_PATTERN = re.compile(r"^checkpoint(\d+)\.pt$")
 BEST_PATTERN = re.compile(r"^checkpoint\.best_.*_(\d+\.?\d*)\.pt$")

@@ -41,9 +41,12 @@ import shutil
 import sys
 
 from preprocess import registry
-from preprocess.common import UserError, atomic_output, count_lines, read_lines, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError
 from preprocess.encode import FileEncoder, file_options
+from preprocess.inputs import count_lines, read_lines
 from preprocess.options import options_from
+from preprocess.outputs import atomic_output
 from train_scripts.schemes import (
     Scheme,
     add_options,

@@ -25,8 +25,11 @@ import shutil
 import sys
 
 from preprocess import flota
-from preprocess.common import UserError, atomic_output, flatten_line, read_lines, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError, flatten_line
+from preprocess.inputs import read_lines
 from preprocess.options import add_arguments, options_from
+from preprocess.outputs import atomic_output
 from preprocess.whitespace_noise import NoiseOptions
 from train_scripts.tools import run_tool
 

@@ -181,7 +181,7 @@ def _plan_batch_cli(argv: list[str]) -> int:
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "plan-batch":
-        from preprocess.common import run_main
+        from preprocess.cli import run_main
 
         return run_main(_plan_batch_cli, argv[1:])
     if not argv or argv[0] not in TOOLS:

@@ -38,7 +38,9 @@ import time
 
 import submitit
 
-from preprocess.common import REPO, UserError, atomic_output, run_main
+from preprocess.cli import run_main
+from preprocess.common import REPO, UserError
+from preprocess.outputs import atomic_output
 
 RECIPES = {
     "translation": "train_transformer_big.sh",

@@ -46,7 +46,8 @@ import sys
 import time
 from pathlib import Path
 
-from preprocess.common import UserError, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 from train_scripts.lm_plan import (
     BASELINE,

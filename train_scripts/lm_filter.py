@@ -15,7 +15,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from preprocess.common import UserError, atomic_output, read_lines, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError
+from preprocess.inputs import read_lines
+from preprocess.outputs import atomic_output
 
 BATCH = 10000
 

@@ -10,7 +10,8 @@ import gzip
 import random
 from pathlib import Path
 
-from preprocess.common import REPO, UserError, atomic_output
+from preprocess.common import REPO, UserError
+from preprocess.outputs import atomic_output
 from train_scripts.tools import SHARED_DATA
 
 #: the rows of this part: the translation part's rows that are monolingual schemes (``translation_rows.ROWS``)

@@ -473,6 +473,6 @@ def main(argv=None) -> int:
 if __name__ == "__main__":
     import sys
 
-    from preprocess.common import run_main
+    from preprocess.cli import run_main
 
     sys.exit(run_main(main))

@@ -31,7 +31,9 @@ import os
 import shlex
 import sys
 
-from preprocess.common import REPO, UserError, atomic_output, run_main
+from preprocess.cli import run_main
+from preprocess.common import REPO, UserError
+from preprocess.outputs import atomic_output
 
 RECIPE = os.path.join(REPO, "train_scripts", "finetune_classification.sh")
 SPLIT_FILES = {"test": "test_scores.json", "dev": "dev_scores.json"}

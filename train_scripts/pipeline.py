@@ -51,8 +51,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from preprocess.common import REPO, UserError, atomic_output, run_main
+from preprocess.cli import run_main
+from preprocess.common import REPO, UserError
 from preprocess.evaluate import noise as noise_eval
+from preprocess.outputs import atomic_output
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 from train_scripts.schemes import make_scheme
 from train_scripts.stages import (

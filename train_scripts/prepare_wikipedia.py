@@ -55,7 +55,9 @@ import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from preprocess.common import UserError, atomic_outputs, flatten_line, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError, flatten_line
+from preprocess.outputs import atomic_outputs
 
 #: the official English dump (documented; this command never downloads)
 DUMP_URL = "https://dumps.wikimedia.org/enwiki/latest/enwiki-latest-pages-articles.xml.bz2"

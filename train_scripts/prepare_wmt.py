@@ -28,7 +28,10 @@ import json
 import os
 import sys
 
-from preprocess.common import UserError, atomic_output, flatten_line, read_lines, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError, flatten_line
+from preprocess.inputs import read_lines
+from preprocess.outputs import atomic_output
 
 MAX_WORD_LENGTH = 1000  # clean-corpus-n.perl's default --max-word-length
 

@@ -52,7 +52,7 @@ import json
 import os
 import sys
 
-from preprocess.common import run_main
+from preprocess.cli import run_main
 from train_scripts.report_plots import plot_bleu, plot_boundary, plot_curves, plot_lengths, plot_similarity
 from train_scripts.report_tables import (
     DASH,

@@ -41,7 +41,9 @@ import logging
 import sys
 from typing import Mapping, Optional, Sequence
 
-from preprocess.common import UserError, read_lines, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError
+from preprocess.inputs import read_lines
 
 METRICS = ("bleu", "chrf")
 TESTS = {"bs": "paired bootstrap resampling", "ar": "paired approximate randomisation"}

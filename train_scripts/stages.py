@@ -22,7 +22,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from preprocess.common import REPO, atomic_output
+from preprocess.common import REPO
+from preprocess.outputs import atomic_output
 from train_scripts.tools import child_env
 
 

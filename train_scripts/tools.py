@@ -14,7 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from preprocess.common import REPO, SHARED_DATA, UserError, write_error  # noqa: F401  (SHARED_DATA: recipes' data)
+from preprocess.common import REPO, SHARED_DATA, UserError  # noqa: F401  (SHARED_DATA: recipes' data)
+from preprocess.outputs import write_error
 
 
 def plugins_dir() -> str:

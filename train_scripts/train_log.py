@@ -21,7 +21,9 @@ import os
 import re
 import sys
 
-from preprocess.common import UserError, atomic_output, check_distinct, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError
+from preprocess.outputs import atomic_output, check_distinct
 
 PLOT_FORMATS = (".png", ".pdf", ".svg")
 

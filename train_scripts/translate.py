@@ -22,7 +22,10 @@ import argparse
 import shlex
 import sys
 
-from preprocess.common import UserError, atomic_output, check_distinct, read_lines, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError
+from preprocess.inputs import read_lines
+from preprocess.outputs import atomic_output, check_distinct
 from train_scripts.evaluate import add_length_args
 
 #: fairseq's own options that pick an encoding (its encoders and the languages); every scheme's are added from the

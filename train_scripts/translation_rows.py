@@ -18,8 +18,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from preprocess.common import REPO, UserError, atomic_output, count_lines
+from preprocess.common import REPO, UserError
 from preprocess.evaluate import noise as noise_eval
+from preprocess.inputs import count_lines
+from preprocess.outputs import atomic_output
 from preprocess.spm import SPACE_SYMBOL
 from train_scripts import binarize as binarize_recipe
 from train_scripts import evaluate as evaluate_recipe

@@ -38,8 +38,10 @@ from collections import Counter
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from preprocess.bite import BiteOptions
-from preprocess.common import UserError, read_lines, require_file, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError
 from preprocess.evaluate.noise import InflectionNoise, sequence_similarity
+from preprocess.inputs import read_lines, require_file
 from preprocess.options import add_arguments
 from preprocess.spm import SpmOptions, load_model
 from preprocess.whitespace_noise import PAPER_FRACTION, NoiseOptions
@@ -420,7 +422,8 @@ def _similarity_cli(args) -> None:
 
 
 def _perturb_cli(args) -> None:
-    from preprocess.common import atomic_output, check_distinct, check_output_path, flatten_line
+    from preprocess.common import flatten_line
+    from preprocess.outputs import atomic_output, check_distinct, check_output_path
     check_output_path(args.output)
     check_distinct([(args.output, "--output")], [(args.input, "--input")])
     noise = InflectionNoise(args.fraction, args.seed, args.bite_tagger)

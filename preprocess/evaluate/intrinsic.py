@@ -32,7 +32,10 @@ import os
 import sys
 from typing import Callable, Iterable, Optional, Sequence
 
-from preprocess.common import UserError, atomic_output, check_distinct, read_lines, require_file, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError
+from preprocess.inputs import read_lines, require_file
+from preprocess.outputs import atomic_output, check_distinct
 from preprocess.spm import SPACE_SYMBOL
 
 #: the order of the Rényi entropy (Zouhar et al. 2023 recommend 2.5)

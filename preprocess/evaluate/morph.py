@@ -35,7 +35,9 @@ import os
 import sys
 from typing import Callable, Iterable, Sequence
 
-from preprocess.common import UserError, require_file, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError
+from preprocess.inputs import require_file
 from preprocess.spm import SPACE_SYMBOL
 
 PROTOCOLS = {"paper": "words with at least two gold morphs (space-as-token paper, section 4)",

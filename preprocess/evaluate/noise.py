@@ -40,7 +40,10 @@ from typing import List, Optional, Sequence, Tuple
 
 # the tagger default is BITE's (the inflection noise tags as BITE does)
 from preprocess.bite import TAGGERS, BiteOptions  # noqa: E402
-from preprocess.common import UserError, atomic_output, check_distinct, check_output_path, read_lines, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError
+from preprocess.inputs import read_lines
+from preprocess.outputs import atomic_output, check_distinct, check_output_path
 
 # the whitespace noise and the per-line generator live beside the tokenisers that use them (FLOTA's --noise-p)
 from preprocess.whitespace_noise import PAPER_FRACTION, NoiseOptions, check_fraction, inject_whitespace_noise, line_rng  # noqa: F401

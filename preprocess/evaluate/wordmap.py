@@ -23,8 +23,10 @@ import time
 
 from preprocess import spm
 from preprocess import wordmap as wm
-from preprocess.common import UserError, read_lines, require_file, run_main
+from preprocess.cli import run_main
+from preprocess.common import UserError
 from preprocess.evaluate.morph import boundary_prf
+from preprocess.inputs import read_lines, require_file
 from preprocess.spm import SPACE_SYMBOL, load_model
 
 

@@ -11,15 +11,10 @@ import sys
 import time
 from typing import Iterator
 
-from preprocess.common import (
-    UserError,
-    atomic_output,
-    check_distinct,
-    check_output_path,
-    read_lines,
-    require_file,
-    run_main,
-)
+from preprocess.cli import run_main
+from preprocess.common import UserError
+from preprocess.inputs import read_lines, require_file
+from preprocess.outputs import atomic_output, check_distinct, check_output_path
 from preprocess.wordmap.segmentation import segment
 from preprocess.wordmap.tagging import _open_text, extract_verbs, extract_verbs_file
 from preprocess.wordmap.tokenizer import train_spm

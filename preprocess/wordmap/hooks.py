@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from preprocess.common import require_file
+from preprocess.inputs import require_file
 from preprocess.options import add_arguments, option, options_from
 from preprocess.registry import SchemeDescriptor
 from preprocess.spm import load_model as load_spm

@@ -7,7 +7,8 @@ import re
 import sys
 from typing import Callable, Iterable, Iterator, Sequence
 
-from preprocess.common import UserError, flatten_line, read_lines, require_file
+from preprocess.common import UserError, flatten_line
+from preprocess.inputs import read_lines, require_file
 from preprocess.wordmap.maps import normalise_verb
 
 VERB_TAG_PREFIXES = ("VV", "VA", "VM")

@@ -7,7 +7,8 @@ import bisect
 import functools
 from typing import Iterable
 
-from preprocess.common import flatten_line, read_lines, require_file
+from preprocess.common import flatten_line
+from preprocess.inputs import read_lines, require_file
 from preprocess.spm import SPACE_SYMBOL
 from preprocess.spm import load_model as load_spm
 from preprocess.wordmap.segmentation import segment

@@ -9,8 +9,10 @@ from typing import Iterable
 
 import numpy as np
 
-from preprocess.common import UserError, atomic_output, read_lines, require_file
+from preprocess.common import UserError
+from preprocess.inputs import read_lines, require_file
 from preprocess.integrity import require_complete_text
+from preprocess.outputs import atomic_output
 from preprocess.wordmap.maps import DEFAULT_SPLIT, analyse_all
 from preprocess.wordmap.segmentation import _best_segmentation, segment
 

@@ -18,10 +18,11 @@ import sys
 from dataclasses import dataclass
 
 from preprocess import spm, wordmap
-from preprocess.common import UserError, read_lines
+from preprocess.common import UserError
 from preprocess.encode import FileEncoder, file_options
 from preprocess.evaluate import morph
 from preprocess.evaluate.wordmap import read_derivational_verbs
+from preprocess.inputs import read_lines
 from preprocess.options import to_args
 from preprocess.spaces import SpacesEncoder
 from train_scripts.schemes import Scheme, option
