@@ -191,6 +191,58 @@ def _requeued_itself(job) -> bool:
     return start >= 0 and "Requeued job" in text[start:]
 
 
+def _follow_state(job_id: str, state: str, reason: str, seen_state: dict, what: str) -> None:
+    """Record a job's new ``state``: say so when SLURM has requeued it; cancel it (UserError) when it is pending
+    for a reason that cannot clear."""
+    previous = seen_state.get(job_id)
+    if state and state != previous:
+        if previous in ("RUNNING", "COMPLETING") and state in ("PENDING", "REQUEUED", "REQUEUE_HOLD"):
+            print(f"{what} job {job_id} was requeued (preempted, out of time or `scontrol requeue`): "
+                  f"waiting for it to run again", file=sys.stderr)
+        seen_state[job_id] = state
+    if state == "PENDING" and STUCK_REASONS.fullmatch(reason or ""):
+        subprocess.run(["scancel", job_id], capture_output=True)
+        raise UserError(f"{what} job {job_id} cannot start: SLURM keeps it pending ({reason}: no node or "
+                        f"limit of the partition fits the request); it was cancelled, ask for resources "
+                        f"that `sinfo -N -l` shows (--cpus-per-task, --mem-gb, --gpus-per-node, --time, "
+                        f"--partition)")
+
+
+def _final_confirmed(job, job_id: str, state: str, ending: dict) -> bool:
+    """Whether the final ``state`` a poll shows for a job concludes it: only when a later poll, CONFIRM_FINAL_S on,
+    still says so.  Once, the requeue test's launcher read FAILED for a job that submitit was requeueing itself
+    (SIGUSR2), then gave up on it (and a job whose run has just requeued it is given REQUEUE_GRACE_S to come
+    back).  ``ending``: job id -> (final state, when first seen)."""
+    first = ending.setdefault(job_id, (state, time.time()))
+    if first[0] != state:
+        ending[job_id] = (state, time.time())
+        return False
+    lasted = time.time() - first[1]
+    return lasted >= CONFIRM_FINAL_S and (lasted >= REQUEUE_GRACE_S or state == "COMPLETED"
+                                          or not _requeued_itself(job))
+
+
+def _job_results(job, job_id: str, state: str, what: str) -> list:
+    """The results of a job's tasks, once SLURM has ended it as ``state``; UserError if it failed or left none."""
+    outcomes = _task_outcomes(job)
+    for _ in range(30):  # results on a shared file system may show up a little after the job's end
+        if all(outcomes) or state not in ("COMPLETED", "UNKNOWN"):
+            break
+        time.sleep(1)
+        outcomes = _task_outcomes(job)
+    errors = [outcome[1] for outcome in outcomes if outcome and outcome[0] == "error"]
+    if state in ("COMPLETED", "UNKNOWN") and all(outcomes) and not errors:
+        return [result for _, result in outcomes]
+    if errors:
+        last = str(errors[0]).strip().splitlines()[-1:] or ["(no message)"]
+        detail = last[0]
+    elif state in ("COMPLETED", "UNKNOWN"):
+        detail = "it left no result"
+    else:
+        detail = f"SLURM ended it as {state}"
+    raise UserError(f"{what} job {job_id} failed: {detail} (log: {job.paths.stderr})")
+
+
 def wait_slurm(jobs: list, what: str, poll_s: float = 2.0, max_poll_s: float = 15.0) -> list:
     """Follow ``jobs`` in SLURM until each has reached a final state, then read their results.
 
@@ -216,29 +268,9 @@ def wait_slurm(jobs: list, what: str, poll_s: float = 2.0, max_poll_s: float = 1
             state = state.split()[0].upper() if state else ""
             if state:
                 last_seen[job_id] = time.time()
-            previous = seen_state.get(job_id)
-            if state and state != previous:
-                if previous in ("RUNNING", "COMPLETING") and state in ("PENDING", "REQUEUED", "REQUEUE_HOLD"):
-                    print(f"{what} job {job_id} was requeued (preempted, out of time or `scontrol requeue`): "
-                          f"waiting for it to run again", file=sys.stderr)
-                seen_state[job_id] = state
-            if state == "PENDING" and STUCK_REASONS.fullmatch(reason or ""):
-                subprocess.run(["scancel", job_id], capture_output=True)
-                raise UserError(f"{what} job {job_id} cannot start: SLURM keeps it pending ({reason}: no node or "
-                                f"limit of the partition fits the request); it was cancelled, ask for resources "
-                                f"that `sinfo -N -l` shows (--cpus-per-task, --mem-gb, --gpus-per-node, --time, "
-                                f"--partition)")
+            _follow_state(job_id, state, reason, seen_state, what)
             if state in FINAL_STATES:
-                # concluded only when a later poll, CONFIRM_FINAL_S on, still says so: once, the requeue test's
-                # launcher read FAILED for a job that submitit was requeueing itself (SIGUSR2), then gave up on it
-                # (and a job whose run has just requeued it is given REQUEUE_GRACE_S to come back)
-                first = ending.setdefault(job_id, (state, time.time()))
-                if first[0] != state:
-                    ending[job_id] = (state, time.time())
-                    continue
-                lasted = time.time() - first[1]
-                if lasted >= CONFIRM_FINAL_S and (lasted >= REQUEUE_GRACE_S or state == "COMPLETED"
-                                                  or not _requeued_itself(job)):
+                if _final_confirmed(job, job_id, state, ending):
                     final[job_id] = state
                 continue
             ending.pop(job_id, None)
@@ -248,29 +280,7 @@ def wait_slurm(jobs: list, what: str, poll_s: float = 2.0, max_poll_s: float = 1
                     final[job_id] = "UNKNOWN"
         if len(final) < len(by_id):
             time.sleep(min(max_poll_s, max(poll_s, (time.time() - start) / 10)))
-
-    results = []
-    for job_id, job in by_id.items():
-        state = final[job_id]
-        outcomes = _task_outcomes(job)
-        for _ in range(30):  # results on a shared file system may show up a little after the job's end
-            if all(outcomes) or state not in ("COMPLETED", "UNKNOWN"):
-                break
-            time.sleep(1)
-            outcomes = _task_outcomes(job)
-        errors = [outcome[1] for outcome in outcomes if outcome and outcome[0] == "error"]
-        if state in ("COMPLETED", "UNKNOWN") and all(outcomes) and not errors:
-            results.append([result for _, result in outcomes])
-            continue
-        if errors:
-            last = str(errors[0]).strip().splitlines()[-1:] or ["(no message)"]
-            detail = last[0]
-        elif state in ("COMPLETED", "UNKNOWN"):
-            detail = "it left no result"
-        else:
-            detail = f"SLURM ended it as {state}"
-        raise UserError(f"{what} job {job_id} failed: {detail} (log: {job.paths.stderr})")
-    return results
+    return [_job_results(job, job_id, final[job_id], what) for job_id, job in by_id.items()]
 
 
 # --- preprocessing: learn once, then one job per shard -----------------------------------------------------------
