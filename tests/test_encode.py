@@ -15,23 +15,28 @@ from pathlib import Path
 
 import pytest
 
+from preprocess import registry
 from preprocess.common import UserError
 from preprocess.inputs import split_lines_file
 from preprocess.outputs import atomic_output
 from preprocess.spaces import SpacesEncoder
 from tests.conftest import REPO, cli_env
 
-SCHEMES = ("spaces", "bite", "flota", "wordmap")
+
+def _spaces_options(shared_path, tmp_path: Path) -> list[str]:
+    return ["--model", str(shared_path("space_models/unigram_prime.model"))]
 
 
-def scheme_options(scheme: str, shared_path, tmp_path: Path) -> list[str]:
-    if scheme == "spaces":
-        return ["--model", str(shared_path("space_models/unigram_prime.model"))]
-    if scheme == "bite":
-        shared_path("nltk_data/taggers")
-        return ["--tagger", "nltk"]
-    if scheme == "flota":
-        return ["--flota-vocab", str(shared_path("flota_vocabs/bert-base-uncased.txt"))]
+def _bite_options(shared_path, tmp_path: Path) -> list[str]:
+    shared_path("nltk_data/taggers")
+    return ["--tagger", "nltk"]
+
+
+def _flota_options(shared_path, tmp_path: Path) -> list[str]:
+    return ["--flota-vocab", str(shared_path("flota_vocabs/bert-base-uncased.txt"))]
+
+
+def _wordmap_options(shared_path, tmp_path: Path) -> list[str]:
     from preprocess.wordmap import WordmapVocabulary
     vocab = tmp_path / "wordmap.vocab"
     WordmapVocabulary({"en": 9, "t": 7, "st": 4, "ge": 5, "an": 3},
@@ -39,9 +44,33 @@ def scheme_options(scheme: str, shared_path, tmp_path: Path) -> list[str]:
     return ["--wordmap-vocab", str(vocab), "--wordmap-spm", str(shared_path("space_models/unigram_default.model"))]
 
 
+#: Each registered scheme's test set-up: its encode options (models from ../shared/data or made here) and the
+#: language of the Multi30k side it is tried on.  The tests that run every scheme take the names from the registry
+#: (SCHEMES), so a scheme added without an entry here fails test_every_registered_scheme_has_test_options rather
+#: than going untested.
+SCHEME_SETUP = {
+    "spaces": (_spaces_options, "en"),
+    "bite": (_bite_options, "en"),
+    "flota": (_flota_options, "en"),
+    "wordmap": (_wordmap_options, "de"),
+}
+SCHEMES = tuple(registry.names())
+
+
+def scheme_options(scheme: str, shared_path, tmp_path: Path) -> list[str]:
+    return SCHEME_SETUP[scheme][0](shared_path, tmp_path)
+
+
+def scheme_language(scheme: str) -> str:
+    return SCHEME_SETUP[scheme][1]
+
+
+def test_every_registered_scheme_has_test_options():
+    assert sorted(SCHEME_SETUP) == sorted(SCHEMES)
+
+
 def corpus_lines(shared_path, scheme: str, n: int) -> list[str]:
-    lang = "de" if scheme == "wordmap" else "en"
-    with gzip.open(shared_path(f"multi30k/train.{lang}.gz"), "rt", encoding="utf-8") as fh:
+    with gzip.open(shared_path(f"multi30k/train.{scheme_language(scheme)}.gz"), "rt", encoding="utf-8") as fh:
         return [line.rstrip("\n") for _, line in zip(range(n), fh)]
 
 
@@ -85,6 +114,7 @@ def hostile_file(path: Path, lines: list[str]) -> int:
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_three_workers_write_the_same_bytes_as_one(scheme, shared_path, tmp_path):
     opts = scheme_options(scheme, shared_path, tmp_path)
+    made = [p.name for p in tmp_path.iterdir()]   # what the scheme's set-up wrote (a toy model)
     src = tmp_path / "in.txt"
     n = hostile_file(src, corpus_lines(shared_path, scheme, 1200))
     assert os.path.getsize(src) > 1_000_000 and n % 64
@@ -95,8 +125,7 @@ def test_three_workers_write_the_same_bytes_as_one(scheme, shared_path, tmp_path
             "--workers", 3, "--segment-bytes", 8_000])
     assert one.read_bytes() == three.read_bytes()
     assert one.read_bytes().count(b"\n") == n
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["in.txt", "one.txt", "three.txt"] +
-                                                                (["wordmap.vocab"] if scheme == "wordmap" else []))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["in.txt", "one.txt", "three.txt", *made])
 
 
 def test_split_lines_file_ranges_cover_the_file_at_line_starts(tmp_path):
@@ -176,7 +205,7 @@ def interrupt(args, out_dir: Path, sig, whole_group: bool = True):
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_interrupt_leaves_no_file_behind(scheme, sig, workers, shared_path, tmp_path, long_inputs):
     opts = scheme_options(scheme, shared_path, tmp_path / "model")   # (the model dir is not the output dir)
-    lang = "de" if scheme == "wordmap" else "en"
+    lang = scheme_language(scheme)
     if lang not in long_inputs:
         pytest.skip("shared Multi30k missing")
     out_dir = tmp_path / "out"

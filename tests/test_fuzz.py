@@ -11,14 +11,15 @@ Interruption and file modes are tested in tests/test_encode.py.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import time
 from pathlib import Path
 
 import pytest
-from test_encode import encode, one_line_error, scheme_options
+from test_encode import SCHEMES, encode, one_line_error, scheme_options
+
+from preprocess import registry
 
 SEED = 16
 PER_CLASS = 25
@@ -114,7 +115,7 @@ def no_line_breaks(line: str) -> bool:
     return len(line.splitlines()) <= 1 and "\r" not in line and "\n" not in line
 
 
-@pytest.mark.parametrize("scheme", ["spaces", "bite", "flota", "wordmap"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 def test_cli_keeps_every_line(scheme, hostile_file, shared_path, tmp_path):
     src, lines = hostile_file
     out = tmp_path / "out.txt"
@@ -132,12 +133,14 @@ def test_cli_keeps_every_line(scheme, hostile_file, shared_path, tmp_path):
     elif scheme == "flota":
         vocab = set(Path(shared_path("flota_vocabs/bert-base-uncased.txt")).read_text(encoding="utf-8").split("\n"))
         assert all(p in vocab for line in got for p in line.split())
-    else:
+    elif scheme == "wordmap":
         from preprocess.common import flatten_line
         from preprocess.wordmap import decode_line
         # lossless up to whitespace; a literal ▁ is read as a space (it is SentencePiece's space)
         assert [" ".join(decode_line(g).split()) for g in got] == \
             [" ".join(flatten_line(line).replace("\u2581", " ").split()) for line in lines]
+    else:
+        pytest.fail(f"no check of {scheme}'s output on hostile lines: add one here")
 
 
 def check_spaces_exact(lines, got, shared_path):
@@ -187,24 +190,29 @@ def test_moses_never_merges_words_around_control_characters():
 
 # --- every fairseq adapter ----------------------------------------------------------------------------------------
 
+def adapter_arguments(scheme: str, shared_path, tmp_path) -> list:
+    """The fairseq command-line options that build ``scheme``'s adapter (every other option at its default)."""
+    if scheme == "wordmap":
+        opts = scheme_options("wordmap", shared_path, tmp_path)
+        return ["--bpe", "wordmap", "--wordmap-vocab", opts[1], "--wordmap-spm", opts[3]]
+    return {"spaces": ["--bpe", "spaces", "--spaces-model", shared_path("space_models/unigram_prime.model")],
+            "flota": ["--bpe", "flota", "--flota-vocab", shared_path("flota_vocabs/bert-base-uncased.txt")],
+            "bite": ["--tokenizer", "bite", "--bite-tagger", "nltk"]}[scheme]
+
+
 def build_adapters(shared_path, tmp_path):
+    """Every registered scheme's fairseq adapter, built as fairseq-interactive builds it: the options parsed by
+    fairseq's own parser (the adapter's dataclass gives the defaults), then ``build_bpe`` / ``build_tokenizer``."""
     pytest.importorskip("fairseq")
     from fairseq.data import encoders
-
-    import fairseq_plugins  # noqa: F401  (registers the schemes)
-    opts = scheme_options("wordmap", shared_path, tmp_path)
-    return {
-        "spaces": encoders.build_bpe(argparse.Namespace(
-            bpe="spaces", spaces_model=str(shared_path("space_models/unigram_prime.model")), spaces="keep")),
-        "flota": encoders.build_bpe(argparse.Namespace(
-            bpe="flota", flota_vocab=str(shared_path("flota_vocabs/bert-base-uncased.txt")), flota_style="auto",
-            flota_k=3, flota_mode="flota", flota_strict=False, flota_max_len=None, flota_unk=None,
-            flota_byte_level=False, flota_case="auto")),
-        "wordmap": encoders.build_bpe(argparse.Namespace(bpe="wordmap", wordmap_vocab=opts[1],
-                                                         wordmap_spm=opts[3])),
-        "bite": encoders.build_tokenizer(argparse.Namespace(
-            tokenizer="bite", bite_pretokenizer="moses", bite_tagger="nltk", bite_single_char=False)),
-    }
+    adapters = {}
+    for scheme in SCHEMES:
+        cfg = _fairseq_config(adapter_arguments(scheme, shared_path, tmp_path))
+        names = registry.get(scheme).fairseq_names()
+        adapters[scheme] = (encoders.build_tokenizer(cfg.tokenizer) if "tokenizer" in names
+                            else encoders.build_bpe(cfg.bpe))
+        assert adapters[scheme] is not None, scheme
+    return adapters
 
 
 def test_adapters_encode_and_decode_every_line(shared_path, tmp_path):
@@ -396,7 +404,7 @@ def public_encoders(tmp_path_factory):
         pytest.skip("shared models missing")
     tmp = tmp_path_factory.mktemp("fuzz-models")
     encoders = {}
-    for scheme in ("spaces", "bite", "flota", "wordmap"):
+    for scheme in SCHEMES:
         opts = scheme_options(scheme, lambda rel: SHARED / rel, tmp)
         args = build_parser(scheme).parse_args(["--scheme", scheme, *map(str, opts), "--inputs", "x",
                                                 "--outputs", "y"])
@@ -445,7 +453,7 @@ def _check_lossless(scheme: str, encoder, line: str, encoded: str) -> None:
 
 
 @needs_hypothesis
-@pytest.mark.parametrize("scheme", ["spaces", "bite", "flota", "wordmap"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 def test_hypothesis_every_scheme_keeps_lines_and_round_trips(scheme, public_encoders):
     encoder = public_encoders[scheme]
 
@@ -511,7 +519,7 @@ def _words_line(n: int, seed: int) -> str:
                     for i in range(n))
 
 
-@pytest.mark.parametrize("scheme", ["spaces", "bite", "flota", "wordmap"])
+@pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("what", ["line", "token"])
 def test_time_grows_linearly_in_line_and_token_length(what, scheme, public_encoders):
     """n vs 4n words on a line, and a token of n vs 4n characters: linear gives about 4x, quadratic 16x.

@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from conftest import REPO, cli_env, require_shared
+from preprocess import registry
 from preprocess.common import UserError
 from preprocess.spm import _varint, load_model, train
 
@@ -155,12 +156,15 @@ def wordmap_vocab(tmp_path_factory):
     return path
 
 
-@pytest.mark.parametrize("scheme", ["spaces", "bite", "wordmap", "flota"])
+@pytest.mark.parametrize("scheme", registry.names())
 def test_encode_refuses_a_cut_model(scheme, cut_model, wordmap_vocab, tmp_path):
+    """Every registered scheme, its SentencePiece model (FLOTA: its vocabulary, which may be one) cut short."""
     opts = {"spaces": ["--model", cut_model],
             "bite": ["--subword-model", cut_model, "--pretokenizer", "whitespace", "--tagger", "hanta"],
             "wordmap": ["--wordmap-vocab", wordmap_vocab, "--wordmap-spm", cut_model],
-            "flota": ["--flota-vocab", cut_model]}[scheme]
+            "flota": ["--flota-vocab", cut_model]}.get(scheme)
+    if opts is None:
+        pytest.fail(f"no cut-model case for the scheme {scheme}: add its model option here")
     out = tmp_path / "out.txt"
     proc = run("preprocess.encode", "--scheme", scheme, *opts, "--inputs", "-", "--outputs", out)
     one_line(proc, cut_model)
