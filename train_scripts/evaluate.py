@@ -185,6 +185,58 @@ def score(hyps: list[str], refs: list[str], tgt_lang: str) -> dict:
             "tok_bleu_method": "sacremoses tokenizer + compound splitting (##AT##), BLEU with tokenize=none"}
 
 
+def _subset_and_name(info: dict, subset: str) -> tuple:
+    """The fairseq subset and the test set's name for ``subset``, either of them (binarize.json's ``test_subsets``
+    maps the names of ``--extra-test`` sets to their fairseq subsets)."""
+    names = {fairseq: name for name, fairseq in info.get("test_subsets", {}).items()}
+    if subset in info.get("test_subsets", {}):
+        return info["test_subsets"][subset], subset
+    return subset, names.get(subset, subset)
+
+
+def _output_paths(out_dir: str, ref: str, checkpoint: str) -> dict:
+    """generate.txt, hyp.txt and scores.json in ``out_dir``, checked (writable, none of them an input)."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UserError(f"--out {out_dir} is a file, not a folder")
+    outputs = {key: os.path.join(out_dir, f"{key}.{ext}")
+               for key, ext in (("generate", "txt"), ("hyp", "txt"), ("scores", "json"))}
+    for path in outputs.values():
+        check_output_path(path)
+    check_distinct([(p, "output") for p in outputs.values()],
+                   [(ref, "reference"), (checkpoint, "checkpoint")])
+    return outputs
+
+
+def _generate_command(data_bin: str, checkpoint: str, subset: str, *, beam: int, lenpen: float, max_len_a: float,
+                      max_len_b: int, generate_args: list, max_tokens: int | None, batch_size: int | None,
+                      cpu: bool, fp16: bool, extra_args: list | None) -> list:
+    """fairseq-generate's command line (``extra_args`` last, so they override everything)."""
+    cmd = ["fairseq-generate", data_bin, "--user-dir", plugins_dir(), "--path", checkpoint,
+           "--gen-subset", subset, "--beam", str(beam), "--lenpen", str(lenpen),
+           "--max-len-a", str(max_len_a), "--max-len-b", str(max_len_b),
+           # fairseq-fixed drops a last batch whose size is not a multiple of this: keep every test sentence
+           "--required-batch-size-multiple", "1", *generate_args]
+    if max_tokens:
+        cmd += ["--max-tokens", str(max_tokens)]
+    if batch_size:
+        cmd += ["--batch-size", str(batch_size)]
+    if cpu:
+        cmd.append("--cpu")
+    if fp16:
+        cmd.append("--fp16")
+    cmd += list(extra_args or [])
+    return cmd
+
+
+def _hypotheses_in_order(hyp_map: dict, n_refs: int, subset: str, ref: str) -> list[str]:
+    """One hypothesis per reference line, in order; a UserError if fairseq-generate left some out."""
+    if sorted(hyp_map) != list(range(n_refs)):
+        missing = sorted(set(range(n_refs)) - set(hyp_map))[:5]
+        raise UserError(f"fairseq-generate produced {len(hyp_map)} hypotheses for {n_refs} reference lines "
+                        f"(missing ids {missing}...): the binarised {subset} set and {ref} do not match")
+    return [hyp_map[i] for i in range(n_refs)]
+
+
 def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None = None,
              generate_args: list[str] | None = None, ref: str | None = None, tgt_lang: str | None = None,
              subset: str = "test", beam: int = 4, lenpen: float = 0.6, max_tokens: int | None = 4096,
@@ -208,11 +260,7 @@ def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None =
     tgt_lang = tgt_lang or info.get("tgt")
     if not tgt_lang:
         raise UserError("the target language is unknown: give --tgt-lang")
-    names = {fairseq: name for name, fairseq in info.get("test_subsets", {}).items()}
-    if subset in info.get("test_subsets", {}):
-        subset, name = info["test_subsets"][subset], subset
-    else:
-        name = names.get(subset, subset)
+    subset, name = _subset_and_name(info, subset)
     if ref is None and info:
         from train_scripts.binarize import raw_file
 
@@ -221,32 +269,12 @@ def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None =
         raise UserError(f"reference file not found: {ref}")
     if not os.path.isfile(checkpoint):
         raise UserError(f"checkpoint not found: {checkpoint}")
-    outputs = {}
-    if out_dir:
-        if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-            raise UserError(f"--out {out_dir} is a file, not a folder")
-        outputs = {key: os.path.join(out_dir, f"{key}.{ext}")
-                   for key, ext in (("generate", "txt"), ("hyp", "txt"), ("scores", "json"))}
-        for path in outputs.values():
-            check_output_path(path)
-        check_distinct([(p, "output") for p in outputs.values()],
-                       [(ref, "reference"), (checkpoint, "checkpoint")])
+    outputs = _output_paths(out_dir, ref, checkpoint) if out_dir else {}
     refs = list(read_lines(ref))
 
-    cmd = ["fairseq-generate", data_bin, "--user-dir", plugins_dir(), "--path", checkpoint,
-           "--gen-subset", subset, "--beam", str(beam), "--lenpen", str(lenpen),
-           "--max-len-a", str(max_len_a), "--max-len-b", str(max_len_b),
-           # fairseq-fixed drops a last batch whose size is not a multiple of this: keep every test sentence
-           "--required-batch-size-multiple", "1", *generate_args]
-    if max_tokens:
-        cmd += ["--max-tokens", str(max_tokens)]
-    if batch_size:
-        cmd += ["--batch-size", str(batch_size)]
-    if cpu:
-        cmd.append("--cpu")
-    if fp16:
-        cmd.append("--fp16")
-    cmd += list(extra_args or [])
+    cmd = _generate_command(data_bin, checkpoint, subset, beam=beam, lenpen=lenpen, max_len_a=max_len_a,
+                            max_len_b=max_len_b, generate_args=generate_args, max_tokens=max_tokens,
+                            batch_size=batch_size, cpu=cpu, fp16=fp16, extra_args=extra_args)
     if not quiet:
         print("+ " + " ".join(map(str, cmd)), file=sys.stderr)
     if progress:
@@ -260,12 +288,7 @@ def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None =
     else:
         output = run_generate(cmd, len(refs), progress)
     parsed = parse_generate_output(output)
-    hyp_map = parsed["hyp"]
-    if sorted(hyp_map) != list(range(len(refs))):
-        missing = sorted(set(range(len(refs))) - set(hyp_map))[:5]
-        raise UserError(f"fairseq-generate produced {len(hyp_map)} hypotheses for {len(refs)} reference lines "
-                        f"(missing ids {missing}...): the binarised {subset} set and {ref} do not match")
-    hyps = [hyp_map[i] for i in range(len(refs))]
+    hyps = _hypotheses_in_order(parsed["hyp"], len(refs), subset, ref)
     warnings = hypothesis_warnings(hyps, parsed["line_breaks"], allow_empty)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
