@@ -184,7 +184,7 @@ def bench_build(args):
     if args.verbs:
         m30 = set(wm.extract_verbs([], extra_words=open(args.verbs, encoding="utf-8").read().split()))
     else:
-        m30 = set(wm.extract_verbs(tagging._open_text(args.corpus)))
+        m30 = set(wm.extract_verbs(tagging.open_text(args.corpus)))
     tag_s = time.time() - t
     mn = morphynet_verbs(args.gold)
     real = m30 | mn

@@ -46,7 +46,6 @@ from typing import List, Optional, Sequence
 # the algorithm and its text layer live in preprocess.bite_tokenizer and preprocess.bite_text (split from this
 # module); the names other modules use stay importable from here
 from preprocess.bite_text import (  # noqa: F401
-    _SYMBOL_RE,
     ESCAPE,
     GLUE,
     HAVE_INFLECTIONS,
@@ -58,6 +57,7 @@ from preprocess.bite_text import (  # noqa: F401
     PUNCTUATION,
     SINGLE_CHAR_SYMBOLS,
     SPACE_BEFORE_MARK,
+    SYMBOL_RE,
     TAG_OF_SYMBOL,
     TAGGERS,
     USER_SYMBOLS,
@@ -142,7 +142,7 @@ def training_text(subword_text: str) -> str:
     symbols glued into its text, SentencePiece makes the lone ``▁`` piece far more probable, and the model splits
     words as ``▁ into`` (Multi30k, 10,000 lines, unigram 2,000: 3,447 lone ``▁`` on that text when trained with
     the symbols, 1,844 without)."""
-    return " ".join(_SYMBOL_RE.sub("", subword_text).split())
+    return " ".join(SYMBOL_RE.sub("", subword_text).split())
 
 
 def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other_inputs: Sequence[str] = (),

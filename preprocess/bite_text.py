@@ -34,13 +34,13 @@ TAG_OF_SYMBOL: Dict[str, str] = {}
 for _sym, _ch in zip(INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS):
     TAG_OF_SYMBOL[_sym] = TAG_OF_SYMBOL[_ch] = _sym[1:-1]
 _ALL_SYMBOLS = tuple(TAG_OF_SYMBOL)
-_SYMBOL_RE = re.compile("|".join(re.escape(s) for s in sorted(_ALL_SYMBOLS, key=len, reverse=True)))
+SYMBOL_RE = re.compile("|".join(re.escape(s) for s in sorted(_ALL_SYMBOLS, key=len, reverse=True)))
 _NEEDS_ESCAPE_START = (ESCAPE, GLUE, SPACE_BEFORE_MARK)
 #: characters that make a token need escaping wherever they stand: the single-character symbols, and the spacing
 #: marks (inside a word of the subword text, ``⁀`` and ``␣`` separate words; see ``BiteTokenizer.subword_text``)
 _SYMBOL_CHARS = frozenset(SINGLE_CHAR_SYMBOLS + (GLUE, SPACE_BEFORE_MARK))
 #: what splits a whitespace-separated chunk into words on decoding: symbols and spacing marks
-_CHUNK_SPLIT_RE = re.compile("(" + "|".join(re.escape(s) for s in sorted(_ALL_SYMBOLS, key=len, reverse=True))
+CHUNK_SPLIT_RE = re.compile("(" + "|".join(re.escape(s) for s in sorted(_ALL_SYMBOLS, key=len, reverse=True))
                              + "|" + GLUE + "|" + SPACE_BEFORE_MARK + ")")
 
 #: The C0 control characters that are not whitespace (U+0000-U+0008, U+000E-U+001B) are deleted by the Moses
@@ -48,7 +48,7 @@ _CHUNK_SPLIT_RE = re.compile("(" + "|".join(re.escape(s) for s in sorted(_ALL_SY
 #: moses pretokenizer they become spaces first: the invisible character is lost, the words stay apart.  Every
 #: other character (zero-width, combining, right-to-left marks, C1 controls, U+007F) passes Moses unchanged.
 MOSES_DELETED = "".join(chr(c) for c in (*range(0x00, 0x09), *range(0x0E, 0x1C)))
-_MOSES_DELETED_RE = re.compile("[" + re.escape(MOSES_DELETED) + "]")
+MOSES_DELETED_RE = re.compile("[" + re.escape(MOSES_DELETED) + "]")
 
 
 #: Sentences made only of ASCII words (letters and digits, perhaps joined by single hyphens, and at most one
@@ -61,17 +61,17 @@ _MOSES_DELETED_RE = re.compile("[" + re.escape(MOSES_DELETED) + "]")
 #: expressions cost more than tagging such a sentence.
 _PLAIN_WORD = r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*"
 _PLAIN_WORD = rf"{_PLAIN_WORD}(?:(?<=[A-Za-z])'(?=[A-Za-z]){_PLAIN_WORD})?"
-_PLAIN_SENTENCE = re.compile(rf"(?:{_PLAIN_WORD},? )*{_PLAIN_WORD}[.!?]?")
-#: the same with any hyphens and apostrophes in the words (a quicker first test; see :func:`_plain_sentence`)
-_PLAIN_CHARS = re.compile(r"(?:[A-Za-z0-9'-]+,? )*[A-Za-z0-9'-]+[.!?]?")
+PLAIN_SENTENCE = re.compile(rf"(?:{_PLAIN_WORD},? )*{_PLAIN_WORD}[.!?]?")
+#: the same with any hyphens and apostrophes in the words (a quicker first test; see :func:`is_plain_sentence`)
+PLAIN_CHARS = re.compile(r"(?:[A-Za-z0-9'-]+,? )*[A-Za-z0-9'-]+[.!?]?")
 
 
-def _plain_sentence(text: str) -> bool:
-    """``_PLAIN_SENTENCE.fullmatch(text)``, sooner: its look-arounds are needed only where hyphens or apostrophes
+def is_plain_sentence(text: str) -> bool:
+    """``PLAIN_SENTENCE.fullmatch(text)``, sooner: its look-arounds are needed only where hyphens or apostrophes
     are."""
-    if _PLAIN_CHARS.fullmatch(text) is None:
+    if PLAIN_CHARS.fullmatch(text) is None:
         return False
-    return ("'" not in text and "-" not in text) or _PLAIN_SENTENCE.fullmatch(text) is not None
+    return ("'" not in text and "-" not in text) or PLAIN_SENTENCE.fullmatch(text) is not None
 
 
 #: What SentencePiece's ``nmt_nfkc`` normaliser does beyond Unicode NFKC (measured on every code point with
@@ -94,7 +94,7 @@ def model_normalised(text: str) -> str:
 def _needs_escape_as_is(token: str) -> bool:
     if token.startswith(_NEEDS_ESCAPE_START):
         return True
-    if "[" in token and _SYMBOL_RE.search(token):
+    if "[" in token and SYMBOL_RE.search(token):
         return True
     return any(c in _SYMBOL_CHARS for c in token) if not token.isascii() else False
 
@@ -112,7 +112,7 @@ def needs_escape(token: str) -> bool:
     return norm != token and _needs_escape_as_is(norm)
 
 
-def _structure(text: str) -> List[str]:
+def chunk_structure(text: str) -> List[str]:
     """What the decoder reads as structure in a text, in order: the symbols and spacing marks of each chunk,
     and the escape that makes a chunk literal (whose symbols then do not count)."""
     out: List[str] = []
@@ -123,11 +123,11 @@ def _structure(text: str) -> List[str]:
         if tok[:1] == ESCAPE:
             out.append(ESCAPE)
         else:
-            out.extend(_CHUNK_SPLIT_RE.findall(tok))
+            out.extend(CHUNK_SPLIT_RE.findall(tok))
     return out
 
 
-def _one_chunk(text: str) -> bool:
+def is_one_chunk(text: str) -> bool:
     """``text`` stays one whitespace-free chunk under a subword model's normalisation (a base that a symbol
     follows must: ``a¨`` becomes ``a \u0308``, and the symbol would inflect the wrong part)."""
     return (text.isascii() and text.isprintable()) or len(model_normalised(text).split()) == 1
@@ -188,7 +188,7 @@ def bert_pretokenize(text: str) -> List[str]:
     return out
 
 
-def _align(tokens: Sequence[str], text: str) -> Optional[List[bool]]:
+def align_tokens(tokens: Sequence[str], text: str) -> Optional[List[bool]]:
     """attached[i] = token i directly follows token i-1 in ``text`` (single-spaced); None if not alignable."""
     pos = 0
     attached = []
@@ -217,7 +217,7 @@ _OPEN = frozenset(list("([{$\u00a3\u20ac\u00a5\u00bf\u00a1\u201c\u2018"))
 _CATEGORY: Dict[str, int] = {}   # word -> 0 plain, 1 glues left, 2 glues right, 3 straight double quote
 
 
-def _category(w: str) -> int:
+def spacing_category(w: str) -> int:
     c = _CATEGORY.get(w)
     if c is None:
         if w in _CLOSE or (w and all(ch in _CLOSE_CHARS for ch in w)):
@@ -244,7 +244,7 @@ def default_attached(words: Sequence[str]) -> List[bool]:
     for i, w in enumerate(words):
         c = get(w)
         if c is None:
-            c = _category(w)
+            c = spacing_category(w)
         a = glue_next
         glue_next = False
         if c == 1:
@@ -261,7 +261,7 @@ def default_attached(words: Sequence[str]) -> List[bool]:
     return att
 
 
-def _get_lemma(word: str, upos: str) -> str:
+def get_lemma(word: str, upos: str) -> str:
     try:
         lemmas = get_lemmas(word, upos)
     except (IndexError, KeyError, ValueError):  # lemminflect's OOV rules index characters (e.g. of an empty string)
@@ -277,7 +277,7 @@ LEMMINFLECT_MATCHED = "0.2.3"
 
 
 @functools.lru_cache(maxsize=None)
-def _lemminflect():
+def load_lemminflect():
     """lemminflect's lemmatizer and its lemma and override tables (loaded by lemminflect), or None when the
     installed lemminflect is not :data:`LEMMINFLECT_MATCHED` (then :func:`get_lemmas` calls ``getLemma``)."""
     import lemminflect
@@ -295,7 +295,7 @@ def get_lemmas(word: str, upos: str) -> tuple:
     same capitalisation (lemminflect's own functions), without the deep copies of the tables' entries that
     ``getAllLemmas`` makes (they are tuples of strings, which it does not change): those were a third of BITE's
     time for a new word."""
-    lem = _lemminflect()
+    lem = load_lemminflect()
     if lem is None:
         from lemminflect import getLemma
         return getLemma(word, upos=upos)
@@ -312,12 +312,12 @@ def get_lemmas(word: str, upos: str) -> tuple:
     return tuple(applyCapsStyle(f, style) for f in forms)
 
 
-#: the tags whose *be* the decoder chooses by subject (:func:`_be_form`)
-_BE_TAGS = frozenset({"VBP", "VBD"})
+#: the tags whose *be* the decoder chooses by subject (:func:`be_form`)
+BE_TAGS = frozenset({"VBP", "VBD"})
 _PLURAL_SUBJECTS = frozenset({"we", "you", "they", "these", "those", "both"})
 
 
-def _be_form(tag: str, before: Sequence[str], plural: Sequence[bool]) -> str:
+def be_form(tag: str, before: Sequence[str], plural: Sequence[bool]) -> str:
     """Overabundance of *be*: lemminflect gives VBP = (am, are) and VBD = (was, were) and the reference takes the
     first.  Choose by the subject instead: *am* only after *I*; *were* after we/you/they or a plural noun among
     the three previous words."""

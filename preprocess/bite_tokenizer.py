@@ -9,36 +9,36 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from preprocess.bite_text import (
-    _BE_TAGS,
-    _CHUNK_SPLIT_RE,
-    _MOSES_DELETED_RE,
-    _PLAIN_CHARS,
-    _PLAIN_SENTENCE,
+    BE_TAGS,
+    CHUNK_SPLIT_RE,
     ESCAPE,
     GLUE,
     HAVE_INFLECTIONS,
     INFLECTION_SYMBOLS,
     LEMMA_TAGS,
+    MOSES_DELETED_RE,
+    PLAIN_CHARS,
+    PLAIN_SENTENCE,
     PRETOKENIZERS,
     PUNCTUATION,
     SINGLE_CHAR_SYMBOLS,
     SPACE_BEFORE_MARK,
     TAG_OF_SYMBOL,
     TAGGERS,
-    _align,
-    _be_form,
-    _category,
-    _get_lemma,
-    _lemminflect,
-    _one_chunk,
-    _plain_sentence,
-    _structure,
+    align_tokens,
+    be_form,
     bert_pretokenize,
+    chunk_structure,
     default_attached,
+    get_lemma,
+    is_one_chunk,
+    is_plain_sentence,
     literal_tokens,
+    load_lemminflect,
     match_case,
     model_normalised,
     needs_escape,
+    spacing_category,
 )
 from preprocess.options import option
 from preprocess.taggers import get_tagger, universal
@@ -80,7 +80,7 @@ class BiteTokenizer:
         self.single_char = bool(single_char)
         self.tagger = get_tagger(tagger) if tagger is not None else None
         if self.tagger is not None:   # an encoder: lemminflect's tables loaded now, with the tagger's model
-            _lemminflect()
+            load_lemminflect()
         self._moses_tok = None
         if pretokenizer == "moses":
             from sacremoses import MosesTokenizer
@@ -95,7 +95,7 @@ class BiteTokenizer:
                            if universal(sym[1:-1]) in HAVE_INFLECTIONS and sym[1:-1] not in LEMMA_TAGS}
         self._word_cache: Dict[Tuple[str, str], str] = {}   # (word, tag) -> its tokens joined by spaces
         #: ``exact`` (:attr:`BiteOptions.bite_exact`): a word is split only where decoding gives it back; the
-        #: words whose decoded form depends on the sentence (*be* as VBP/VBD, see :func:`_be_form`) are checked in
+        #: words whose decoded form depends on the sentence (*be* as VBP/VBD, see :func:`be_form`) are checked in
         #: their sentence (:meth:`_exact_in_context`), on the word texts listed in ``_in_context``
         self.exact = bool(exact)
         self._in_context: set = set()
@@ -116,7 +116,7 @@ class BiteTokenizer:
             return text.split(), True
         if self.pretokenizer == "bert":
             return bert_pretokenize(text), False
-        if _plain_sentence(text):
+        if is_plain_sentence(text):
             return self._moses_plain(text)
         # escape=False: no XML entities (&amp; ...), characters stay as in the input
         return [t for t in self._moses_tok.tokenize(text, escape=False) if t], False
@@ -125,12 +125,12 @@ class BiteTokenizer:
         """:meth:`_split` of each text (the plain-sentence test inline: most lines take the fast path)."""
         if self.pretokenizer != "moses":
             return list(map(self._split, texts))
-        chars, sentence, plain, split = _PLAIN_CHARS.fullmatch, _PLAIN_SENTENCE.fullmatch, self._moses_plain, self._split
+        chars, sentence, plain, split = PLAIN_CHARS.fullmatch, PLAIN_SENTENCE.fullmatch, self._moses_plain, self._split
         return [plain(t) if t and chars(t) is not None and (("'" not in t and "-" not in t) or sentence(t) is not None)
                 else split(t) for t in texts]
 
     def _moses_plain(self, text: str) -> Tuple[List[str], bool]:
-        """sacremoses' tokenisation of a sentence that matches ``_PLAIN_SENTENCE``, and whether the default rule
+        """sacremoses' tokenisation of a sentence that matches ``PLAIN_SENTENCE``, and whether the default rule
         spaces its words as the text does (not after a split-off ``'t`` of ``don't``, say, which needs a mark)."""
         if "," in text:
             text = text.replace(",", " ,")
@@ -142,7 +142,7 @@ class BiteTokenizer:
         mark = last[-1]
         if mark in "!?" or (mark == "." and last[:-1] not in self._period_stays):
             words[-1:] = [last[:-1], mark]
-        return words, not apostrophe or all(_category(w) == 1 for w in words if w[0] == "'")
+        return words, not apostrophe or all(spacing_category(w) == 1 for w in words if w[0] == "'")
 
     def _encode_word(self, word: str, ptb: str) -> Tuple[str, ...]:
         """The BITE tokens of one tagged word: ``(base, symbol)``, or the word as literal tokens."""
@@ -164,11 +164,11 @@ class BiteTokenizer:
         # a word that must be escaped is written literally, never as base + symbol: the escape is decided on the
         # word itself (lemmatising "[VBP]" gave the base "[VBP", written unescaped, decoded "[VBP")
         if symbol is not None and word not in PUNCTUATION and not needs_escape(word):
-            lemma = _get_lemma(word, universal(ptb))
-            if not needs_escape(lemma) and _one_chunk(lemma) and (not self.exact or self._reinflects(word, lemma, ptb)):
+            lemma = get_lemma(word, universal(ptb))
+            if not needs_escape(lemma) and is_one_chunk(lemma) and (not self.exact or self._reinflects(word, lemma, ptb)):
                 tokens = (lemma, symbol)
         out = " ".join(tokens or literal_tokens(word))
-        if self.exact and tokens is not None and ptb in _BE_TAGS and lemma.lower() == "be":
+        if self.exact and tokens is not None and ptb in BE_TAGS and lemma.lower() == "be":
             self._in_context.add(out)
         if len(self._word_cache) < self._cache_size:
             self._word_cache[key] = out
@@ -179,14 +179,14 @@ class BiteTokenizer:
         it and as it decodes after a subword model's normaliser (:func:`model_normalised`).  *be* as VBP or VBD
         depends on the sentence: here only printable ASCII passes, :meth:`_exact_in_context` decides."""
         plain = word.isascii() and word.isprintable() and lemma.isascii() and lemma.isprintable()
-        if ptb in _BE_TAGS and lemma.lower() == "be":
+        if ptb in BE_TAGS and lemma.lower() == "be":
             return plain
         if self.inflect(lemma, ptb) != word:
             return False
         if plain:
             return True
         norm_lemma = model_normalised(lemma)
-        if ptb in _BE_TAGS and norm_lemma.lower() == "be":
+        if ptb in BE_TAGS and norm_lemma.lower() == "be":
             return False
         return self.inflect(norm_lemma, ptb) == model_normalised(word)
 
@@ -203,7 +203,7 @@ class BiteTokenizer:
 
     def _exact_be(self, words: Sequence[str], tags: Sequence[str], texts: List[str], i: int, start: int) -> None:
         """Exact mode, the *be* at ``i`` of the sentence that starts at ``start``: kept as it is unless the
-        decoder's choice by subject (:func:`_be_form`: the word before, a plural noun among the three before)
+        decoder's choice by subject (:func:`be_form`: the word before, a plural noun among the three before)
         gives it back.  The decoder sees the same three words before it, raw or normalised, only where they are
         printable ASCII (one word each, which a subword model's normaliser leaves alone); elsewhere the *be* is
         kept.  (Keeping a *be* changes no context: the decoded words are the input's words either way.)"""
@@ -211,7 +211,7 @@ class BiteTokenizer:
         before = words[lo:i]
         if all(w.isascii() and w.isprintable() for w in before):
             plural = [t.endswith(self._plural_ends) for t in texts[lo:i]]
-            if match_case(_be_form(tags[i], before, plural), texts[i].split(" ", 1)[0]) == words[i]:
+            if match_case(be_form(tags[i], before, plural), texts[i].split(" ", 1)[0]) == words[i]:
                 return
         texts[i] = " ".join(literal_tokens(words[i]))
 
@@ -232,7 +232,7 @@ class BiteTokenizer:
     def _tokenize_words(self, text: str, words: List[str], tags: Sequence[str], default_spacing: bool) -> List[str]:
         if default_spacing:   # (see _split)
             return self.bite_words(words, tags)
-        orig = _align(words, text)
+        orig = align_tokens(words, text)
         default = default_attached(words)
         if orig is not None and not (text.isascii() and text.isprintable()):
             # a mark also where the words as a subword model normalises them would be spaced differently by
@@ -272,8 +272,8 @@ class BiteTokenizer:
         return self.bite_words(words, self.tagger.tag(words)) if words else []
 
     def _spaced(self, sentence: str) -> str:
-        if self.pretokenizer == "moses" and _MOSES_DELETED_RE.search(sentence):
-            sentence = _MOSES_DELETED_RE.sub(" ", sentence)
+        if self.pretokenizer == "moses" and MOSES_DELETED_RE.search(sentence):
+            sentence = MOSES_DELETED_RE.sub(" ", sentence)
         return " ".join(sentence.split())
 
     def tokenize_batch(self, sentences: Sequence[str]) -> List[List[str]]:
@@ -354,13 +354,13 @@ class BiteTokenizer:
                     entries.append([tok[1:], mark, None, True, True])
                     open_base = True
                 continue
-            if tok.isascii() and "[" not in tok or not _CHUNK_SPLIT_RE.search(tok):
+            if tok.isascii() and "[" not in tok or not CHUNK_SPLIT_RE.search(tok):
                 if tok:
                     entries.append([tok, mark, None, False, True])
                     open_base = True
                 continue
             first = True
-            for i, part in enumerate(_CHUNK_SPLIT_RE.split(tok)):
+            for i, part in enumerate(CHUNK_SPLIT_RE.split(tok)):
                 if not i % 2:
                     if part:
                         entries.append([part, mark, None, False, first])
@@ -383,7 +383,7 @@ class BiteTokenizer:
         for text, _, tag, _, _ in entries:
             if tag is not None:
                 if text.lower() == "be" and tag in ("VBP", "VBD"):
-                    text = match_case(_be_form(tag, words, plural), text)
+                    text = match_case(be_form(tag, words, plural), text)
                 else:
                     text = self.inflect(text, tag)
             words.append(text)
@@ -455,7 +455,7 @@ class BiteTokenizer:
         norm = model_normalised(text)
         if norm == text:
             return True
-        if _structure(norm) != _structure(text):
+        if chunk_structure(norm) != chunk_structure(text):
             return False
         decoded = self.detokenize(text.split())
         return self.detokenize(norm.split()) == " ".join(model_normalised(decoded).split())

@@ -37,7 +37,7 @@ from typing import Iterable, Iterator
 from preprocess import registry
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.inputs import _PositionalReader, is_stream_input, lines_of, read_lines, require_input, split_lines_file
+from preprocess.inputs import PositionalReader, is_stream_input, lines_of, read_lines, require_input, split_lines_file
 from preprocess.outputs import (
     atomic_output,
     check_distinct,
@@ -205,7 +205,7 @@ class _Input:
         """The whole input as a binary file object, read once (decompressed for ``.gz``)."""
         if self.fd is None:
             return sys.stdin.buffer if self.path in ("-", "/dev/stdin") else open(self.path, "rb")
-        raw = _PositionalReader(self.fd)
+        raw = PositionalReader(self.fd)
         if self.gz:
             import gzip
             return gzip.GzipFile(filename=self.path, fileobj=raw, mode="rb")

@@ -35,7 +35,7 @@ def require_input(path: str, what: str = "input file") -> str:
     return require_file(path, what)
 
 
-class _PositionalReader:
+class PositionalReader:
     """Reads a file descriptor shared with other processes at its own position (``os.pread``): forked workers
     read what the parent opened, never the path again, and no process moves another's file offset."""
 
@@ -108,7 +108,7 @@ def read_lines(path: str, errors: str = "strict", block_size: int = 1 << 22, sta
     descriptor of ``path`` (positional reads; the name is used for messages only).
     """
     name = "<stdin>" if path == "-" else path
-    fh = _PositionalReader(fd) if fd is not None else open_binary_input(path)
+    fh = PositionalReader(fd) if fd is not None else open_binary_input(path)
     if start:
         fh.seek(start)
     yield from lines_of(fh, name, errors, block_size, None if end is None else end - start, first_line)
@@ -173,7 +173,7 @@ def split_lines_file(path: str, segment_bytes: int, fd: int | None = None) -> tu
     last = b"\n"
     segments: list[tuple[int, int, int]] = []
     seg_start, seg_line = 0, 0
-    with (contextlib.nullcontext(_PositionalReader(fd)) if fd is not None else open(path, "rb")) as fh:
+    with (contextlib.nullcontext(PositionalReader(fd)) if fd is not None else open(path, "rb")) as fh:
         while True:
             block = fh.read(1 << 20)
             if not block:

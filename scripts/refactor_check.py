@@ -603,7 +603,7 @@ def in_steps(key: str, steps: list[str]) -> bool:
     return key.split("/", 1)[0] in steps
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group(required=True)
@@ -618,6 +618,63 @@ def main(argv=None) -> int:
     ap.add_argument("--output", type=Path, default=None, help="also write the hashes computed now here")
     ap.add_argument("--only", nargs="+", choices=STEPS, default=None, help="run these steps only")
     ap.add_argument("--python", default=sys.executable, help="interpreter of the commands (default: this one)")
+    return ap
+
+
+def scratch_folder(ap: argparse.ArgumentParser, work: Path | None) -> Path:
+    """``--work``, checked empty and created, or a new temporary folder when it is not given."""
+    if work is None:
+        return Path(tempfile.mkdtemp(prefix="refactor-check-"))
+    work = work.resolve()
+    if work.exists() and any(work.iterdir()):
+        ap.error(f"--work {work} is not empty (stale models would be reused): give an empty or new folder")
+    work.mkdir(parents=True, exist_ok=True)
+    return work
+
+
+def record_hashes(args: argparse.Namespace, record: dict, hashes: dict, steps: list[str], errors: list[str],
+                  seconds: float) -> int:
+    """``--record``: write ``record`` to ``--hashes`` (with ``--only``, replacing those steps' hashes only)."""
+    if errors:
+        print("not recorded: a step failed", file=sys.stderr)
+        return 2
+    if args.only and args.hashes.is_file():   # replace the hashes of these steps only
+        old = json.loads(args.hashes.read_text(encoding="utf-8"))
+        kept = {k: v for k, v in old["hashes"].items() if not in_steps(k, steps)}
+        record["hashes"] = dict(sorted({**kept, **hashes}.items()))
+    args.hashes.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    print(f"recorded {len(record['hashes'])} hashes in {args.hashes} ({seconds:.0f} s)", file=sys.stderr)
+    return 0
+
+
+def compare_hashes(args: argparse.Namespace, hashes: dict, steps: list[str], errors: list[str],
+                   seconds: float) -> int:
+    """``--check``: one line per hash that differs from ``--hashes``; 1 on any (or a failed step), else 0."""
+    expected_record = json.loads(args.hashes.read_text(encoding="utf-8"))
+    expected = {k: v for k, v in expected_record["hashes"].items() if in_steps(k, steps)}
+    for key, (old, new) in ((k, (expected_record.get("environment", {}).get(k), v))
+                            for k, v in environment().items()):
+        if old != new:
+            print(f"note: {key} {new} here, {old} when recorded (a version change can explain mismatches)",
+                  file=sys.stderr)
+    bad = 0
+    for key in sorted(set(expected) | set(hashes)):
+        if key not in hashes:
+            print(f"MISSING {key}")
+        elif key not in expected:
+            print(f"EXTRA {key}")
+        elif expected[key] != hashes[key]:
+            print(f"MISMATCH {key}")
+        else:
+            continue
+        bad += 1
+    print(f"{len(expected) - sum(1 for k in expected if hashes.get(k) != expected[k])} of {len(expected)} hashes "
+          f"match, {bad} mismatches, {len(errors)} failed steps ({seconds:.0f} s)", file=sys.stderr)
+    return 1 if bad or errors else 0
+
+
+def main(argv=None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
 
     repo = args.repo.resolve()
@@ -630,11 +687,7 @@ def main(argv=None) -> int:
     if args.check and not args.hashes.is_file():
         ap.error(f"no recorded hashes at {args.hashes}")
     temporary = args.work is None
-    work = Path(tempfile.mkdtemp(prefix="refactor-check-")) if temporary else args.work.resolve()
-    if not temporary:
-        if work.exists() and any(work.iterdir()):
-            ap.error(f"--work {work} is not empty (stale models would be reused): give an empty or new folder")
-        work.mkdir(parents=True, exist_ok=True)
+    work = scratch_folder(ap, args.work)
     t0 = time.time()
     print(f"checkout {repo} ({git_state(repo)}), scratch {work}, steps {' '.join(steps)}", file=sys.stderr)
     try:
@@ -658,37 +711,8 @@ def main(argv=None) -> int:
     for e in errors:
         print(f"ERROR {e}")
     if args.record:
-        if errors:
-            print("not recorded: a step failed", file=sys.stderr)
-            return 2
-        if args.only and args.hashes.is_file():   # replace the hashes of these steps only
-            old = json.loads(args.hashes.read_text(encoding="utf-8"))
-            kept = {k: v for k, v in old["hashes"].items() if not in_steps(k, steps)}
-            record["hashes"] = dict(sorted({**kept, **hashes}.items()))
-        args.hashes.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-        print(f"recorded {len(record['hashes'])} hashes in {args.hashes} ({seconds:.0f} s)", file=sys.stderr)
-        return 0
-    expected_record = json.loads(args.hashes.read_text(encoding="utf-8"))
-    expected = {k: v for k, v in expected_record["hashes"].items() if in_steps(k, steps)}
-    for key, (old, new) in ((k, (expected_record.get("environment", {}).get(k), v))
-                            for k, v in environment().items()):
-        if old != new:
-            print(f"note: {key} {new} here, {old} when recorded (a version change can explain mismatches)",
-                  file=sys.stderr)
-    bad = 0
-    for key in sorted(set(expected) | set(hashes)):
-        if key not in hashes:
-            print(f"MISSING {key}")
-        elif key not in expected:
-            print(f"EXTRA {key}")
-        elif expected[key] != hashes[key]:
-            print(f"MISMATCH {key}")
-        else:
-            continue
-        bad += 1
-    print(f"{len(expected) - sum(1 for k in expected if hashes.get(k) != expected[k])} of {len(expected)} hashes "
-          f"match, {bad} mismatches, {len(errors)} failed steps ({seconds:.0f} s)", file=sys.stderr)
-    return 1 if bad or errors else 0
+        return record_hashes(args, record, hashes, steps, errors, seconds)
+    return compare_hashes(args, hashes, steps, errors, seconds)
 
 
 if __name__ == "__main__":

@@ -176,19 +176,19 @@ def test_plain_sentence_fast_path_equals_sacremoses(shared_path, moses):
     sacremoses' words."""
     from sacremoses import MosesTokenizer
 
-    from preprocess.bite_text import _PLAIN_SENTENCE, _plain_sentence
+    from preprocess.bite_text import PLAIN_SENTENCE, is_plain_sentence
     ref = MosesTokenizer(lang="en")
     lines = MOSES_EDGE_CASES + [l for name in ("train", "val", "test_2016_flickr")
                                 for l in _lines(shared_path(f"multi30k/{name}.en.gz"))]
     texts = [" ".join(l.split()) for l in lines]
-    plain = [t for t in texts if t and _PLAIN_SENTENCE.fullmatch(t)]
-    assert [t for t in texts if t and _plain_sentence(t)] == plain   # (the quicker test decides the same)
+    plain = [t for t in texts if t and PLAIN_SENTENCE.fullmatch(t)]
+    assert [t for t in texts if t and is_plain_sentence(t)] == plain   # (the quicker test decides the same)
     assert len(plain) > 0.98 * len(texts)   # the fast path is the common case
     assert [moses.pretokenize(t) for t in texts] == [ref.tokenize(t, escape=False) if t else [] for t in texts]
     # where the fast path says so, their spacing is what the default rule gives (BITE writes no spacing marks)
     default = [w for w, d in map(moses._split, plain) if d]
     assert len(default) > 0.97 * len(texts)
-    assert all(bite_text._align(w, t) == default_attached(w) for t in plain for w, d in [moses._split(t)] if d)
+    assert all(bite_text.align_tokens(w, t) == default_attached(w) for t in plain for w, d in [moses._split(t)] if d)
     assert not moses._split("I don't know.")[1]   # ('t: a mark)
 
 
@@ -199,7 +199,7 @@ def test_lemmas_are_lemminflects(shared_path):
     from lemminflect.core.Lemmatizer import Lemmatizer
     if lemminflect.__version__ != bite.LEMMINFLECT_MATCHED:
         pytest.skip(f"lemminflect {lemminflect.__version__}: get_lemmas calls getLemma itself")
-    assert bite_text._lemminflect() is not None
+    assert bite_text.load_lemminflect() is not None
     words = {w.strip(".,!?\"'();:") for name in ("val", "test_2016_flickr")
              for l in _lines(shared_path(f"multi30k/{name}.en.gz")) for w in l.split()}
     words |= {w.upper() for w in words} | {w.capitalize() for w in words}
@@ -567,8 +567,8 @@ def round_trip_input(b: BiteTokenizer, pretok: str, x: str) -> str:
     documented), and text whose moses words cannot be aligned with its whitespace words is not drawn."""
     import hypothesis
     if pretok == "moses":
-        x = bite_text._MOSES_DELETED_RE.sub(" ", x)
-    hypothesis.assume(pretok != "moses" or bite_text._align(b.pretokenize(x), " ".join(x.split())) is not None)
+        x = bite_text.MOSES_DELETED_RE.sub(" ", x)
+    hypothesis.assume(pretok != "moses" or bite_text.align_tokens(b.pretokenize(x), " ".join(x.split())) is not None)
     return x
 
 
@@ -599,11 +599,11 @@ def test_literal_symbols_stay_literal_with_the_real_tagger(pretok, line):
     """The cases of the issue, with NLTK's tagger: the literal comes back, and no symbol is written for it (before:
     ``I [VBP] here`` -> ``I [VBP here``; ``［NNS］`` unescaped, read as ``[NNS]`` after NFKC)."""
     b = BiteTokenizer(pretok)
-    expected = " ".join((bite_text._MOSES_DELETED_RE.sub(" ", line) if pretok == "moses" else line).split())
+    expected = " ".join((bite_text.MOSES_DELETED_RE.sub(" ", line) if pretok == "moses" else line).split())
     tokens = b.tokenize(line)
     assert b.detokenize(tokens) == expected
     # as a subword model's normaliser sees the text: every symbol it finds is one BITE wrote for a base
     text = b.subword_text(tokens)
-    assert bite_text._structure(bite.model_normalised(text)) == bite_text._structure(text)
-    assert not any(bite_text._CHUNK_SPLIT_RE.search(t) for t in bite.model_normalised(" ".join(tokens)).split()
+    assert bite_text.chunk_structure(bite.model_normalised(text)) == bite_text.chunk_structure(text)
+    assert not any(bite_text.CHUNK_SPLIT_RE.search(t) for t in bite.model_normalised(" ".join(tokens)).split()
                    if t[:1] not in (ESCAPE, GLUE, SPACE_BEFORE_MARK) and t not in bite.TAG_OF_SYMBOL)

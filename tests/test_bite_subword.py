@@ -84,7 +84,7 @@ def test_subword_text(pretok, sentence, text):
     tokens = b.tokenize(sentence)
     assert b.subword_text(tokens) == text
     assert b.detokenize(text.split()) == b.detokenize(tokens) == sentence
-    assert training_text(text) == " ".join(bite._SYMBOL_RE.sub("", text).split())
+    assert training_text(text) == " ".join(bite.SYMBOL_RE.sub("", text).split())
 
 
 def test_single_char_symbols_are_glued_too():

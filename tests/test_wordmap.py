@@ -388,7 +388,7 @@ def test_inventory_keeps_verbs_inside_it(tokenizer):
         before = narrow.inventory_fallbacks
         encode_lines()
         return narrow.inventory_fallbacks - before
-    spaced = [" ".join(tagging._tag_token_list(s.split())) for s in lines[300:600]]   # every verb a word of its own
+    spaced = [" ".join(tagging.tag_token_list(s.split())) for s in lines[300:600]]   # every verb a word of its own
     src = next(s for s in spaced if count(lambda s=s: narrow.encode_line(s)) > 0)
     once = count(lambda: narrow.encode_line(src))
     assert once > 0 and count(lambda: narrow.encode_lines([src, "Sie stehen.", src])) == 2 * once

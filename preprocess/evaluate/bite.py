@@ -219,12 +219,12 @@ def round_trip_reference(line: str, pretokenizer: str = BiteOptions.bite_pretoke
     (:func:`preprocess.common.flatten_line`) and, with the Moses pretokenizer, the control characters Moses
     deletes (:data:`preprocess.bite.MOSES_DELETED`) as spaces, whitespace runs as one space; with ``sp`` (a
     SentencePiece processor), as its normaliser gives it."""
-    from preprocess.bite_text import _MOSES_DELETED_RE
+    from preprocess.bite_text import MOSES_DELETED_RE
     from preprocess.common import flatten_line
     from preprocess.spm import SPACE_SYMBOL
     text = flatten_line(line)
     if pretokenizer == "moses":
-        text = _MOSES_DELETED_RE.sub(" ", text)
+        text = MOSES_DELETED_RE.sub(" ", text)
     text = " ".join(text.split())
     if sp is not None and text:
         text = " ".join(sp.normalize(text).replace(SPACE_SYMBOL, " ").split())

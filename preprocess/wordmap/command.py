@@ -16,7 +16,7 @@ from preprocess.common import UserError
 from preprocess.inputs import read_lines, require_file
 from preprocess.outputs import atomic_output, check_distinct, check_output_path
 from preprocess.wordmap.segmentation import segment
-from preprocess.wordmap.tagging import _open_text, extract_verbs, extract_verbs_file
+from preprocess.wordmap.tagging import extract_verbs, extract_verbs_file, open_text
 from preprocess.wordmap.tokenizer import train_spm
 from preprocess.wordmap.vocabulary import WordmapVocabulary, build_vocabulary
 
@@ -55,7 +55,7 @@ def main(argv=None) -> int:
         return 0
 
     def corpus() -> Iterator[str]:
-        for i, line in enumerate(_open_text(args.input)):
+        for i, line in enumerate(open_text(args.input)):
             if args.max_lines and i >= args.max_lines:
                 return
             yield line

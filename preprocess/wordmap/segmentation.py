@@ -65,7 +65,7 @@ def _tie_key(segs: tuple[str, ...], counts: dict[str, int]) -> tuple:
     return (round(freq, 9), tuple(-ord(c) for c in "\x00".join(segs)))
 
 
-def _best_segmentation(word: str, pieces: frozenset, max_len: int, counts: dict[str, int]) -> tuple[str, ...]:
+def best_segmentation(word: str, pieces: frozenset, max_len: int, counts: dict[str, int]) -> tuple[str, ...]:
     n = len(word)
     if n < 2 or n > MAX_SEGMENT_LEN or not pieces:
         return (word,)

@@ -32,12 +32,12 @@ def is_verb_tag(tag: str) -> bool:
     return tag.startswith(VERB_TAG_PREFIXES)
 
 
-def _tag_token_list(words: list[str]) -> list[str]:
-    """``_TAG_TOKEN_RE.findall(line)`` for ``words = line.split()`` (see :func:`_tag_tokens_by_word`)."""
-    return _tag_tokens_by_word(words)[0]
+def tag_token_list(words: list[str]) -> list[str]:
+    """``_TAG_TOKEN_RE.findall(line)`` for ``words = line.split()`` (see :func:`tag_tokens_by_word`)."""
+    return tag_tokens_by_word(words)[0]
 
 
-def _tag_tokens_by_word(words: list[str]) -> tuple[list[str], list[int]]:
+def tag_tokens_by_word(words: list[str]) -> tuple[list[str], list[int]]:
     """``_TAG_TOKEN_RE.findall(line)`` for ``words = line.split()``, and the index of each word's first token
     (one more entry at the end: the number of tokens).  No token crosses white space (the same for ``str.split``
     and the regex), so the tokens of one word spell it; a word of letters only (``str.isalpha``: every such
@@ -54,7 +54,7 @@ def _tag_tokens_by_word(words: list[str]) -> tuple[list[str], list[int]]:
     return tokens, starts
 
 
-class _VerbTags(dict):
+class VerbTags(dict):
     """tag -> :func:`is_verb_tag` (tag), remembered for the first 4,096 tags (a tagger has a few dozen)."""
 
     def __missing__(self, tag: str) -> bool:
@@ -142,7 +142,7 @@ def extract_verbs(lines: Iterable[str], tagger=None, extra_words: Iterable[str] 
     return list(seen)
 
 
-def _open_text(path: str) -> Iterator[str]:
+def open_text(path: str) -> Iterator[str]:
     require_file(path, "corpus")
     yield from read_lines(path, errors="replace")
 

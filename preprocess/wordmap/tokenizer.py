@@ -12,7 +12,7 @@ from preprocess.inputs import read_lines, require_file
 from preprocess.spm import SPACE_SYMBOL
 from preprocess.spm import load_model as load_spm
 from preprocess.wordmap.segmentation import segment
-from preprocess.wordmap.tagging import _tag_token_list, _tag_tokens_by_word, _VerbTags, load_tagger, tag_tokens
+from preprocess.wordmap.tagging import VerbTags, load_tagger, tag_token_list, tag_tokens, tag_tokens_by_word
 from preprocess.wordmap.vocabulary import WordmapVocabulary
 
 #: words whose base-model pieces a WordmapTokenizer remembers (an LRU cache: bounded memory on any corpus)
@@ -47,7 +47,7 @@ class WordmapTokenizer:
         self.untagged_words = 0
         # the base model's pieces of one word, remembered (bounded): a word is encoded the same way every time
         self._spm_cached = functools.lru_cache(maxsize=SPM_CACHE_SIZE)(self._spm_uncached)
-        self._verb_tags = _VerbTags()
+        self._verb_tags = VerbTags()
         self._verb_pieces: dict[str, tuple] = {}   # see _whole_verb
 
     def counters(self) -> dict[str, int]:
@@ -86,7 +86,7 @@ class WordmapTokenizer:
         return tuple(pieces), fell_back
 
     def verb_spans(self, line: str) -> list[tuple[int, int]]:
-        return self._verb_spans(line, _tag_token_list(line.split()))
+        return self._verb_spans(line, tag_token_list(line.split()))
 
     def _verbs(self, tokens: list[str]) -> list[int]:
         """The indices of the verbs among ``tokens`` (HanTa's tags; a verb is a letter string of two or more)."""
@@ -117,7 +117,7 @@ class WordmapTokenizer:
         words = line.split()   # the same white space as the \S+ of the tokens and of the pieces below
         if not words:
             return []
-        tokens, starts = _tag_tokens_by_word(words)
+        tokens, starts = tag_tokens_by_word(words)
         verbs = self._verbs(tokens)
         out: list[str] = []
         spm = self._spm_cached

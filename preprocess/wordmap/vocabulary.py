@@ -14,7 +14,7 @@ from preprocess.inputs import read_lines, require_file
 from preprocess.integrity import require_complete_text
 from preprocess.outputs import atomic_output
 from preprocess.wordmap.maps import DEFAULT_SPLIT, analyse_all
-from preprocess.wordmap.segmentation import _best_segmentation, segment
+from preprocess.wordmap.segmentation import best_segmentation, segment
 
 
 class WordmapVocabulary:
@@ -99,7 +99,7 @@ class WordmapVocabulary:
         return segment(word, self)
 
     def _segment_lower(self, word: str) -> tuple[str, ...]:
-        return _best_segmentation(word, self.pieces, self.max_len, self.counts)
+        return best_segmentation(word, self.pieces, self.max_len, self.counts)
 
 
 def _length_stats(strings: Iterable[str]) -> tuple[float, float, float]:
