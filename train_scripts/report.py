@@ -51,6 +51,7 @@ import html
 import json
 import os
 import sys
+from types import SimpleNamespace
 
 from preprocess.cli import run_main
 from train_scripts.report_plots import plot_bleu, plot_boundary, plot_curves, plot_lengths, plot_similarity
@@ -281,11 +282,8 @@ def _boundary_note(rows: list) -> str:
             + (f" Not in this chart (other gold, see the tables): {'; '.join(other)}." if other else ""))
 
 
-def write_report(results: dict, outdir: str) -> dict:
-    rows = results.get("schemes") or []
-    meta = results.get("meta") or {}
-    os.makedirs(outdir, exist_ok=True)
-    title = f"Tokenisation scheme comparison on {meta.get('dataset', 'Multi30k En-De')}"
+def _plots(rows: list, meta: dict, outdir: str) -> list:
+    """(heading, alt text, PNG path, note) of each plot that has data, drawn into ``outdir``."""
     plots = [
         ("BLEU with confidence intervals", "BLEU per scheme, clean and noisy test sets",
          plot_bleu(rows, os.path.join(outdir, "bleu_ci.png"), meta),
@@ -299,7 +297,28 @@ def write_report(results: dict, outdir: str) -> dict:
          plot_curves(rows, os.path.join(outdir, "valid_loss.png")), CURVES_NOTE),
         ("Sequence lengths", "tokens per sentence", plot_lengths(rows, os.path.join(outdir, "seq_lengths.png")), ""),
     ]
-    plots = [p for p in plots if p[2]]
+    return [p for p in plots if p[2]]
+
+
+def _significance_line(rows: list, meta: dict) -> str:
+    base = _baseline(rows, meta)
+    sig = meta.get("significance") or {}
+    return (f"Significance: {sig.get('test_name', sig.get('test', 'paired test'))} against {_label(base)} "
+            f"({sig.get('n_samples', DASH)} samples, p < {sig.get('alpha', 0.05)}, sacreBLEU)."
+            if base is not None and sig else "")
+
+
+def _preset_line(meta: dict) -> str:
+    preset = meta.get("preset")
+    changed = ", ".join(f"{k.replace('_', '-')} {v}" for k, v in (meta.get("preset_overrides") or {}).items())
+    return (f"Preset: {preset}" + (f" ({meta['preset_note']})" if meta.get("preset_note") else "")
+            + (f"; changed from the preset: {changed}" if changed else "") + "." if preset else "")
+
+
+def _content(rows: list, meta: dict, outdir: str) -> SimpleNamespace:
+    """What REPORT.md and report.html both show (the plots drawn into ``outdir``)."""
+    title = f"Tokenisation scheme comparison on {meta.get('dataset', 'Multi30k En-De')}"
+    plots = _plots(rows, meta, outdir)
     quality = quality_table(rows, meta)
     robustness = robustness_table(rows)
     intrinsic = intrinsic_table(rows, meta)
@@ -308,72 +327,68 @@ def write_report(results: dict, outdir: str) -> dict:
     boundaries = boundary_sections(rows)
     words = conclusions(rows, meta)
     bleu_sig, chrf_sig = _signatures(rows, meta)
-    base = _baseline(rows, meta)
-    sig = meta.get("significance") or {}
-    sig_line = (f"Significance: {sig.get('test_name', sig.get('test', 'paired test'))} against {_label(base)} "
-                f"({sig.get('n_samples', DASH)} samples, p < {sig.get('alpha', 0.05)}, sacreBLEU)."
-                if base is not None and sig else "")
-    preset = meta.get("preset")
-    changed = ", ".join(f"{k.replace('_', '-')} {v}" for k, v in (meta.get("preset_overrides") or {}).items())
-    preset_line = (f"Preset: {preset}" + (f" ({meta['preset_note']})" if meta.get("preset_note") else "")
-                   + (f"; changed from the preset: {changed}" if changed else "") + "." if preset else "")
-    noise_lines = _noise_lines(meta)
-    versions = sorted((meta.get("versions") or {}).items())
-    commands = list(meta.get("commands") or [])
+    return SimpleNamespace(title=title, plots=plots, quality=quality, robustness=robustness, intrinsic=intrinsic,
+                           budget=budget, scores=scores, boundaries=boundaries, words=words, bleu_sig=bleu_sig,
+                           chrf_sig=chrf_sig, sig_line=_significance_line(rows, meta), preset_line=_preset_line(meta),
+                           noise_lines=_noise_lines(meta), summary=meta.get("summary", ""),
+                           versions=sorted((meta.get("versions") or {}).items()),
+                           commands=list(meta.get("commands") or []), extras=extra_tables(rows))
 
-    # REPORT.md
-    md = [f"# {title}", ""] + [p + "\n" for p in words]
-    md += [x + "\n" for x in (meta.get("summary", ""), preset_line) if x]
-    md += ["## Translation quality", "", markdown_table(quality), "", QUALITY_NOTE.format(up=UP, down=DOWN), ""]
-    md += [f"- {x}" for x in [sig_line] + noise_lines if x]
-    md += [f"- BLEU signature: `{bleu_sig}`", f"- chrF signature: `{chrf_sig}`", ""]
-    if robustness:
-        md += ["## Robustness without a model", "", markdown_table(robustness), "", SIMILARITY_NOTE, ""]
-    if budget:
-        md += ["## Training budget", "", markdown_table(budget), "", BUDGET_NOTE, ""]
-    md += ["## Length and cost", "", markdown_table(intrinsic), "", INTRINSIC_NOTE, ""]
-    if scores:
-        md += ["## Tokeniser scores", "", markdown_table(scores), "", TOKENIZER_SCORES_NOTE, ""]
-    for head, table, note in boundaries:
+
+def _markdown(c: SimpleNamespace, rows: list) -> str:
+    """REPORT.md's text."""
+    md = [f"# {c.title}", ""] + [p + "\n" for p in c.words]
+    md += [x + "\n" for x in (c.summary, c.preset_line) if x]
+    md += ["## Translation quality", "", markdown_table(c.quality), "", QUALITY_NOTE.format(up=UP, down=DOWN), ""]
+    md += [f"- {x}" for x in [c.sig_line] + c.noise_lines if x]
+    md += [f"- BLEU signature: `{c.bleu_sig}`", f"- chrF signature: `{c.chrf_sig}`", ""]
+    if c.robustness:
+        md += ["## Robustness without a model", "", markdown_table(c.robustness), "", SIMILARITY_NOTE, ""]
+    if c.budget:
+        md += ["## Training budget", "", markdown_table(c.budget), "", BUDGET_NOTE, ""]
+    md += ["## Length and cost", "", markdown_table(c.intrinsic), "", INTRINSIC_NOTE, ""]
+    if c.scores:
+        md += ["## Tokeniser scores", "", markdown_table(c.scores), "", TOKENIZER_SCORES_NOTE, ""]
+    for head, table, note in c.boundaries:
         md += [f"## {head}", "", markdown_table(table), "", note, ""]
-    for head, alt, path, note in plots:
+    for head, alt, path, note in c.plots:
         md += [f"## {head}", "", f"![{alt}]({os.path.basename(path)})", ""] + ([note, ""] if note else [])
     md += ["## Examples", ""]
     for i, (src, tgt, table) in enumerate(examples_tables(rows), 1):
         md += [f"**Example {i}:** {src}" + (f" → {tgt}" if tgt else ""), "", markdown_table(table, left=3), ""]
     md += ["## Scheme-specific intrinsic metrics", ""]
-    extras = extra_tables(rows)
-    for label, table in extras:
+    for label, table in c.extras:
         md += [f"**{label}**", "", markdown_table(table, left=1), ""]
-    if not extras:
+    if not c.extras:
         md += ["none measured", ""]
-    md += ["## Versions", ""] + [f"- {k}: `{v}`" for k, v in versions]
-    md += ["", "## Commands", "", "```bash"] + commands + ["```", ""]
-    md_path = os.path.join(outdir, "REPORT.md")
-    with open(md_path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(md))
+    md += ["## Versions", ""] + [f"- {k}: `{v}`" for k, v in c.versions]
+    md += ["", "## Commands", "", "```bash"] + c.commands + ["```", ""]
+    return "\n".join(md)
 
-    # report.html
+
+def _html(c: SimpleNamespace, rows: list) -> str:
+    """report.html's text, the plots embedded."""
     def img(path):
         with open(path, "rb") as fh:
             return "data:image/png;base64," + base64.b64encode(fh.read()).decode("ascii")
 
     e = html.escape
-    parts = [f"<h1>{e(title)}</h1>"] + [f"<p class=\"lead\">{e(p)}</p>" for p in words]
-    parts += [f"<p>{e(x)}</p>" for x in (meta.get("summary", ""), preset_line) if x]
-    parts += ["<h2>Translation quality</h2>", html_table(quality), f"<p>{e(QUALITY_NOTE.format(up=UP, down=DOWN))}</p>"]
-    parts += [f"<p>{e(x)}</p>" for x in [sig_line] + noise_lines if x]
-    parts += [f"<p>BLEU signature: <code>{e(bleu_sig)}</code><br>chrF signature: <code>{e(chrf_sig)}</code></p>"]
-    if robustness:
-        parts += ["<h2>Robustness without a model</h2>", html_table(robustness), f"<p>{e(SIMILARITY_NOTE)}</p>"]
-    if budget:
-        parts += ["<h2>Training budget</h2>", html_table(budget), f"<p>{e(BUDGET_NOTE)}</p>"]
-    parts += ["<h2>Length and cost</h2>", html_table(intrinsic), f"<p>{e(INTRINSIC_NOTE)}</p>"]
-    if scores:
-        parts += ["<h2>Tokeniser scores</h2>", html_table(scores), f"<p>{e(TOKENIZER_SCORES_NOTE)}</p>"]
-    for head, table, note in boundaries:
+    parts = [f"<h1>{e(c.title)}</h1>"] + [f"<p class=\"lead\">{e(p)}</p>" for p in c.words]
+    parts += [f"<p>{e(x)}</p>" for x in (c.summary, c.preset_line) if x]
+    parts += ["<h2>Translation quality</h2>", html_table(c.quality),
+              f"<p>{e(QUALITY_NOTE.format(up=UP, down=DOWN))}</p>"]
+    parts += [f"<p>{e(x)}</p>" for x in [c.sig_line] + c.noise_lines if x]
+    parts += [f"<p>BLEU signature: <code>{e(c.bleu_sig)}</code><br>chrF signature: <code>{e(c.chrf_sig)}</code></p>"]
+    if c.robustness:
+        parts += ["<h2>Robustness without a model</h2>", html_table(c.robustness), f"<p>{e(SIMILARITY_NOTE)}</p>"]
+    if c.budget:
+        parts += ["<h2>Training budget</h2>", html_table(c.budget), f"<p>{e(BUDGET_NOTE)}</p>"]
+    parts += ["<h2>Length and cost</h2>", html_table(c.intrinsic), f"<p>{e(INTRINSIC_NOTE)}</p>"]
+    if c.scores:
+        parts += ["<h2>Tokeniser scores</h2>", html_table(c.scores), f"<p>{e(TOKENIZER_SCORES_NOTE)}</p>"]
+    for head, table, note in c.boundaries:
         parts += [f"<h2>{e(head)}</h2>", html_table(table), f"<p>{e(note)}</p>"]
-    for head, alt, path, note in plots:
+    for head, alt, path, note in c.plots:
         parts += [f"<h2>{e(head)}</h2>", f'<img alt="{e(alt)}" src="{img(path)}">'] + ([f"<p>{e(note)}</p>"]
                                                                                        if note else [])
     parts.append("<h2>Examples</h2>")
@@ -381,22 +396,32 @@ def write_report(results: dict, outdir: str) -> dict:
         parts += [f"<h3>Example {i}</h3><p>{e(src)}" + (f"<br>{e(tgt)}" if tgt else "") + "</p>",
                   html_table(table, left=3).replace("<table>", '<table class="tokens">')]
     parts.append("<h2>Scheme-specific intrinsic metrics</h2>")
-    for label, table in extras:
+    for label, table in c.extras:
         parts += [f"<h3>{e(label)}</h3>", html_table(table, left=1)]
-    if not extras:
+    if not c.extras:
         parts.append("<p>none measured</p>")
-    parts += ["<h2>Versions</h2><ul>" + "".join(f"<li>{e(k)}: <code>{e(str(v))}</code></li>" for k, v in versions)
-              + "</ul>", "<h2>Commands</h2><pre>" + e("\n".join(commands)) + "</pre>"]
-    page = ("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Tokenisation scheme comparison</title>\n"
+    parts += ["<h2>Versions</h2><ul>" + "".join(f"<li>{e(k)}: <code>{e(str(v))}</code></li>" for k, v in c.versions)
+              + "</ul>", "<h2>Commands</h2><pre>" + e("\n".join(c.commands)) + "</pre>"]
+    return ("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Tokenisation scheme comparison</title>\n"
             "<style>body{font-family:sans-serif;max-width:1150px;margin:2em auto;padding:0 1em;line-height:1.4}"
             "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
             "text-align:right;vertical-align:top}.l{text-align:left}table.tokens td{font-family:monospace;"
             "font-size:90%}p.lead{font-size:105%}img{max-width:100%}code{font-size:90%}pre{background:#f6f6f6;"
             "padding:1em;overflow-x:auto}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
+
+
+def write_report(results: dict, outdir: str) -> dict:
+    rows = results.get("schemes") or []
+    meta = results.get("meta") or {}
+    os.makedirs(outdir, exist_ok=True)
+    c = _content(rows, meta, outdir)
+    md_path = os.path.join(outdir, "REPORT.md")
+    with open(md_path, "w", encoding="utf-8") as fh:
+        fh.write(_markdown(c, rows))
     html_path = os.path.join(outdir, "report.html")
     with open(html_path, "w", encoding="utf-8") as fh:
-        fh.write(page)
-    return {"markdown": md_path, "html": html_path, "plots": [p[2] for p in plots]}
+        fh.write(_html(c, rows))
+    return {"markdown": md_path, "html": html_path, "plots": [p[2] for p in c.plots]}
 
 
 def main(argv=None) -> int:
