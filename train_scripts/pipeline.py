@@ -84,8 +84,22 @@ from train_scripts.translation_rows import (
 
 # --- main ---------------------------------------------------------------------------------------------------
 
-def parse_args(argv=None):
-    """Options; a bad preset, scheme, baseline or noise fraction is a :class:`UserError` before any work."""
+def _add_preset_options(ap: argparse.ArgumentParser) -> None:
+    """The options whose default is the preset's value (``PRESET_OPTIONS``)."""
+    g = ap.add_argument_group("preset options (default: the preset's value; 0 lines = the whole split)")
+    for name, kind in (("train_lines", int), ("valid_lines", int), ("test_lines", int), ("vocab_size", int),
+                       ("max_update", int), ("valid_every", int), ("average", int), ("max_tokens", int),
+                       ("embed_dim", int), ("ffn_dim", int), ("heads", int), ("layers", int), ("dropout", float),
+                       ("lr", float), ("warmup", int), ("patience", int)):
+        g.add_argument("--" + name.replace("_", "-"), type=kind, default=None,
+                       help={"valid_every": "validate and save every N updates",
+                             "average": "average the last N update checkpoints (ending at the best one with "
+                                        "early stopping)",
+                             "patience": "early stopping after N validations without improvement (-1: off)"
+                             }.get(name, "preset's value"))
+
+
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="morphtok-demo", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--data", type=Path, default=default_data(),
@@ -107,17 +121,7 @@ def parse_args(argv=None):
                          "between words is dropped (whitespace noise) in the perturbed test sets (FLOTA: 0.3)")
     ap.add_argument("--noise-seed", type=int, default=DEMO_SEED, help="seed of both perturbations")
     ap.add_argument("--dry-run", action="store_true", help="print the commands every row would run, run nothing")
-    g = ap.add_argument_group("preset options (default: the preset's value; 0 lines = the whole split)")
-    for name, kind in (("train_lines", int), ("valid_lines", int), ("test_lines", int), ("vocab_size", int),
-                       ("max_update", int), ("valid_every", int), ("average", int), ("max_tokens", int),
-                       ("embed_dim", int), ("ffn_dim", int), ("heads", int), ("layers", int), ("dropout", float),
-                       ("lr", float), ("warmup", int), ("patience", int)):
-        g.add_argument("--" + name.replace("_", "-"), type=kind, default=None,
-                       help={"valid_every": "validate and save every N updates",
-                             "average": "average the last N update checkpoints (ending at the best one with "
-                                        "early stopping)",
-                             "patience": "early stopping after N validations without improvement (-1: off)"
-                             }.get(name, "preset's value"))
+    _add_preset_options(ap)
     ap.add_argument("--workers", type=int, default=2, help="encoder processes")
     ap.add_argument("--jobs", type=int, default=None,
                     help="rows run at the same time (default: one per CPU core, at most one per row; 1 with the gpu "
@@ -133,7 +137,11 @@ def parse_args(argv=None):
                     help="German derivational verbs (Wordmap boundary scores)")
     ap.add_argument("--example-ids", type=int, nargs="+", default=[0, 7, 21],
                     help="test sentences shown encoded in the report")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _check_rows(args) -> None:
+    """The preset, ``--schemes`` (``all``: every row) and ``--baseline`` (default: unigram, else the first row)."""
     if args.preset not in PRESETS:
         raise UserError(f"unknown preset {args.preset!r} (choose from {', '.join(PRESETS)})")
     if "all" in args.schemes:
@@ -145,6 +153,37 @@ def parse_args(argv=None):
         args.baseline = "unigram" if "unigram" in args.schemes else args.schemes[0]
     elif args.baseline not in args.schemes:
         raise UserError(f"--baseline {args.baseline!r} is not among --schemes ({', '.join(args.schemes)})")
+
+
+def _jobs_and_threads(args) -> None:
+    """``--jobs`` (default: one row per CPU core; 1 on a GPU) and ``--threads`` (default: the cores shared out)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if args.jobs is None:
+        args.jobs = 1 if args.device == "gpu" else max(1, min(cores, len(args.schemes)))
+    if args.jobs < 1 or (args.threads is not None and args.threads < 1):
+        raise UserError("--jobs and --threads must be at least 1")
+    if args.threads is None:
+        args.threads = max(1, cores // args.jobs)
+
+
+def _data_folder(ap: argparse.ArgumentParser, data: Path | None, output: Path) -> Path:
+    """``--data``, else the online download into OUTPUT; a usage error when there is neither."""
+    if data is None:
+        data = download_multi30k(output / "multi30k-download")
+    if data is None:
+        ap.error("no data: ../shared/data/multi30k is not there and the online download failed. Pass --data DIR "
+                 "with Multi30k's raw train/val/test_2016_flickr .en/.de files (github.com/multi30k/dataset, "
+                 "data/task1/raw), or run train_scripts/prepare_multi30k.sh --out DIR when online")
+    if not data.is_dir():
+        ap.error(f"--data {data} is not a directory")
+    return data
+
+
+def parse_args(argv=None):
+    """Options; a bad preset, scheme, baseline or noise fraction is a :class:`UserError` before any work."""
+    ap = _parser()
+    args = ap.parse_args(argv)
+    _check_rows(args)
     args.noise_fraction = noise_eval.check_fraction(args.noise_fraction)
     preset = PRESETS[args.preset]
     for name in PRESET_OPTIONS:
@@ -154,25 +193,12 @@ def parse_args(argv=None):
     args.output = args.output.resolve()
     if args.row is not None and args.row not in args.schemes:
         raise UserError(f"--row {args.row!r} is not among --schemes ({', '.join(args.schemes)})")
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    if args.jobs is None:
-        args.jobs = 1 if args.device == "gpu" else max(1, min(cores, len(args.schemes)))
-    if args.jobs < 1 or (args.threads is not None and args.threads < 1):
-        raise UserError("--jobs and --threads must be at least 1")
-    if args.threads is None:
-        args.threads = max(1, cores // args.jobs)
+    _jobs_and_threads(args)
     for name in args.schemes:  # a bad scheme option is an error before any work starts
         make_scheme(ROWS[name].config, ("en", "de"), str(args.output))
     if args.dry_run:
         return args
-    if args.data is None:
-        args.data = download_multi30k(args.output / "multi30k-download")
-    if args.data is None:
-        ap.error("no data: ../shared/data/multi30k is not there and the online download failed. Pass --data DIR "
-                 "with Multi30k's raw train/val/test_2016_flickr .en/.de files (github.com/multi30k/dataset, "
-                 "data/task1/raw), or run train_scripts/prepare_multi30k.sh --out DIR when online")
-    if not args.data.is_dir():
-        ap.error(f"--data {args.data} is not a directory")
+    args.data = _data_folder(ap, args.data, args.output)
     return args
 
 
