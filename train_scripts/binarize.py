@@ -232,6 +232,33 @@ def binarize_test_sets(info: dict, raw_dir: str, names: list[str], out_dir: str,
     return {name: ("test" if i == 0 else f"test{i}") for i, name in enumerate(names)}
 
 
+def _aligned_lines(raw_dir: str, langs: tuple, extra_tests: tuple[str, ...]) -> dict:
+    """Lines of each raw split there is (train and valid must be), checked equal across ``langs``:
+    ``{split: n}``."""
+    for split in ("train", "valid"):
+        for lang in langs:
+            raw_file(raw_dir, split, lang)
+    lines = {}
+    for split in [*SPLITS, *extra_tests]:
+        if raw_file(raw_dir, split, langs[0], split in extra_tests):
+            counts = {lang: count_lines(raw_file(raw_dir, split, lang)) for lang in langs}
+            if len(set(counts.values())) != 1:
+                raise UserError(f"{split} files are not aligned: " +
+                                ", ".join(f"{split}.{lang} has {n} lines" for lang, n in counts.items()))
+            lines[split] = counts[langs[0]]
+    return lines
+
+
+def _dictionaries(scheme: Scheme, langs: tuple, srcdict: str | None, tgtdict: str | None) -> dict:
+    """``{lang: dict.txt}``: the scheme's, or ``srcdict``/``tgtdict`` (the target's defaults to ``srcdict``)."""
+    dicts = {lang: scheme.dictionary(lang) for lang in langs}
+    if srcdict:
+        dicts[langs[0]] = os.path.abspath(srcdict)
+    if len(langs) > 1 and (tgtdict or srcdict):
+        dicts[langs[1]] = os.path.abspath(tgtdict or srcdict)
+    return dicts
+
+
 def binarize(scheme_config: dict, raw_dir: str, out_dir: str, src: str = "en", tgt: str | None = "de",
              shards: int = 1, shard_id: int | None = None, workers: int = 1, learn_only: bool = False,
              quiet: bool = True, lm: bool = False, extra_tests: tuple[str, ...] = (),
@@ -261,17 +288,7 @@ def binarize(scheme_config: dict, raw_dir: str, out_dir: str, src: str = "en", t
         raise UserError("--shards must be at least 1")
     if shard_id is not None and not 0 <= shard_id < shards:
         raise UserError(f"--shard-id must be in 0..{shards - 1}")
-    for split in ("train", "valid"):
-        for lang in langs:
-            raw_file(raw_dir, split, lang)
-    lines = {}
-    for split in [*SPLITS, *extra_tests]:
-        if raw_file(raw_dir, split, src, split in extra_tests):
-            counts = {lang: count_lines(raw_file(raw_dir, split, lang)) for lang in langs}
-            if len(set(counts.values())) != 1:
-                raise UserError(f"{split} files are not aligned: " +
-                                ", ".join(f"{split}.{lang} has {n} lines" for lang, n in counts.items()))
-            lines[split] = counts[src]
+    lines = _aligned_lines(raw_dir, langs, extra_tests)
     if lines["train"] < shards:
         raise UserError(f"{lines['train']} training lines cannot make {shards} shards")
     for given in (srcdict, tgtdict):
@@ -280,11 +297,7 @@ def binarize(scheme_config: dict, raw_dir: str, out_dir: str, src: str = "en", t
 
     os.makedirs(out_dir, exist_ok=True)
     learn(scheme, {lang: raw_file(raw_dir, "train", lang) for lang in langs}, workers, quiet, shard_id)
-    dicts = {lang: scheme.dictionary(lang) for lang in langs}
-    if srcdict:
-        dicts[src] = os.path.abspath(srcdict)
-    if not lm and (tgtdict or srcdict):
-        dicts[tgt] = os.path.abspath(tgtdict or srcdict)
+    dicts = _dictionaries(scheme, langs, srcdict, tgtdict)
 
     all_dirs = [os.path.join(out_dir, "data-bin")] if shards == 1 else \
         [os.path.join(out_dir, "data-bin", f"shard{k}") for k in range(shards)]
