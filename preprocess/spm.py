@@ -208,6 +208,68 @@ def named_user_symbols(spec: str | None) -> list[str]:
     return [s for s in spec.split(",") if s]
 
 
+def _trainer_options(model_type: str, variant: str, vocab_size: int, character_coverage: float,
+                     input_sentence_size: int, num_threads: int, extra_symbols: list[str] | None,
+                     extra_options: dict | None, quiet: bool) -> dict:
+    """SentencePieceTrainer's options for :func:`train` (``extra_options`` last, so they override the others)."""
+    symbols = list(extra_symbols or [])
+    options = dict(model_type=model_type, vocab_size=vocab_size, character_coverage=character_coverage,
+                   input_sentence_size=input_sentence_size, num_threads=num_threads,
+                   shuffle_input_sentence=True, minloglevel=2 if quiet else 0)
+    if variant == "prime":
+        symbols = [SPACE_SYMBOL] + [s for s in symbols if s != SPACE_SYMBOL]
+        options["add_dummy_prefix"] = False
+    if symbols:
+        options["user_defined_symbols"] = symbols
+    options.update(extra_options or {})
+    return options
+
+
+def _output_files(model_prefix: str, inputs: list[str]) -> list[str]:
+    """``P.model``, ``P.vocab`` and ``P.dict.txt``, checked (``P`` a file name prefix, no output an input)."""
+    if not model_prefix or model_prefix.endswith(("/", os.sep)) or os.path.isdir(model_prefix):
+        raise UserError(f"model prefix {model_prefix!r} is a folder: give a file name prefix, e.g. "
+                        f"{os.path.join(model_prefix or '.', 'spm')}")
+    outputs = [model_prefix + ext for ext in (".model", ".vocab", ".dict.txt")]
+    for path in outputs:
+        check_output_path(path)
+    check_distinct([(p, "output") for p in outputs], [(p, "training input") for p in inputs])
+    return outputs
+
+
+def _sampled(inputs: list[str], sentences: Iterable[str] | None, size: int, seed: int | None,
+             workdir: str) -> tuple[list[str], Iterable[str] | None]:
+    """``(inputs, sentences)`` to train on, with at most ``size`` sentences: more are sampled
+    (:func:`sample_sentences`) into ``workdir/sample.txt`` and a ``note:`` on stderr says so."""
+    stream = itertools.chain.from_iterable(read_lines(p, errors="replace") for p in inputs) if inputs \
+        else (sentences or ())
+    sample, total = sample_sentences(stream, size, seed)
+    if total > size:
+        inputs, sentences = [os.path.join(workdir, "sample.txt")], None
+        with open(inputs[0], "w", encoding="utf-8", newline="\n") as out:
+            for line in sample:
+                out.write(flatten_line(line) + "\n")
+        print(f"note: SentencePiece is trained on a random sample of {len(sample):,} of the {total:,} "
+              f"training sentences (--input-sentence-size {size}, seed {seed}; 0 = all)", file=sys.stderr)
+    elif not inputs:
+        sentences = sample   # every sentence, as read (the iterable may not be read twice)
+    return inputs, sentences
+
+
+def _plain_text(inputs: list[str], workdir: str) -> list[str]:
+    """``inputs``, each ``.gz`` decompressed into ``workdir`` (SentencePiece reads plain text only)."""
+    plain = []
+    for i, path in enumerate(inputs):
+        if path.endswith(".gz"):
+            dst = os.path.join(workdir, f"input{i}.txt")
+            with gzip.open(path, "rb") as src, open(dst, "wb") as out:
+                for block in read_blocks(src, path):   # a corrupt .gz: one line with file and position
+                    out.write(block)
+            path = dst
+        plain.append(path)
+    return plain
+
+
 def train(inputs: list[str], model_prefix: str, model_type: str = SpmOptions.model_type, variant: str = "default",
           vocab_size: int = SpmOptions.vocab_size, character_coverage: float = SpmOptions.character_coverage,
           input_sentence_size: int = SpmOptions.input_sentence_size, seed: int | None = SpmOptions.seed,
@@ -232,54 +294,19 @@ def train(inputs: list[str], model_prefix: str, model_type: str = SpmOptions.mod
         raise UserError(f"variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
     for path in inputs:
         require_file(path, "training input")
-    symbols = list(extra_symbols or [])
-    options = dict(model_type=model_type, vocab_size=vocab_size, character_coverage=character_coverage,
-                   input_sentence_size=input_sentence_size, num_threads=num_threads,
-                   shuffle_input_sentence=True, minloglevel=2 if quiet else 0)
-    if variant == "prime":
-        symbols = [SPACE_SYMBOL] + [s for s in symbols if s != SPACE_SYMBOL]
-        options["add_dummy_prefix"] = False
-    if symbols:
-        options["user_defined_symbols"] = symbols
-    options.update(extra_options or {})
+    options = _trainer_options(model_type, variant, vocab_size, character_coverage, input_sentence_size,
+                               num_threads, extra_symbols, extra_options, quiet)
     if seed is not None:
         spm.set_random_generator_seed(seed)
 
-    if not model_prefix or model_prefix.endswith(("/", os.sep)) or os.path.isdir(model_prefix):
-        raise UserError(f"model prefix {model_prefix!r} is a folder: give a file name prefix, e.g. "
-                        f"{os.path.join(model_prefix or '.', 'spm')}")
-    outputs = [model_prefix + ext for ext in (".model", ".vocab", ".dict.txt")]
-    for path in outputs:
-        check_output_path(path)
-    check_distinct([(p, "output") for p in outputs], [(p, "training input") for p in inputs])
+    outputs = _output_files(model_prefix, inputs)
     prepare_output(outputs[0])
     workdir = tempfile.mkdtemp(prefix="spm-train-")
     try:
         if input_sentence_size > 0:   # our own seeded sample: SentencePiece's reservoir ignores the seed
-            stream = itertools.chain.from_iterable(read_lines(p, errors="replace") for p in inputs) if inputs \
-                else (sentences or ())
-            sample, total = sample_sentences(stream, input_sentence_size, seed)
-            if total > input_sentence_size:
-                inputs, sentences = [os.path.join(workdir, "sample.txt")], None
-                with open(inputs[0], "w", encoding="utf-8", newline="\n") as out:
-                    for line in sample:
-                        out.write(flatten_line(line) + "\n")
-                print(f"note: SentencePiece is trained on a random sample of {len(sample):,} of the {total:,} "
-                      f"training sentences (--input-sentence-size {input_sentence_size}, seed {seed}; 0 = all)",
-                      file=sys.stderr)
-            elif not inputs:
-                sentences = sample   # every sentence, as read (the iterable may not be read twice)
-            del sample
+            inputs, sentences = _sampled(inputs, sentences, input_sentence_size, seed, workdir)
         options["input_sentence_size"] = 0   # SentencePiece trains on all of what it is given
-        plain = []
-        for i, path in enumerate(inputs):
-            if path.endswith(".gz"):  # SentencePiece reads plain text only
-                dst = os.path.join(workdir, f"input{i}.txt")
-                with gzip.open(path, "rb") as src, open(dst, "wb") as out:
-                    for block in read_blocks(src, path):   # a corrupt .gz: one line with file and position
-                        out.write(block)
-                path = dst
-            plain.append(path)
+        plain = _plain_text(inputs, workdir)
         tmp_prefix = os.path.join(workdir, "model")
         source = {"input": plain} if plain else \
             {"sentence_iterator": (flatten_line(s) for s in sentences or () if s.strip())}
