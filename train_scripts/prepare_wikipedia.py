@@ -389,12 +389,7 @@ def prepare(dump: str, out: str, lang: str = "en", valid_fraction: float = 0.01,
             max_articles: int | None = None, workers: int = 1, filter_models: tuple[str, ...] = (),
             max_tokens: int = 510, batch_size: int = 64, quiet: bool = False) -> dict:
     """Write ``OUT/{train,valid}.LANG`` and ``OUT/prepare.json``; returns the counts (see the module doc)."""
-    if not 0.0 < valid_fraction < 1.0:
-        raise UserError("--valid-fraction must be between 0 and 1 (exclusive)")
-    if workers < 1:
-        raise UserError("--workers must be at least 1")
-    if max_articles is not None and max_articles < 1:
-        raise UserError("--max-articles must be at least 1")
+    _check_options(valid_fraction, workers, max_articles)
     files = dump_files(dump)
     if filter_models:
         LengthFilter(list(filter_models), max_tokens)   # fail early on a missing model or a bad --max-tokens
@@ -422,12 +417,7 @@ def prepare(dump: str, out: str, lang: str = "en", valid_fraction: float = 0.01,
                 if not quiet and counts.articles and counts.articles % 10000 < len(batch):
                     print(f"{counts.articles:,} articles, {sum(counts.sentences.values()):,} sentences",
                           file=sys.stderr)
-            if counts.pages == 0:
-                raise UserError(f"{dump}: no <page> in the dump")
-            for split in ("train", "valid"):
-                if counts.documents[split] == 0:
-                    raise UserError(f"no article with text in the {split} split ({counts.articles} articles read): "
-                                    f"give more articles or change --valid-fraction")
+            _check_counts(dump, counts)
             result = {"dump": [os.path.abspath(f) for f in files], "valid_fraction": valid_fraction, "seed": seed,
                       "max_articles": max_articles, "filter_models": [os.path.abspath(m) for m in filter_models],
                       "max_tokens": max_tokens if filter_models else None, **counts.__dict__}
@@ -438,14 +428,39 @@ def prepare(dump: str, out: str, lang: str = "en", valid_fraction: float = 0.01,
             pool.terminate()
             pool.join()
     if not quiet:
-        print(f"{dump}: {counts.pages:,} pages, {counts.articles:,} articles ({counts.redirects:,} redirects, "
-              f"{counts.other_namespaces:,} other namespaces skipped, {counts.empty_articles:,} without text); "
-              f"train {counts.documents['train']:,} articles / {counts.sentences['train']:,} sentences / "
-              f"{counts.words['train']:,} words, valid {counts.documents['valid']:,} / "
-              f"{counts.sentences['valid']:,} / {counts.words['valid']:,}"
-              + (f"; {counts.filtered_sentences:,} sentences over {max_tokens} tokens removed" if filter_models
-                 else ""), file=sys.stderr)
+        print(_summary(dump, counts, filter_models, max_tokens), file=sys.stderr)
     return result
+
+
+def _check_options(valid_fraction: float, workers: int, max_articles: int | None) -> None:
+    """The options :func:`prepare` refuses before it reads the dump."""
+    if not 0.0 < valid_fraction < 1.0:
+        raise UserError("--valid-fraction must be between 0 and 1 (exclusive)")
+    if workers < 1:
+        raise UserError("--workers must be at least 1")
+    if max_articles is not None and max_articles < 1:
+        raise UserError("--max-articles must be at least 1")
+
+
+def _check_counts(dump: str, counts: Counts) -> None:
+    """A dump without pages, or a split without an article, is an error (no output is published)."""
+    if counts.pages == 0:
+        raise UserError(f"{dump}: no <page> in the dump")
+    for split in ("train", "valid"):
+        if counts.documents[split] == 0:
+            raise UserError(f"no article with text in the {split} split ({counts.articles} articles read): "
+                            f"give more articles or change --valid-fraction")
+
+
+def _summary(dump: str, counts: Counts, filter_models: tuple[str, ...], max_tokens: int) -> str:
+    """The line on stderr after the run: what was read, skipped, written and filtered."""
+    return (f"{dump}: {counts.pages:,} pages, {counts.articles:,} articles ({counts.redirects:,} redirects, "
+            f"{counts.other_namespaces:,} other namespaces skipped, {counts.empty_articles:,} without text); "
+            f"train {counts.documents['train']:,} articles / {counts.sentences['train']:,} sentences / "
+            f"{counts.words['train']:,} words, valid {counts.documents['valid']:,} / "
+            f"{counts.sentences['valid']:,} / {counts.words['valid']:,}"
+            + (f"; {counts.filtered_sentences:,} sentences over {max_tokens} tokens removed" if filter_models
+               else ""))
 
 
 def _write(article: Article, files_out: dict, counts: Counts, seed: int, fraction: float) -> None:
