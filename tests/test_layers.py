@@ -86,3 +86,25 @@ def test_no_import_circle_between_benchmarks():
     circles = [name for name in sorted(graph) if reaches(name, name, {name})]
     assert not circles, f"benchmarks in an import circle: {circles} ({graph})"
     assert "timing" in graph["bite"] | graph["wordmap"]
+
+
+def _private_imports(path: Path) -> list:
+    """``from pkg.mod import _name`` in ``path``: a private name of another module of this project."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [f"{node.module}.{alias.name}" for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level
+            and node.module.split(".")[0] in (*PACKAGES, "bench")
+            for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")]
+
+
+def test_the_private_import_rule_catches_one(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("from preprocess.bite_text import _x, public\nfrom os import _exit\n", encoding="utf-8")
+    assert _private_imports(path) == ["preprocess.bite_text._x"]
+
+
+def test_no_module_imports_another_modules_private_name():
+    """A name a module shares is public: a split module's seam is its public names, not an underscore."""
+    found = [f"{module} imports {name}" for module, path in _modules(*PACKAGES, "bench").items()
+             for name in _private_imports(path)]
+    assert not found, "\n".join(found)

@@ -60,16 +60,16 @@ from train_scripts.lm_plan import (
     PRESET_KEYS,
     PRESETS,
     Plan,
-    _published_rows,
     lm_rows,
+    published_rows,
 )
 from train_scripts.lm_scheduler import LmDemo
 from train_scripts.stages import (
     PipelineError,
     Runner,
     Stages,
-    _become_subreaper,
-    _terminate,
+    become_subreaper,
+    interrupt_on_signal,
     say,
     stop_descendants,
     versions,
@@ -145,7 +145,7 @@ def parse_args(argv=None):
     args.flota_lrs = [args.flota_lr]
     if a.lm_flota_paper:
         args.flota_batch, args.flota_lrs = FLOTA_PAPER["flota_batch"], FLOTA_PAPER["flota_lrs"]
-    groups = {"all": list(LM_ROW_NAMES), "paper": list(PAPER_ROWS), "published": list(_published_rows())}
+    groups = {"all": list(LM_ROW_NAMES), "paper": list(PAPER_ROWS), "published": list(published_rows())}
     rows = [name for r in a.lm_rows for name in groups.get(r, [r])]
     known = lm_rows()
     bad = [r for r in rows if r not in known]
@@ -233,8 +233,8 @@ def main(argv=None) -> int:
             seen.add((run["part"], run["init"]))
             print(" ".join(shlex.quote(str(x)) for x in plan.finetune_command(run)))
         return 0
-    signal.signal(signal.SIGTERM, _terminate)
-    _become_subreaper()
+    signal.signal(signal.SIGTERM, interrupt_on_signal)
+    become_subreaper()
     os.environ["NLTK_DATA"] = child_env()["NLTK_DATA"]
     plan.root.mkdir(parents=True, exist_ok=True)
     runner = Runner(plan.root, args.threads)

@@ -21,7 +21,7 @@ DEFAULT_LM_ROWS = ("unigram", "unigram_prime", "unigram_prime_nospace")
 PAPER_ROWS = ("bpe", "bpe_prime", "bpe_prime_nospace", "unigram", "unigram_prime", "unigram_prime_nospace")
 BASELINE = "unigram"
 
-def _published_rows() -> dict:
+def published_rows() -> dict:
     """Rows with the space-as-token paper's own 16k models (trained on English Wikipedia; ../shared/data/space_models)
     instead of models learned here: ``--lm-rows published`` (or single names)."""
     from train_scripts.translation_rows import Row
@@ -45,7 +45,7 @@ def lm_rows() -> dict:
     """Every row this part can run: the translation part's monolingual rows and the published-model rows."""
     from train_scripts.translation_rows import ROWS
 
-    return {**{name: ROWS[name] for name in LM_ROW_NAMES}, **_published_rows()}
+    return {**{name: ROWS[name] for name in LM_ROW_NAMES}, **published_rows()}
 
 
 #: the segmentations of the FLOTA table: the standard one and (mode, k) over the same vocabulary

@@ -61,8 +61,8 @@ from train_scripts.stages import (
     PipelineError,
     Runner,
     Stages,
-    _become_subreaper,
-    _terminate,
+    become_subreaper,
+    interrupt_on_signal,
     say,
     stop_descendants,
     versions,
@@ -75,11 +75,11 @@ from train_scripts.translation_rows import (
     PRESETS,
     ROWS,
     RowRun,
-    _read,
     default_data,
     make_noise,
     noisy_test_file,
     prepare_raw,
+    read_text_lines,
 )
 
 # --- main ---------------------------------------------------------------------------------------------------
@@ -274,7 +274,7 @@ def significance(rows: list, row_runs: list, raw: Path, baseline: str) -> dict:
     for run in row_runs:
         for test_set, lines in run.hypotheses().items():
             hyps.setdefault(test_set, {})[run.row.name] = lines
-    res = compare_test_sets(hyps, _read(raw / "test.de"), baseline)
+    res = compare_test_sets(hyps, read_text_lines(raw / "test.de"), baseline)
     for row in rows:
         row["tests"] = res["systems"].get(row["name"], {})
     return res["settings"]
@@ -393,8 +393,8 @@ def translation_main(argv=None) -> int:
             print(f"# {name}")
             print("\n".join(RowRun(ROWS[name], args, None, None, raw).plan()))
         return 0
-    signal.signal(signal.SIGTERM, _terminate)  # a killed pipeline stops its child processes too
-    _become_subreaper()
+    signal.signal(signal.SIGTERM, interrupt_on_signal)  # a killed pipeline stops its child processes too
+    become_subreaper()
     os.environ["NLTK_DATA"] = child_env()["NLTK_DATA"]  # BITE runs in this process (binarize, metrics)
     out.mkdir(parents=True, exist_ok=True)
     runner = Runner(out, args.threads)

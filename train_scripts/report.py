@@ -62,21 +62,21 @@ from train_scripts.report_tables import (
     TEST_SETS,
     TOKENIZER_SCORES_NOTE,
     UP,
-    _baseline,
-    _count,
-    _label,
-    _protocol,
-    _score,
+    baseline_row,
     boundary_groups,
     boundary_sections,
     budget_table,
     examples_tables,
     extra_tables,
+    fmt_count,
     html_table,
     intrinsic_table,
     markdown_table,
+    protocol_text,
     quality_table,
     robustness_table,
+    row_label,
+    row_score,
     tokenizer_scores_table,
 )
 
@@ -104,18 +104,18 @@ def _significant_findings(rows: list, base: dict) -> tuple:
     """({row label: {"higher": [test set names], "lower": [...]}}, rows x test sets with a test, n tests)."""
     found, tested, n = {}, set(), 0
     for k, name in TEST_SETS:
-        b = _score(base, k, "bleu")
+        b = row_score(base, k, "bleu")
         if b is None:
             continue
         for r in rows:
-            s = _score(r, k, "bleu")
+            s = row_score(r, k, "bleu")
             if r is base or s is None or s.get("p_value") is None:
                 continue
             n += 1
-            tested.add(_label(r))
+            tested.add(row_label(r))
             if s.get("significant"):
                 side = "higher" if s["score"] > b["score"] else "lower"
-                found.setdefault(_label(r), {"higher": [], "lower": []})[side].append(name)
+                found.setdefault(row_label(r), {"higher": [], "lower": []})[side].append(name)
     return found, tested, n
 
 
@@ -140,25 +140,25 @@ def difference_kind(r: dict, base: dict) -> str:
             if abs(d) >= LENGTH_TOLERANCE:
                 facts.append(f"its {side} is {100 * abs(d):.0f}% {'longer' if d > 0 else 'shorter'}")
     if facts:
-        return (f"{_label(r)}: can be a sequence-length effect as much as a quality one ({' and '.join(facts)} "
-                f"than {_label(base)}'s under the same number of updates)")
+        return (f"{row_label(r)}: can be a sequence-length effect as much as a quality one ({' and '.join(facts)} "
+                f"than {row_label(base)}'s under the same number of updates)")
     if not rb or not bb:
-        return f"{_label(r)}: cannot be told (no training budget recorded)"
-    return (f"{_label(r)}: a quality difference at this budget (sentence pairs seen and sequence lengths within "
-            f"{100 * LENGTH_TOLERANCE:.0f}% of {_label(base)}'s)")
+        return f"{row_label(r)}: cannot be told (no training budget recorded)"
+    return (f"{row_label(r)}: a quality difference at this budget (sentence pairs seen and sequence lengths within "
+            f"{100 * LENGTH_TOLERANCE:.0f}% of {row_label(base)}'s)")
 
 
 def conclusions(rows: list, meta: dict) -> list:
     """The report's opening paragraphs, in plain words, from the numbers: the first says what this run can and
     cannot conclude; the others give the evidence (interval widths, the tests, the drops under noise)."""
-    base = _baseline(rows, meta)
+    base = baseline_row(rows, meta)
     sig = meta.get("significance") or {}
     alpha = sig.get("alpha", 0.05)
     n_sent = sig.get("n_sentences")
-    scored = [r for r in rows if _score(r, "clean", "bleu")]
+    scored = [r for r in rows if row_score(r, "clean", "bleu")]
     if not scored:
         return ["No row has a BLEU score, so this run cannot compare the schemes' translation quality."]
-    bleus = [_score(r, "clean", "bleu")["score"] for r in scored]
+    bleus = [row_score(r, "clean", "bleu")["score"] for r in scored]
     found, tested, n_tests = _significant_findings(rows, base) if base is not None else ({}, set(), 0)
 
     # what can be concluded
@@ -167,7 +167,7 @@ def conclusions(rows: list, meta: dict) -> list:
                "so no row can be said to differ from another")
     elif not found:
         can = (f"What this run can conclude: no scheme's BLEU differs significantly from the baseline "
-               f"{_label(base)} on any test set (p < {alpha}); the differences in the table are within what the "
+               f"{row_label(base)} on any test set (p < {alpha}); the differences in the table are within what the "
                "choice of test sentences explains")
     else:
         parts = []
@@ -177,10 +177,10 @@ def conclusions(rows: list, meta: dict) -> list:
             parts.append(f"{label} scores significantly {' and '.join(bits)}")
         quiet = sorted(tested - set(found))
         can = (f"What this run can conclude: with these trained models and this test set, compared with the "
-               f"baseline {_label(base)} (p < {alpha}), " + "; ".join(parts)
+               f"baseline {row_label(base)} (p < {alpha}), " + "; ".join(parts)
                + (f"; {', '.join(quiet)} cannot be told apart from it on any test set" if quiet else "")
                + ". Which kind of difference each can be: "
-               + "; ".join(difference_kind(r, base) for r in rows if _label(r) in found)
+               + "; ".join(difference_kind(r, base) for r in rows if row_label(r) in found)
                + f". With {n_tests} tests uncorrected for multiple comparisons, about {n_tests * alpha:.1f} "
                  "significant results are expected by chance alone")
     cannot = ["whether the differences hold for another training run (one model per row: the intervals cover "
@@ -195,7 +195,7 @@ def conclusions(rows: list, meta: dict) -> list:
     paras = [can + ". It cannot conclude " + "; nor ".join(cannot) + "."]
 
     # the evidence
-    cis = [c for c in (_score(r, "clean", "bleu").get("ci") for r in scored) if c is not None]
+    cis = [c for c in (row_score(r, "clean", "bleu").get("ci") for r in scored) if c is not None]
     evidence = (f"Clean-test BLEU ranges from {min(bleus):.1f} to {max(bleus):.1f}"
                 + (f" over {n_sent} test sentences" if n_sent else ""))
     if cis:
@@ -205,8 +205,8 @@ def conclusions(rows: list, meta: dict) -> list:
     paras.append(evidence + ".")
     drops = []
     for k, name in NOISE_SETS:
-        d = sorted((_score(r, "clean", "bleu")["score"] - _score(r, k, "bleu")["score"], _label(r)) for r in rows
-                   if _score(r, "clean", "bleu") and _score(r, k, "bleu"))
+        d = sorted((row_score(r, "clean", "bleu")["score"] - row_score(r, k, "bleu")["score"], row_label(r)) for r in rows
+                   if row_score(r, "clean", "bleu") and row_score(r, k, "bleu"))
         if d:
             drops.append(f"under {name} BLEU drops by {d[0][0]:.1f} ({d[0][1]}) to {d[-1][0]:.1f} ({d[-1][1]})")
     if drops:
@@ -273,12 +273,12 @@ def _boundary_note(rows: list) -> str:
         return ""
     gold, group = groups[0]
     n = {(r["boundary"].get("n_words"), r["boundary"].get("skipped")) for r in group}
-    words = ("; ".join(f"{_label(r)}: {_count(r['boundary'].get('n_words'))} scored, "
-                       f"{_count(r['boundary'].get('skipped'))} skipped" for r in group) if len(n) > 1 else
-             f"every row: {_count(group[0]['boundary'].get('n_words'))} words scored, "
-             f"{_count(group[0]['boundary'].get('skipped'))} skipped")
-    other = [f"{', '.join(_label(r) for r in g)} ({k})" for k, g in groups[1:]]
-    return (f"Rows scored on {gold} ({'; '.join(sorted({_protocol(r['boundary']) for r in group}))}): {words}."
+    words = ("; ".join(f"{row_label(r)}: {fmt_count(r['boundary'].get('n_words'))} scored, "
+                       f"{fmt_count(r['boundary'].get('skipped'))} skipped" for r in group) if len(n) > 1 else
+             f"every row: {fmt_count(group[0]['boundary'].get('n_words'))} words scored, "
+             f"{fmt_count(group[0]['boundary'].get('skipped'))} skipped")
+    other = [f"{', '.join(row_label(r) for r in g)} ({k})" for k, g in groups[1:]]
+    return (f"Rows scored on {gold} ({'; '.join(sorted({protocol_text(r['boundary']) for r in group}))}): {words}."
             + (f" Not in this chart (other gold, see the tables): {'; '.join(other)}." if other else ""))
 
 
@@ -301,9 +301,9 @@ def _plots(rows: list, meta: dict, outdir: str) -> list:
 
 
 def _significance_line(rows: list, meta: dict) -> str:
-    base = _baseline(rows, meta)
+    base = baseline_row(rows, meta)
     sig = meta.get("significance") or {}
-    return (f"Significance: {sig.get('test_name', sig.get('test', 'paired test'))} against {_label(base)} "
+    return (f"Significance: {sig.get('test_name', sig.get('test', 'paired test'))} against {row_label(base)} "
             f"({sig.get('n_samples', DASH)} samples, p < {sig.get('alpha', 0.05)}, sacreBLEU)."
             if base is not None and sig else "")
 

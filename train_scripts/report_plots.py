@@ -14,7 +14,15 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from train_scripts.report_tables import NOISE_SETS, TEST_SETS, _baseline, _label, _mark, _score, boundary_groups  # noqa: E402
+from train_scripts.report_tables import (  # noqa: E402
+    NOISE_SETS,
+    TEST_SETS,
+    baseline_row,
+    boundary_groups,
+    row_label,
+    row_score,
+    significance_mark,
+)
 
 logging.getLogger("matplotlib").setLevel(logging.WARNING)  # fairseq's imports may leave the root at DEBUG
 
@@ -28,7 +36,7 @@ def _bar_positions(n_groups: int, n_bars: int, width: float = 0.8):
 
 def _finish(fig, ax, rows, path, ylabel, title):
     ax.set_xticks(list(range(len(rows))))
-    ax.set_xticklabels([_label(r) for r in rows], rotation=30, ha="right", fontsize=8)
+    ax.set_xticklabels([row_label(r) for r in rows], rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
@@ -44,7 +52,7 @@ def _finish(fig, ax, rows, path, ylabel, title):
 def plot_bleu(rows: list, path: str, meta: Optional[dict] = None) -> Optional[str]:
     """BLEU per scheme and test set; the whiskers are sacreBLEU's 95% interval around the bootstrap mean, the
     marks above them the significance marks of the table."""
-    sets = [(k, name) for k, name in TEST_SETS if any(_score(r, k, "bleu") for r in rows)]
+    sets = [(k, name) for k, name in TEST_SETS if any(row_score(r, k, "bleu") for r in rows)]
     if not sets:
         return None
     fig, ax = plt.subplots(figsize=(8, 4.4))
@@ -52,7 +60,7 @@ def plot_bleu(rows: list, path: str, meta: Optional[dict] = None) -> Optional[st
     for j, (k, name) in enumerate(sets):
         heights, low, high = [], [], []
         for r in rows:
-            s = _score(r, k, "bleu") or {}
+            s = row_score(r, k, "bleu") or {}
             score = s.get("score") or 0.0
             heights.append(score)
             if s.get("ci") is not None and s.get("mean") is not None:
@@ -62,10 +70,10 @@ def plot_bleu(rows: list, path: str, meta: Optional[dict] = None) -> Optional[st
                 low.append(0.0)
                 high.append(0.0)
         ax.bar(xs[j], heights, w, label=name, yerr=[low, high], capsize=3, error_kw={"elinewidth": 1})
-        base_row = _baseline(rows, meta or {})
-        base = _score(base_row, k, "bleu") if base_row else None
+        base_row = baseline_row(rows, meta or {})
+        base = row_score(base_row, k, "bleu") if base_row else None
         for x, r, h, hi in zip(xs[j], rows, heights, high):
-            mark = _mark(_score(r, k, "bleu"), base) if r is not base_row else ""
+            mark = significance_mark(row_score(r, k, "bleu"), base) if r is not base_row else ""
             if mark:   # a few points above the whisker, whatever the scale
                 ax.annotate(mark, (x, h + hi), xytext=(0, 2), textcoords="offset points", ha="center",
                             va="bottom", fontsize=8)
@@ -109,7 +117,7 @@ def plot_curves(rows: list, path: str) -> Optional[str]:
         curve = r.get("valid_curve") or []
         if curve:
             xs, ys = zip(*curve)
-            ax.plot(xs, ys, marker="o", markersize=3, label=_label(r))
+            ax.plot(xs, ys, marker="o", markersize=3, label=row_label(r))
     ax.set_xlabel("update")
     ax.set_ylabel("validation loss (base 2)")
     ax.set_title("Validation loss per update")

@@ -19,11 +19,11 @@ UP, DOWN = "▲", "▼"          # significantly higher / lower than the baselin
 
 # --- reading rows --------------------------------------------------------------------------------------------
 
-def _label(r: dict) -> str:
+def row_label(r: dict) -> str:
     return r.get("label") or r.get("name", "?")
 
 
-def _score(r: dict, test: str, metric: str) -> Optional[dict]:
+def row_score(r: dict, test: str, metric: str) -> Optional[dict]:
     """The score dict of a row on one test set; older rows have a bare clean float."""
     s = ((r.get("tests") or {}).get(test) or {}).get(metric)
     if isinstance(s, dict) and s.get("score") is not None:
@@ -33,7 +33,7 @@ def _score(r: dict, test: str, metric: str) -> Optional[dict]:
     return None
 
 
-def _baseline(rows: list, meta: dict) -> Optional[dict]:
+def baseline_row(rows: list, meta: dict) -> Optional[dict]:
     name = meta.get("baseline")
     return next((r for r in rows if r.get("name") == name), None)
 
@@ -52,21 +52,21 @@ def _fmt(value, digits=2, scale=1.0) -> str:
     return str(value)
 
 
-def _mark(s: Optional[dict], base: Optional[dict]) -> str:
+def significance_mark(s: Optional[dict], base: Optional[dict]) -> str:
     if not s or not s.get("significant") or not base:
         return ""
     return UP if s["score"] > base["score"] else DOWN
 
 
 def _cell(r: dict, test: str, metric: str, base_row: Optional[dict], clean: Optional[dict] = None) -> str:
-    s = _score(r, test, metric)
+    s = row_score(r, test, metric)
     if s is None:
         return DASH
     text = f"{s['score']:.1f}"
     if s.get("ci") is not None:
         text += f" ± {s['ci']:.1f}"
-    base = _score(base_row, test, metric) if base_row is not None and base_row is not r else None
-    text += _mark(s, base)
+    base = row_score(base_row, test, metric) if base_row is not None and base_row is not r else None
+    text += significance_mark(s, base)
     if clean is not None:
         text += f" ({s['score'] - clean['score']:+.1f})"
     return text
@@ -76,16 +76,16 @@ def _cell(r: dict, test: str, metric: str, base_row: Optional[dict], clean: Opti
 
 def quality_table(rows: list, meta: dict) -> list:
     """BLEU and chrF with 95% CI per test set, significance marks against the baseline, drops from clean."""
-    base = _baseline(rows, meta)
-    present = [(k, name) for k, name in TEST_SETS if any(_score(r, k, "bleu") for r in rows)] or [TEST_SETS[0]]
+    base = baseline_row(rows, meta)
+    present = [(k, name) for k, name in TEST_SETS if any(row_score(r, k, "bleu") for r in rows)] or [TEST_SETS[0]]
     header = ["scheme"]
     for metric in ("BLEU", "chrF"):
         header += [f"{metric} {name}" for _, name in present]
     body = []
     for r in rows:
-        line = [_label(r)]
+        line = [row_label(r)]
         for metric in ("bleu", "chrf"):
-            clean = _score(r, "clean", metric)
+            clean = row_score(r, "clean", metric)
             for k, _ in present:
                 line.append(_cell(r, k, metric, base, clean if k != "clean" and clean else None))
         body.append(line)
@@ -101,7 +101,7 @@ def robustness_table(rows: list) -> Optional[list]:
     body = []
     for r in rows:
         rob = r.get("robustness") or {}
-        line = [_label(r)]
+        line = [row_label(r)]
         for k, _ in NOISE_SETS:
             line += [_fmt((rob.get(k) or {}).get("mean"), 1, 100), _fmt((rob.get(k) or {}).get("mean_changed"), 1, 100)]
         body.append(line)
@@ -110,7 +110,7 @@ def robustness_table(rows: list) -> Optional[list]:
 
 def intrinsic_table(rows: list, meta: dict) -> list:
     """Lengths, training cost and the final validation loss."""
-    base = _baseline(rows, meta)
+    base = baseline_row(rows, meta)
     # CPU time; wall time only for older results that have nothing else
     wall = not any(r.get("train_cpu_seconds") for r in rows) and any(r.get("train_seconds") for r in rows)
     header = ["scheme", "src tok/sent", "tgt tok/sent", "src tok/word", "tgt tok/word", "src length vs baseline"]
@@ -121,7 +121,7 @@ def intrinsic_table(rows: list, meta: dict) -> list:
         rel = DASH
         if base and base.get("src_tok_per_sent") and r.get("src_tok_per_sent") is not None:
             rel = f"{100 * (r['src_tok_per_sent'] / base['src_tok_per_sent'] - 1):+.1f}%"
-        line = [_label(r), _fmt(r.get("src_tok_per_sent"), 1), _fmt(r.get("tgt_tok_per_sent"), 1),
+        line = [row_label(r), _fmt(r.get("src_tok_per_sent"), 1), _fmt(r.get("tgt_tok_per_sent"), 1),
                 _fmt(r.get("src_tok_per_word")), _fmt(r.get("tgt_tok_per_word")), rel]
         if wall:
             line += [_fmt(r.get("train_seconds"), 0)]
@@ -144,7 +144,7 @@ def tokenizer_scores_table(rows: list) -> Optional[list]:
     for r in rows:
         s = r.get("tokenizer_scores") or {}
         src, tgt = s.get("src") or {}, s.get("tgt") or {}
-        body.append([_label(r), _fmt(src.get("renyi_efficiency"), 3), _fmt(tgt.get("renyi_efficiency"), 3),
+        body.append([row_label(r), _fmt(src.get("renyi_efficiency"), 3), _fmt(tgt.get("renyi_efficiency"), 3),
                      _fmt(src.get("fertility")), _fmt(tgt.get("fertility")), _fmt(src.get("pieces_per_word")),
                      _fmt(tgt.get("pieces_per_word"))])
     return [header] + body
@@ -156,7 +156,7 @@ TOKENIZER_SCORES_NOTE = ("Rényi efficiency (order 2.5, the tokenization-scorer 
                          "with the others).")
 
 
-def _count(value) -> str:
+def fmt_count(value) -> str:
     return DASH if value is None else f"{value:,.0f}"
 
 
@@ -166,7 +166,7 @@ def budget_table(rows: list, meta: dict) -> Optional[list]:
     baseline's."""
     if not any(r.get("budget") for r in rows):
         return None
-    base = (_baseline(rows, meta) or {}).get("budget") or {}
+    base = (baseline_row(rows, meta) or {}).get("budget") or {}
     header = ["scheme", "updates", "sentence pairs seen", "vs baseline", "epochs", "target tokens seen",
               "source tokens seen (est.)"]
     body = []
@@ -175,8 +175,8 @@ def budget_table(rows: list, meta: dict) -> Optional[list]:
         rel = DASH
         if b.get("sentences") is not None and base.get("sentences"):
             rel = f"{100 * (b['sentences'] / base['sentences'] - 1):+.1f}%"
-        body.append([_label(r), _count(b.get("updates", _updates(r, meta))), _count(b.get("sentences")), rel,
-                     _fmt(b.get("epochs"), 1), _count(b.get("tgt_tokens")), _count(b.get("src_tokens_est"))])
+        body.append([row_label(r), fmt_count(b.get("updates", _updates(r, meta))), fmt_count(b.get("sentences")), rel,
+                     _fmt(b.get("epochs"), 1), fmt_count(b.get("tgt_tokens")), fmt_count(b.get("src_tokens_est"))])
     return [header] + body
 
 
@@ -196,7 +196,7 @@ def boundary_groups(rows: list) -> list:
     return sorted(groups.items(), key=lambda kv: -len(kv[1]))
 
 
-def _protocol(b: dict) -> str:
+def protocol_text(b: dict) -> str:
     from preprocess.evaluate.morph import PROTOCOLS
 
     p = b.get("protocol")
@@ -211,8 +211,8 @@ def boundary_table(rows: list) -> list:
     body = []
     for r in rows:
         b = r.get("boundary") or {}
-        body.append([_label(r), _count(b.get("n_gold")), _count(b.get("n_words")), _count(b.get("skipped")),
-                     _count(b.get("spelled")), _fmt(b.get("coverage"), 1, 100) + ("%" if b.get("coverage")
+        body.append([row_label(r), fmt_count(b.get("n_gold")), fmt_count(b.get("n_words")), fmt_count(b.get("skipped")),
+                     fmt_count(b.get("spelled")), _fmt(b.get("coverage"), 1, 100) + ("%" if b.get("coverage")
                                                                                  is not None else ""),
                      _fmt(b.get("precision"), 1, 100), _fmt(b.get("recall"), 1, 100), _fmt(b.get("f1"), 1, 100),
                      _fmt(b.get("mean_pieces"))])
@@ -232,7 +232,7 @@ def boundary_sections(rows: list) -> list:
     """[(heading, table, note)] per gold: the comparable rows first, each other gold apart."""
     out = []
     for i, (gold, group) in enumerate(boundary_groups(rows)):
-        protocols = sorted({_protocol(r["boundary"]) for r in group})
+        protocols = sorted({protocol_text(r["boundary"]) for r in group})
         head = f"Morph boundaries on {gold}" + ("" if i == 0 else " (different gold: not comparable with the rows "
                                                                "above)")
         note = (f"Gold: {gold}; protocol: {'; '.join(protocols)}. " + BOUNDARY_NOTE)
@@ -290,11 +290,11 @@ def examples_tables(rows: list) -> list:
         table = [["scheme", "source tokens", "target tokens"]]
         for r in have:
             ex = r["examples"][i]
-            table.append([_label(r), ex.get("tokens", DASH), ex.get("tokens_de", DASH)])
+            table.append([row_label(r), ex.get("tokens", DASH), ex.get("tokens_de", DASH)])
         out.append((first.get("raw", ""), first.get("raw_de", ""), table))
     return out
 
 
 def extra_tables(rows: list) -> list:
-    return [(_label(r), [["metric", "value"]] + [list(kv) for kv in flatten(r["extra"])])
+    return [(row_label(r), [["metric", "value"]] + [list(kv) for kv in flatten(r["extra"])])
             for r in rows if r.get("extra")]

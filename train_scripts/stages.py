@@ -3,7 +3,7 @@
 :class:`Runner` runs a command in a process group of its own, logs it and records it in ``commands.txt``;
 :class:`Stages` runs a resumable stage (skipped when its record, outputs and fingerprint are there); an interrupted
 demo stops what it started (:func:`stop_group`, :func:`stop_descendants`; the demo is the subreaper of its
-descendants, :func:`_become_subreaper`, and SIGTERM becomes KeyboardInterrupt, :func:`_terminate`); :func:`say`
+descendants, :func:`become_subreaper`, and SIGTERM becomes KeyboardInterrupt, :func:`interrupt_on_signal`); :func:`say`
 writes one status line; :func:`versions` lists the software that ran.
 """
 from __future__ import annotations
@@ -184,11 +184,11 @@ class Stages:
         return result
 
 
-def _terminate(signum, frame):
+def interrupt_on_signal(signum, frame):
     raise KeyboardInterrupt(f"terminated by signal {signum}")
 
 
-def _become_subreaper() -> None:
+def become_subreaper() -> None:
     """Linux: orphans of this process's descendants (e.g. the worker pool of a killed fairseq-preprocess) are
     re-parented to this process instead of init, so :func:`stop_descendants` still finds them."""
     try:

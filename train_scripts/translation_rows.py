@@ -109,7 +109,7 @@ def hyps_with_token_marks(hyps: list[str], scheme) -> int:
     return sum(any(mark in h for mark in marks) for h in hyps)
 
 
-def _read(path: Path, n: int = 0) -> list[str]:
+def read_text_lines(path: Path, n: int = 0) -> list[str]:
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
         lines = []
@@ -135,8 +135,8 @@ def prepare_raw(data: Path, raw: Path, sizes: dict) -> dict:
     raw.mkdir(parents=True, exist_ok=True)
     counts = {}
     for split, n in sizes.items():
-        en = _read(find_split(data, split, "en"), n)
-        de = _read(find_split(data, split, "de"), n)
+        en = read_text_lines(find_split(data, split, "en"), n)
+        de = read_text_lines(find_split(data, split, "de"), n)
         if len(en) != len(de):
             raise PipelineError(f"misaligned {split}: {len(en)} English vs {len(de)} German lines")
         for lang, lines in (("en", en), ("de", de)):
@@ -301,7 +301,7 @@ class RowRun:
 
     def evaluate(self) -> dict:
         res = self._evaluate(self.eval, subset="test")
-        leftover = hyps_with_token_marks(_read(self.eval / "hyp.txt"), self.scheme())
+        leftover = hyps_with_token_marks(read_text_lines(self.eval / "hyp.txt"), self.scheme())
         keep = ("bleu", "chrf", "bleu_signature", "chrf_signature", "tok_bleu", "sentences")
         return {**{k: res[k] for k in keep}, "hyps_with_token_marks": leftover}
 
@@ -311,15 +311,15 @@ class RowRun:
         scheme = self.scheme(info)
         tok_dir = Path(info["tok_dir"])
         res: dict = {}
-        raw = {f"{split}.{lang}": _read(self.raw / f"{split}.{lang}") for split in ("train", "test")
+        raw = {f"{split}.{lang}": read_text_lines(self.raw / f"{split}.{lang}") for split in ("train", "test")
                for lang in ("en", "de")}
-        tok = {lang: _read(tok_dir / f"test.{lang}") for lang in ("en", "de")}
+        tok = {lang: read_text_lines(tok_dir / f"test.{lang}") for lang in ("en", "de")}
         for lang, side in (("en", "src"), ("de", "tgt")):
             n_tok = sum(len(t.split()) for t in tok[lang])
             n_words = sum(len(t.split()) for t in raw[f"test.{lang}"])
             res[f"{side}_tok_per_sent"] = n_tok / max(1, len(tok[lang]))
             res[f"{side}_tok_per_word"] = n_tok / max(1, n_words)
-            train_types = {p for line in _read(tok_dir / f"train.{lang}") for p in line.split()}
+            train_types = {p for line in read_text_lines(tok_dir / f"train.{lang}") for p in line.split()}
             res.setdefault("vocab", {})[lang] = {"types_used_in_train": len(train_types)}
         gold = {"en": str(self.args.gold_en) if self.args.gold_en and self.args.gold_en.exists() else None,
                 "de_verbs": str(self.args.gold_de) if self.args.gold_de and self.args.gold_de.exists() else None}
@@ -344,13 +344,13 @@ class RowRun:
         src, tgt, clean = info["src"], info["tgt"], Path(info["tok_dir"])
         raw_dir = self.noisy / "raw"
         raw_dir.mkdir(parents=True, exist_ok=True)
-        noisy = {kind: _read(noisy_test_file(self.args.output, kind)) for kind in NOISE_KINDS}
+        noisy = {kind: read_text_lines(noisy_test_file(self.args.output, kind)) for kind in NOISE_KINDS}
         _write(raw_dir / f"noisy.{src}", [line for kind in NOISE_KINDS for line in noisy[kind]])
-        _write(raw_dir / f"noisy.{tgt}", _read(self.raw / f"test.{tgt}") * len(NOISE_KINDS))
-        _write(self.noisy / f"ref.{tgt}", _read(self.raw / f"test.{tgt}") * len(NOISE_KINDS))
+        _write(raw_dir / f"noisy.{tgt}", read_text_lines(self.raw / f"test.{tgt}") * len(NOISE_KINDS))
+        _write(self.noisy / f"ref.{tgt}", read_text_lines(self.raw / f"test.{tgt}") * len(NOISE_KINDS))
         binarize_recipe.binarize_test_sets(info, str(raw_dir), ["noisy"], str(self.noisy), self.args.workers)
-        encoded = _read(self.noisy / "tok" / f"noisy.{src}")
-        clean_raw, clean_tok = _read(self.raw / f"test.{src}"), _read(clean / f"test.{src}")
+        encoded = read_text_lines(self.noisy / "tok" / f"noisy.{src}")
+        clean_raw, clean_tok = read_text_lines(self.raw / f"test.{src}"), read_text_lines(clean / f"test.{src}")
         n = len(clean_raw)
         robustness = {kind: noise_eval.mean_similarity(clean_tok, encoded[i * n:(i + 1) * n], clean_raw, noisy[kind])
                       for i, kind in enumerate(NOISE_KINDS)}
@@ -361,7 +361,7 @@ class RowRun:
         against the clean references (``eval_infl/hyp.txt``, ``eval_ws/hyp.txt``)."""
         self._evaluate(self.dir / "eval_noisy", data_bin=str(self.noisy / "data-bin"), subset="test",
                        ref=str(self.noisy / "ref.de"))
-        hyps, refs = _read(self.dir / "eval_noisy" / "hyp.txt"), _read(self.raw / "test.de")
+        hyps, refs = read_text_lines(self.dir / "eval_noisy" / "hyp.txt"), read_text_lines(self.raw / "test.de")
         scores = {}
         for i, kind in enumerate(NOISE_KINDS):
             part = hyps[i * len(refs):(i + 1) * len(refs)]
@@ -373,7 +373,7 @@ class RowRun:
     def hypotheses(self) -> dict:
         """{test set: detokenised hypotheses} for the significance tests."""
         files = {"clean": self.eval / "hyp.txt", **{k: self.dir / f"eval_{k}" / "hyp.txt" for k in NOISE_KINDS}}
-        return {k: _read(f) for k, f in files.items() if f.exists()}
+        return {k: read_text_lines(f) for k, f in files.items() if f.exists()}
 
     def run_all(self) -> dict:
         a = self.args
@@ -442,8 +442,8 @@ def budget_seen(train_log: str, train_src: Path, train_tgt: Path) -> dict:
         updates = float(r["train_num_updates"])
     if not records:
         return {}
-    src_lens = [len(line.split()) for line in _read(train_src)]
-    tgt_lens = [len(line.split()) for line in _read(train_tgt)]
+    src_lens = [len(line.split()) for line in read_text_lines(train_src)]
+    tgt_lens = [len(line.split()) for line in read_text_lines(train_tgt)]
     pairs = len(src_lens)
     return {"updates": int(updates), "sentences": round(sentences), "tgt_tokens": round(tgt_tokens),
             "src_tokens_est": round(sentences * sum(src_lens) / max(1, pairs)),
