@@ -67,7 +67,7 @@ def read_lines(path: str, limit: int | None) -> List[str]:
     return lines[:limit] if limit else lines
 
 
-def _cold(tok) -> None:
+def clear_caches(tok) -> None:
     """Empty every cache of a preprocess.bite tokenizer (the tagger's word tables, BITE's (word, tag) cache)."""
     tok.tagger._reset_vocab()
     tok._word_cache.clear()
@@ -94,12 +94,12 @@ def bench_tokenizer(lines: List[str], pretokenizer: str, repeats: int = 3) -> di
         return min(times), out
 
     def fast_core():
-        _cold(fast)
+        clear_caches(fast)
         tags = fast.tagger.tag_sents(words)
         return [fast.bite_words(w, t) for w, t in zip(words, tags)]
 
     def fast_full():
-        _cold(fast)
+        clear_caches(fast)
         return fast.tokenize_batch(lines)
 
     t_ref, ref_out = best(lambda: [ref.tokenize_words(w) for w in words])

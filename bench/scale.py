@@ -231,14 +231,14 @@ def reference(scheme: str, lines: list, src: str, model: str, vocab: str, tmp: s
 def per_sentence_apis(vocab: str, schemes: list):
     out = []
     if "bite" in schemes:
-        from bite import ReferenceBite, _cold
+        from bite import ReferenceBite, clear_caches
         from sacremoses import MosesTokenizer
 
         from preprocess.bite import BiteTokenizer
         bite_ref, moses = ReferenceBite(), MosesTokenizer(lang="en")
         tok = BiteTokenizer("moses", "nltk")
         out.append(("BiteTokenizer.tokenize (fairseq --tokenizer bite, hub encode)", tok.tokenize,
-                    lambda s: bite_ref.tokenize_words(moses.tokenize(s, escape=False)), lambda: _cold(tok)))
+                    lambda s: bite_ref.tokenize_words(moses.tokenize(s, escape=False)), lambda: clear_caches(tok)))
     if "flota" in schemes:
         from flota import StraightforwardFlota
 
