@@ -183,8 +183,11 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
            "--lm-preset", "fast", "--lm-rows", "unigram", "--lm-flota-set", "S", "--lm-flota-seeds", "1"]
     log = tmp_path / "first.log"
     proc = _start(cmd, log)
-    _wait_for(lambda: "[run ] ft/" in log.read_text() and _mentioning("finetune_classification.sh"), proc,
-              "a fine-tuning run", log)
+    # the random-init controls need no pretrained weights and may fine-tune while the row still pretrains: wait
+    # for a fine-tuning run after the pretraining is recorded, so the rerun must skip the pretraining
+    pretrained = out / "pretraining" / ".stages" / "lm__unigram__pretrain.json"
+    _wait_for(lambda: pretrained.exists() and _mentioning("finetune_classification.sh"), proc,
+              "a fine-tuning run after the pretraining", log)
     below = _descendants(proc.pid)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=120) != 0
