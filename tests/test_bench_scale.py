@@ -51,3 +51,51 @@ def test_slope_is_the_log_log_growth():
     assert abs(scale_corpus.slope([2, 8], [1, 16]) - 2.0) < 1e-9
     assert scale_corpus.slope([2], [1]) is None
     assert scale_corpus.parse_size("4M") == 4_000_000 and scale_corpus.parse_size("20k") == 20_000
+
+
+def _scale_estimate():
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import scale_estimate
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    return scale_estimate
+
+
+def _result(runs: list[tuple], lines: dict) -> dict:
+    """A scale-corpus result: runs of (scheme, step, words, wall, cpu, peak)."""
+    return {"corpora": [{"size": w, "words": w, "lines": n} for w, n in lines.items()],
+            "runs": [{"scheme": s, "step": step, "size": w, "words": w, "rc": 0, "wall_s": wall, "cpu_s": cpu,
+                      "peak_rss_mb": peak} for s, step, w, wall, cpu, peak in runs]}
+
+
+def test_scale_estimate_carries_the_measurements_to_a_corpus(tmp_path, capsys):
+    est = _scale_estimate()
+    # learn: 10 s wall, 20 s CPU at every size; encode+preprocess: 5 CPU s per million words, linear
+    linear = [("lin", step, w, 10 + (0 if step == "learn" else 5 * w / 1e6), 20 + (0 if step == "learn" else
+              5 * w / 1e6), 100 if step == "learn" else 150) for w in (1_000_000, 4_000_000) for step in
+              ("learn", "binarize")]
+    # superlinear: encode CPU grows with words squared (exponent 2) from 1 s at 1M words
+    square = [("sq", step, w, 1, 1 + (0 if step == "learn" else (w / 1e6) ** 2), 50) for w in (1_000_000, 2_000_000)
+              for step in ("learn", "binarize")]
+    first = tmp_path / "a.json"
+    first.write_text(json.dumps(_result(linear + square, {1_000_000: 40_000, 4_000_000: 2_000_000,
+                                                          2_000_000: 80_000})))
+    data = est.load([first])
+    lin = est.scheme_model(data["runs"]["lin"], data["lines"])
+    assert lin["above_bound"] and lin["learn_wall_s"] == 10 and lin["peak_mb"] == 150
+    assert abs(lin["cpu_per_word"] - 5e-6) < 1e-12 and abs(lin["exponent"] - 1.0) < 1e-9
+    assert abs(est.encode_cpu_s(lin, 8_000_000) - 40) < 1e-6            # linear: 8M words, 40 s
+    assert abs(est.wall_s(lin, 8_000_000, 4) - (10 + 40 / 4)) < 1e-6     # the learn step, then 4 cores
+    sq = est.scheme_model(data["runs"]["sq"], data["lines"])
+    assert not sq["above_bound"] and abs(sq["exponent"] - 2.0) < 1e-9
+    assert abs(est.encode_cpu_s(sq, 4_000_000) - 16) < 1e-6             # its own exponent, above 1
+    # a later file wins for the scheme and size it measured again
+    second = tmp_path / "b.json"
+    second.write_text(json.dumps(_result([("lin", "binarize", 4_000_000, 50, 60, 150)], {4_000_000: 2_000_000})))
+    assert est.scheme_model(est.load([first, second])["runs"]["lin"], data["lines"])["cpu_per_word"] == 40 / 4e6
+    assert est.main([str(first), "--corpus", "big=8M", "--cores", "1,4", "--out", str(tmp_path / "e.md")]) == 0
+    text = capsys.readouterr().out
+    assert text == (tmp_path / "e.md").read_text()
+    assert "## big: 8M words" in text and "| lin | 40 s | 50 s | 20 s |" in text
+    assert "too low" in text.split("| sq |")[1].splitlines()[0]          # its largest size is below the bound
