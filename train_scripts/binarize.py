@@ -47,6 +47,7 @@ from preprocess.encode import FileEncoder, file_options
 from preprocess.inputs import count_lines, read_lines
 from preprocess.options import options_from
 from preprocess.outputs import atomic_output
+from train_scripts.fairseq_preprocess import COMMAND as PREPROCESS
 from train_scripts.schemes import (
     Scheme,
     add_options,
@@ -190,9 +191,9 @@ def _fairseq_preprocess(scheme: Scheme, dicts: dict[str, str], bin_dir: str, tra
     if os.path.isdir(bin_dir):
         shutil.rmtree(bin_dir)
     if scheme.lm:
-        cmd = ["fairseq-preprocess", "--only-source", "--srcdict", dicts[langs[0]]]
+        cmd = [*PREPROCESS, "--only-source", "--srcdict", dicts[langs[0]]]
     else:
-        cmd = ["fairseq-preprocess", "--source-lang", langs[0], "--target-lang", langs[1]]
+        cmd = [*PREPROCESS, "--source-lang", langs[0], "--target-lang", langs[1]]
         if dicts[langs[0]] == dicts[langs[1]]:
             cmd += ["--joined-dictionary", "--srcdict", dicts[langs[0]]]
         else:

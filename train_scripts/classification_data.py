@@ -31,6 +31,7 @@ from preprocess.inputs import read_lines
 from preprocess.options import add_arguments, options_from
 from preprocess.outputs import atomic_output
 from preprocess.whitespace_noise import NoiseOptions
+from train_scripts.fairseq_preprocess import COMMAND as PREPROCESS
 from train_scripts.tools import run_tool
 
 CSV_SPLITS = {"train": "train", "valid": "dev", "test": "test"}
@@ -148,10 +149,11 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
     bin_dir = os.path.join(out_dir, "data-bin")
     tests = [t for t in subsets if t.startswith("test")]
     for name, folder, dictionary in (("input0", tok, lm["dict"]), ("label", raw, label_dict)):
-        run_tool(["fairseq-preprocess", "--only-source", "--trainpref", os.path.join(folder, f"train.{name}"),
+        run_tool([*PREPROCESS, "--only-source", "--trainpref", os.path.join(folder, f"train.{name}"),
                   "--validpref", os.path.join(folder, f"valid.{name}"),
                   "--testpref", ",".join(os.path.join(folder, f"{t}.{name}") for t in tests),
-                  "--destdir", os.path.join(bin_dir, name), "--srcdict", dictionary, "--workers", workers], quiet)
+                  "--destdir", os.path.join(bin_dir, name), "--srcdict", dictionary, "--workers", workers], quiet,
+                 output=os.path.join(bin_dir, name))
     info = {"data": bin_dir, "num_classes": len(labels), "labels": labels, "encoding": described,
             "noise_p": noise_p, "noise_seed": noise_seed, "noise_splits": sorted(noise_splits) if noise_p else [],
             "test_subsets": {"clean": "test", **({"noisy": NOISY_TEST} if noise_p else {})},
