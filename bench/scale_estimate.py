@@ -4,16 +4,21 @@
         [--corpus enwiki=2500M] [--cores 2,16,64,256] [--out FILE.md]
 
 Reads one or more results of ``bench/scale_corpus.py`` (where a scheme and size was measured more than once, the
-file given last wins) and carries each scheme's figures to the corpus sizes given:
+file given last wins) and carries each scheme's figures to the corpus sizes given.
 
-* **learn**: the learn step samples at most ``--input-sentence-size`` sentences (1M by default), so beyond that
-  bound its time and memory do not depend on the corpus: they are taken as measured at the largest size.  Where
-  the largest size is not above the bound, the estimate says so (it is then too low).
-* **encode + fairseq-preprocess**: CPU seconds per word at the largest measured size, carried linearly to the
-  corpus (or with the measured growth exponent, where that is above 1).  Its wall clock on N cores is that CPU
-  time over N: the step runs ``--workers N`` processes on one machine, or a job array of shards on SLURM
-  (``morphtok-launch preprocess --shards S``, S tasks of C cores each, N = S x C); perfect scaling is assumed
-  (only 1 and 2 cores are measured here), and reading and writing the files is in the measured time of one disk.
+Each step (learn; encode + fairseq-preprocess, the difference of the two runs) is modelled as a fixed CPU time plus
+a cost per word, the *marginal* cost between the two largest measured sizes (at least 0):
+
+* **learn** samples at most ``--input-sentence-size`` sentences (1M by default) for SentencePiece, so beyond that
+  bound its training does not grow with the corpus; what still grows (reading the corpus, and BITE's tagging of
+  every line) is the cost per word.  With fewer than two sizes above the bound the marginal cost still holds
+  some of SentencePiece's growth: an overestimate, said so in the result.
+* **encode + fairseq-preprocess** is almost all cost per word.
+
+On N cores, the fixed part takes its measured wall clock (at the benchmark's ``--workers``) and the per-word part
+its CPU time over N: ``--workers N`` on one machine, or on SLURM a job array of shards (``morphtok-launch
+preprocess --shards S``, S tasks of C cores: N = S x C).  Perfect scaling of the per-word work is an assumption
+(only 2 cores are measured here).  Memory is per process: the learn step's peak does not depend on N.
 
 Everything is an extrapolation from at most 65M words of one English corpus repeated; the result says so.
 """
@@ -49,62 +54,83 @@ def load(paths: list[Path]) -> dict:
     return {"runs": runs, "lines": lines}
 
 
+def step_model(points: list[tuple[int, float, float]]) -> dict:
+    """One step's cost from its measurements ``(words, wall s, CPU s)``, smallest first: the marginal CPU per word
+    between the two largest sizes (at least 0), the CPU that does not grow with the corpus (the rest, at least 0),
+    and the wall/CPU ratio measured at the largest size."""
+    words, wall, cpu = points[-1]
+    if len(points) > 1:
+        w0, _, c0 = points[-2]
+        per_word = max(0.0, (cpu - c0) / (words - w0))
+    else:
+        per_word = cpu / words
+    return {"per_word": per_word, "fixed": max(0.0, cpu - per_word * words), "wall_per_cpu": wall / cpu if cpu else 1.0,
+            "exponent": slope([p[0] for p in points], [p[2] for p in points])}
+
+
 def scheme_model(by_size: dict, lines: dict) -> dict | None:
     """The figures one scheme's estimate needs, from its complete sizes (learn and binarize both measured)."""
     sizes = sorted(s for s, steps in by_size.items() if {"learn", "binarize"} <= set(steps))
     if not sizes:
         return None
-    words = [by_size[s]["binarize"]["words"] for s in sizes]
-    encode_cpu = [max(1e-9, by_size[s]["binarize"]["cpu_s"] - by_size[s]["learn"]["cpu_s"]) for s in sizes]
+    learn = [(by_size[s]["learn"]["words"], by_size[s]["learn"]["wall_s"], by_size[s]["learn"]["cpu_s"])
+             for s in sizes]
+    encode = [(by_size[s]["binarize"]["words"],
+               max(1e-9, by_size[s]["binarize"]["wall_s"] - by_size[s]["learn"]["wall_s"]),
+               max(1e-9, by_size[s]["binarize"]["cpu_s"] - by_size[s]["learn"]["cpu_s"])) for s in sizes]
     largest = sizes[-1]
-    learn = by_size[largest]["learn"]
-    return {"sizes": sizes, "largest_words": words[-1],
-            "above_bound": lines.get(largest, 0) > SAMPLE_BOUND,
-            "learn_wall_s": learn["wall_s"], "learn_peak_mb": learn["peak_rss_mb"],
+    return {"sizes": sizes, "above_bound": sum(lines.get(s, 0) > SAMPLE_BOUND for s in sizes),
+            "learn_peak_mb": by_size[largest]["learn"]["peak_rss_mb"],
             "peak_mb": max(by_size[largest][step]["peak_rss_mb"] for step in ("learn", "binarize")),
-            "cpu_per_word": encode_cpu[-1] / words[-1],
-            "exponent": slope(words, encode_cpu)}
+            "learn": step_model(learn), "encode": step_model(encode)}
 
 
-def encode_cpu_s(model: dict, words: int) -> float:
-    """CPU seconds of encode + fairseq-preprocess on ``words`` words: linear, or the measured exponent if above 1."""
-    exponent = max(1.0, model["exponent"] or 1.0)
-    return model["cpu_per_word"] * model["largest_words"] * (words / model["largest_words"]) ** exponent
+def cpu_s(step: dict, words: int) -> float:
+    """CPU seconds of a step on ``words`` words: the fixed part plus the marginal cost per word."""
+    return step["fixed"] + step["per_word"] * words
 
 
 def wall_s(model: dict, words: int, cores: int) -> float:
-    return model["learn_wall_s"] + encode_cpu_s(model, words) / cores
+    """Learn, then encode + fairseq-preprocess: each step's fixed part at its measured wall/CPU ratio, its per-word
+    part over ``cores`` (perfect scaling assumed)."""
+    return sum(step["fixed"] * step["wall_per_cpu"] + step["per_word"] * words / cores
+               for step in (model["learn"], model["encode"]))
 
 
 def hours(seconds: float) -> str:
     if seconds >= 3600:
         return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+    if seconds >= 60:
+        return f"{seconds / 60:.0f} min" if seconds >= 600 else f"{seconds / 60:.1f} min"
+    return f"{seconds:.0f} s"
 
 
 def markdown(data: dict, corpora: list[tuple[str, int]], cores: list[int], sources: list[str]) -> str:
     models = {s: scheme_model(by_size, data["lines"]) for s, by_size in sorted(data["runs"].items())}
     models = {s: m for s, m in models.items() if m}
     out = ["# Expected cost at paper scale, from the scaling benchmark", "",
-           "From " + ", ".join(f"`{s}`" for s in sources) + " (`python bench/scale_estimate.py`). Learn: as "
-           f"measured at the largest size (the step samples at most {SAMPLE_BOUND:,} sentences). Encode + "
-           "fairseq-preprocess: CPU per word at the largest size, carried linearly (or with the measured exponent "
-           "where it is above 1), over N cores with perfect scaling assumed (N = `--workers` on one machine, or "
-           "shards x cores per task on SLURM). An extrapolation from one repeated English corpus, at most 2 "
-           "cores measured.", "",
-           "| scheme | measured sizes (M words) | learn: wall, peak RSS | peak RSS of any process | encode+preprocess: "
-           "CPU s per M words, growth exponent |", "| --- | --- | ---: | ---: | ---: |"]
+           "From " + ", ".join(f"`{s}`" for s in sources) + " (`python bench/scale_estimate.py`). Each step: a "
+           "fixed CPU time plus a cost per word, the marginal cost between the two largest measured sizes (the learn "
+           f"step samples at most {SAMPLE_BOUND:,} sentences, so what grows there is reading and, for BITE, tagging "
+           "every line). On N cores the fixed part takes its measured wall clock and the per-word part its CPU "
+           "over N (perfect scaling assumed; N = `--workers` on one machine, or shards x cores per task on SLURM). "
+           "An extrapolation from one repeated English corpus, with 2 cores measured.", "",
+           "| scheme | measured sizes (M words) | peak RSS: learn, any process | learn: CPU s per M words + fixed "
+           "CPU s, exponent | encode+preprocess: the same |", "| --- | --- | ---: | ---: | ---: |"]
     for s, m in models.items():
-        note = "" if m["above_bound"] else " (largest size below the bound: too low)"
-        out.append(f"| {s} | {', '.join(f'{x / 1e6:g}' for x in m['sizes'])} | {m['learn_wall_s']:.0f} s, "
-                   f"{m['learn_peak_mb']:,.0f} MB{note} | {m['peak_mb']:,.0f} MB | {m['cpu_per_word'] * 1e6:.1f}, "
-                   f"{'-' if m['exponent'] is None else format(m['exponent'], '.2f')} |")
+        memory_note = "" if m["above_bound"] else " (no size above the bound: too low)"
+        learn_note = "" if m["above_bound"] >= 2 else " (an overestimate: fewer than 2 sizes above the bound)"
+        steps = [f"{x['per_word'] * 1e6:.1f} + {x['fixed']:.0f}, "
+                 f"{'-' if x['exponent'] is None else format(x['exponent'], '.2f')}" for x in (m["learn"], m["encode"])]
+        steps[0] += learn_note
+        out.append(f"| {s} | {', '.join(f'{x / 1e6:g}' for x in m['sizes'])} | {m['learn_peak_mb']:,.0f} MB{memory_note}, "
+                   f"{m['peak_mb']:,.0f} MB | {steps[0]} | {steps[1]} |")
     for name, words in corpora:
         out += ["", f"## {name}: {words / 1e6:,.0f}M words", "",
-                "| scheme | CPU, encode+preprocess | " + " | ".join(f"wall on {n} cores" for n in cores) + " |",
+                "| scheme | CPU, all steps | " + " | ".join(f"wall on {n} cores" for n in cores) + " |",
                 "| --- | ---: | " + " | ".join("---:" for _ in cores) + " |"]
         for s, m in models.items():
-            out.append(f"| {s} | {hours(encode_cpu_s(m, words))} | "
+            out.append(f"| {s} | {hours(cpu_s(m['learn'], words) + cpu_s(m['encode'], words))} | "
                        + " | ".join(hours(wall_s(m, words, n)) for n in cores) + " |")
     return "\n".join(out) + "\n"
 

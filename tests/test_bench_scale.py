@@ -71,31 +71,39 @@ def _result(runs: list[tuple], lines: dict) -> dict:
 
 def test_scale_estimate_carries_the_measurements_to_a_corpus(tmp_path, capsys):
     est = _scale_estimate()
-    # learn: 10 s wall, 20 s CPU at every size; encode+preprocess: 5 CPU s per million words, linear
-    linear = [("lin", step, w, 10 + (0 if step == "learn" else 5 * w / 1e6), 20 + (0 if step == "learn" else
-              5 * w / 1e6), 100 if step == "learn" else 150) for w in (1_000_000, 4_000_000) for step in
-              ("learn", "binarize")]
-    # superlinear: encode CPU grows with words squared (exponent 2) from 1 s at 1M words
-    square = [("sq", step, w, 1, 1 + (0 if step == "learn" else (w / 1e6) ** 2), 50) for w in (1_000_000, 2_000_000)
-              for step in ("learn", "binarize")]
+    lines = {1_000_000: 40_000, 4_000_000: 2_000_000, 8_000_000: 4_000_000}
+    # learn: 20 CPU s + 1 s per million words; encode+preprocess: 2 s + 5 s per million words; wall = CPU / 2
+    runs = []
+    for w in lines:
+        learn = 20 + w / 1e6
+        runs += [("lin", "learn", w, learn / 2, learn, 100),
+                 ("lin", "binarize", w, (learn + 2 + 5 * w / 1e6) / 2, learn + 2 + 5 * w / 1e6, 150)]
+    # a learn step that took less CPU at the larger size: no negative cost per word; only sizes below the bound
+    runs += [("flat", "learn", 1_000_000, 30, 30, 50), ("flat", "binarize", 1_000_000, 40, 40, 50),
+             ("flat", "learn", 2_000_000, 25, 25, 50), ("flat", "binarize", 2_000_000, 35, 35, 50)]
     first = tmp_path / "a.json"
-    first.write_text(json.dumps(_result(linear + square, {1_000_000: 40_000, 4_000_000: 2_000_000,
-                                                          2_000_000: 80_000})))
+    first.write_text(json.dumps(_result(runs, {**lines, 2_000_000: 80_000})))
     data = est.load([first])
     lin = est.scheme_model(data["runs"]["lin"], data["lines"])
-    assert lin["above_bound"] and lin["learn_wall_s"] == 10 and lin["peak_mb"] == 150
-    assert abs(lin["cpu_per_word"] - 5e-6) < 1e-12 and abs(lin["exponent"] - 1.0) < 1e-9
-    assert abs(est.encode_cpu_s(lin, 8_000_000) - 40) < 1e-6            # linear: 8M words, 40 s
-    assert abs(est.wall_s(lin, 8_000_000, 4) - (10 + 40 / 4)) < 1e-6     # the learn step, then 4 cores
-    sq = est.scheme_model(data["runs"]["sq"], data["lines"])
-    assert not sq["above_bound"] and abs(sq["exponent"] - 2.0) < 1e-9
-    assert abs(est.encode_cpu_s(sq, 4_000_000) - 16) < 1e-6             # its own exponent, above 1
+    assert lin["above_bound"] == 2 and lin["learn_peak_mb"] == 100 and lin["peak_mb"] == 150
+    for step, per_word, fixed in (("learn", 1e-6, 20), ("encode", 5e-6, 2)):
+        assert abs(lin[step]["per_word"] - per_word) < 1e-12 and abs(lin[step]["fixed"] - fixed) < 1e-6, step
+        assert abs(lin[step]["wall_per_cpu"] - 0.5) < 1e-9
+    assert abs(est.cpu_s(lin["learn"], 100_000_000) - 120) < 1e-6
+    assert abs(est.cpu_s(lin["encode"], 100_000_000) - 502) < 1e-6
+    # on 10 cores: learn 20 * 0.5 + 100 / 10, encode 2 * 0.5 + 500 / 10
+    assert abs(est.wall_s(lin, 100_000_000, 10) - (10 + 10 + 1 + 50)) < 1e-6
+    flat = est.scheme_model(data["runs"]["flat"], data["lines"])
+    assert flat["learn"]["per_word"] == 0 and flat["learn"]["fixed"] == 25 and flat["above_bound"] == 0
     # a later file wins for the scheme and size it measured again
     second = tmp_path / "b.json"
-    second.write_text(json.dumps(_result([("lin", "binarize", 4_000_000, 50, 60, 150)], {4_000_000: 2_000_000})))
-    assert est.scheme_model(est.load([first, second])["runs"]["lin"], data["lines"])["cpu_per_word"] == 40 / 4e6
-    assert est.main([str(first), "--corpus", "big=8M", "--cores", "1,4", "--out", str(tmp_path / "e.md")]) == 0
+    second.write_text(json.dumps(_result([("lin", "binarize", 8_000_000, 60, 100, 150)], {8_000_000: 4_000_000})))
+    again = est.scheme_model(est.load([first, second])["runs"]["lin"], lines)
+    assert again["encode"]["per_word"] == ((100 - 28) - 22) / 4e6   # encode at 8M minus encode at 4M
+    assert est.main([str(first), "--corpus", "big=100M", "--cores", "1,10", "--out", str(tmp_path / "e.md")]) == 0
     text = capsys.readouterr().out
     assert text == (tmp_path / "e.md").read_text()
-    assert "## big: 8M words" in text and "| lin | 40 s | 50 s | 20 s |" in text
-    assert "too low" in text.split("| sq |")[1].splitlines()[0]          # its largest size is below the bound
+    # CPU 622 s; wall on 1 core 10 + 100 + 1 + 500 s, on 10 cores 71 s
+    assert "## big: 100M words" in text and "| lin | 10 min | 10 min | 1.2 min |" in text
+    flat_row = text.split("| flat |")[1].splitlines()[0]
+    assert "too low" in flat_row and "an overestimate" in flat_row
