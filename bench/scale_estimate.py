@@ -90,11 +90,13 @@ def cpu_s(step: dict, words: int) -> float:
     return step["fixed"] + step["per_word"] * words
 
 
-def wall_s(model: dict, words: int, cores: int) -> float:
+def wall_s(model: dict, words: int, cores: int, learn_cores: int | None = None) -> float:
     """Learn, then encode + fairseq-preprocess: each step's fixed part at its measured wall/CPU ratio, its per-word
-    part over ``cores`` (perfect scaling assumed)."""
-    return sum(step["fixed"] * step["wall_per_cpu"] + step["per_word"] * words / cores
-               for step in (model["learn"], model["encode"]))
+    part over ``cores`` (perfect scaling assumed); the learn step over ``learn_cores`` where it is one job of
+    another size (the SLURM path: one job learns, and BITE and Wordmap encode the training text while learning)."""
+    learn, encode = model["learn"], model["encode"]
+    return (learn["fixed"] * learn["wall_per_cpu"] + learn["per_word"] * words / (learn_cores or cores)
+            + encode["fixed"] * encode["wall_per_cpu"] + encode["per_word"] * words / cores)
 
 
 def hours(seconds: float) -> str:
@@ -105,7 +107,8 @@ def hours(seconds: float) -> str:
     return f"{seconds:.0f} s"
 
 
-def markdown(data: dict, corpora: list[tuple[str, int]], cores: list[int], sources: list[str]) -> str:
+def markdown(data: dict, corpora: list[tuple[str, int]], cores: list[int], sources: list[str],
+             learn_cores: int = 16) -> str:
     models = {s: scheme_model(by_size, data["lines"]) for s, by_size in sorted(data["runs"].items())}
     models = {s: m for s, m in models.items() if m}
     out = ["# Expected cost at paper scale, from the scaling benchmark", "",
@@ -127,11 +130,22 @@ def markdown(data: dict, corpora: list[tuple[str, int]], cores: list[int], sourc
                    f"{m['peak_mb']:,.0f} MB | {steps[0]} | {steps[1]} |")
     for name, words in corpora:
         out += ["", f"## {name}: {words / 1e6:,.0f}M words", "",
+                "One machine, `--workers N`:", "",
                 "| scheme | CPU, all steps | " + " | ".join(f"wall on {n} cores" for n in cores) + " |",
                 "| --- | ---: | " + " | ".join("---:" for _ in cores) + " |"]
         for s, m in models.items():
             out.append(f"| {s} | {hours(cpu_s(m['learn'], words) + cpu_s(m['encode'], words))} | "
                        + " | ".join(hours(wall_s(m, words, n)) for n in cores) + " |")
+        shard_cores = [n for n in cores if n > learn_cores]
+        if shard_cores:
+            out += ["", f"SLURM (`morphtok-launch preprocess --shards S`): the learn job on {learn_cores} cores, then "
+                    "S shards of C cores, S x C = N:", "",
+                    "| scheme | learn job | " + " | ".join(f"in all, N = {n}" for n in shard_cores) + " |",
+                    "| --- | ---: | " + " | ".join("---:" for _ in shard_cores) + " |"]
+            for s, m in models.items():
+                learn = m["learn"]
+                out.append(f"| {s} | {hours(learn['fixed'] * learn['wall_per_cpu'] + learn['per_word'] * words / learn_cores)}"
+                           " | " + " | ".join(hours(wall_s(m, words, n, learn_cores)) for n in shard_cores) + " |")
     return "\n".join(out) + "\n"
 
 
@@ -149,6 +163,8 @@ def main(argv=None) -> int:
     p.add_argument("--corpus", action="append", type=parse_corpus, default=None,
                    help=f"NAME=WORDS, repeatable (default: {', '.join(DEFAULT_CORPORA)})")
     p.add_argument("--cores", default=DEFAULT_CORES, help="core counts to give the wall clock for")
+    p.add_argument("--learn-cores", type=int, default=16,
+                   help="cores of the one job that learns on SLURM (the shards' cores are the --cores above it)")
     p.add_argument("--out", type=Path, default=None, help="write the markdown here too")
     args = p.parse_args(argv)
     try:
@@ -165,7 +181,9 @@ def main(argv=None) -> int:
         data = load(args.results)
     except (ValueError, KeyError) as e:
         p.error(f"not a scale-corpus result: {e}")
-    text = markdown(data, corpora, cores, [x.name for x in args.results])
+    if args.learn_cores < 1:
+        p.error("--learn-cores: at least 1")
+    text = markdown(data, corpora, cores, [x.name for x in args.results], args.learn_cores)
     if args.out:
         args.out.write_text(text, encoding="utf-8")
     print(text, end="")

@@ -93,6 +93,8 @@ def test_scale_estimate_carries_the_measurements_to_a_corpus(tmp_path, capsys):
     assert abs(est.cpu_s(lin["encode"], 100_000_000) - 502) < 1e-6
     # on 10 cores: learn 20 * 0.5 + 100 / 10, encode 2 * 0.5 + 500 / 10
     assert abs(est.wall_s(lin, 100_000_000, 10) - (10 + 10 + 1 + 50)) < 1e-6
+    # the SLURM path: the learn job on 5 cores, the shards on 10: learn 10 + 100 / 5, encode 1 + 500 / 10
+    assert abs(est.wall_s(lin, 100_000_000, 10, learn_cores=5) - (10 + 20 + 1 + 50)) < 1e-6
     flat = est.scheme_model(data["runs"]["flat"], data["lines"])
     assert flat["learn"]["per_word"] == 0 and flat["learn"]["fixed"] == 25 and flat["above_bound"] == 0
     # a later file wins for the scheme and size it measured again
@@ -100,10 +102,12 @@ def test_scale_estimate_carries_the_measurements_to_a_corpus(tmp_path, capsys):
     second.write_text(json.dumps(_result([("lin", "binarize", 8_000_000, 60, 100, 150)], {8_000_000: 4_000_000})))
     again = est.scheme_model(est.load([first, second])["runs"]["lin"], lines)
     assert again["encode"]["per_word"] == ((100 - 28) - 22) / 4e6   # encode at 8M minus encode at 4M
-    assert est.main([str(first), "--corpus", "big=100M", "--cores", "1,10", "--out", str(tmp_path / "e.md")]) == 0
+    assert est.main([str(first), "--corpus", "big=100M", "--cores", "1,10", "--learn-cores", "5",
+                     "--out", str(tmp_path / "e.md")]) == 0
     text = capsys.readouterr().out
     assert text == (tmp_path / "e.md").read_text()
     # CPU 622 s; wall on 1 core 10 + 100 + 1 + 500 s, on 10 cores 71 s
     assert "## big: 100M words" in text and "| lin | 10 min | 10 min | 1.2 min |" in text
+    assert "| lin | 30 s | 1.4 min |" in text   # SLURM: the learn job alone, then in all with N = 10 (81 s)
     flat_row = text.split("| flat |")[1].splitlines()[0]
     assert "too low" in flat_row and "an overestimate" in flat_row
