@@ -230,12 +230,14 @@ def markdown(result: dict) -> str:
            "| size (words) | lines | repeats of the corpus |", "| ---: | ---: | ---: |"]
     out += [f"| {c['words']:,} | {c['lines']:,} | {c['repeats']} |" for c in result["corpora"]]
     out += ["", "## Runs", "", "Peak RSS: the largest single process of the run (workers are not added up).", "",
-            "| scheme | step | words | wall s | CPU s | peak RSS MB | load before/after | rc |",
-            "| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |"]
+            "Cores busy: CPU over wall clock, the parallelism the run reached (at most the cores it was given).", "",
+            "| scheme | step | words | wall s | CPU s | cores busy | peak RSS MB | load before/after | rc |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |"]
     for r in result["runs"]:
         load = f"{r['load_before']}/{r['load_after']}" if "load_before" in r else ""
+        busy = r["cpu_s"] / r["wall_s"] if r["wall_s"] else None
         out.append(f"| {r['scheme']} | {r['step']} | {r['words']:,} | {_fmt(r['wall_s'])} | {_fmt(r['cpu_s'])} | "
-                   f"{_fmt(r['peak_rss_mb'], 0)} | {load} | {r['rc']} |"
+                   f"{_fmt(busy, 2)} | {_fmt(r['peak_rss_mb'], 0)} | {load} | {r['rc']} |"
                    + (f" {r['error'][0]}" if r.get("error") else ""))
     out += ["", "## Growth exponents", "",
             "Least-squares slope of log(figure) over log(words) across the sizes: 1 = linear, 0 = flat.", "",

@@ -37,6 +37,7 @@ def test_scale_corpus_runs_on_a_tiny_corpus(run_cli, shared_path, tmp_path):
     assert all(growth[s]["points"] == 2 and growth[s]["cpu_s_exponent"] is not None for s in ("learn", "binarize"))
     text = md_file.read_text(encoding="utf-8")
     assert "Growth exponents" in text and "| spaces | learn |" in text and "repeat" in text
+    assert "| cores busy |" in text   # CPU over wall: a step that should use --workers cores and does not shows
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("scale-corpus-")]   # its work folder is gone
 
 
