@@ -71,3 +71,54 @@ def test_the_first_chunk_runs_beside_the_workers(tmp_path):
     ds = indexed_dataset.make_dataset(prefix, impl="mmap")
     assert [int(ds[i][0]) for i in range(len(ds))] == [len(f"line {i}\n") for i in range(200)]
     assert sorted(os.listdir(tmp_path)) == ["in.txt", "log", "out.bin", "out.idx"]   # the workers' files merged
+
+
+_KILLED_MAIN = """
+import sys, time
+sys.path[:0] = [{repo!r}]
+from fairseq.binarizer import FileBinarizer
+from tests.test_fairseq_preprocess import _SlowBinarizer
+from train_scripts import fairseq_preprocess
+fairseq_preprocess.multiprocess_dataset(FileBinarizer, {text!r}, "mmap", _SlowBinarizer({log!r}), {prefix!r},
+                                        num_workers=2)
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux (/proc, prctl)")
+def test_the_workers_stop_when_the_command_is_killed(tmp_path):
+    """A caller stops an interrupted fairseq-preprocess with SIGKILL: fairseq's pool workers would go on with
+    their chunk; these get SIGTERM from the kernel as their parent dies."""
+    import signal
+    import subprocess
+    import sys
+
+    from preprocess.common import REPO
+
+    text = tmp_path / "in.txt"
+    text.write_text("".join(f"line {i}\n" for i in range(6000)))   # 10 ms a line: a minute per chunk
+    log = tmp_path / "log"
+    log.mkdir()
+    script = _KILLED_MAIN.format(repo=str(REPO), text=str(text), log=str(log), prefix=str(tmp_path / "out"))
+    main = subprocess.Popen([sys.executable, "-c", script], cwd=REPO)
+    deadline = time.time() + 60
+    while len(list(log.iterdir())) < 2:   # both chunks under way
+        assert main.poll() is None and time.time() < deadline, "the chunks did not start"
+        time.sleep(0.1)
+    (worker,) = [int(p.name) for p in log.iterdir() if int(p.name) != main.pid]
+    main.send_signal(signal.SIGKILL)
+    main.wait()
+    deadline = time.time() + 10
+    while _running(worker) and time.time() < deadline:
+        time.sleep(0.1)
+    alive = _running(worker)
+    if alive:
+        os.kill(worker, signal.SIGKILL)
+    assert not alive, "the pool worker outlived the killed command"

@@ -7,7 +7,8 @@ fairseq 0.12 splits each file into ``--workers`` chunks, gives all but the first
 the first chunk never overlaps the others, so ``--workers 2`` runs its two halves one after the other (measured
 here: one core busy throughout), and ``--workers N`` takes about 2/N of the one-process time instead of 1/N.
 This module binarises the first chunk while the pool works, then merges the chunks in the same order as fairseq,
-so the ``.bin``, ``.idx`` and ``dict`` files are byte for byte those of ``fairseq-preprocess``.  The project's
+so the ``.bin``, ``.idx`` and ``dict`` files are byte for byte those of ``fairseq-preprocess``; and its workers
+stop when it is killed (fairseq's go on binarising their chunk for nothing).  The project's
 binarisation (``morphtok-binarize``, ``morphtok-classification-data``) runs this; ``COMMAND`` is the command line.
 """
 from __future__ import annotations
@@ -19,6 +20,23 @@ from multiprocessing import Pool
 #: the command line that runs this module (``run_tool`` runs it like any fairseq tool)
 COMMAND = [sys.executable, "-m", "train_scripts.fairseq_preprocess"]
 
+PR_SET_PDEATHSIG = 1   # prctl(2), Linux
+
+
+def _die_with_parent(parent: int) -> None:
+    """A pool worker's initializer: SIGTERM when the process that started it dies (Linux).  fairseq's workers
+    outlive a killed fairseq-preprocess (the interrupted command's caller kills it with SIGKILL) and go on
+    writing their chunk for nothing; these stop with it."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):   # not Linux: the worker ends with its chunk, as fairseq's do
+        return
+    if os.getppid() != parent:          # the parent died before the request took effect
+        os._exit(1)
+
 
 def multiprocess_dataset(cls, input_file, dataset_impl, binarizer, output_prefix, vocab_size=None, num_workers=1):
     """``FileBinarizer.multiprocess_dataset`` with the first chunk binarised while the workers run."""
@@ -29,7 +47,7 @@ def multiprocess_dataset(cls, input_file, dataset_impl, binarizer, output_prefix
     offsets = find_offsets(input_file, num_workers)
     first, *more = zip(offsets, offsets[1:])
     kwargs = {"vocab_size": vocab_size} if vocab_size is not None else {}
-    pool = Pool(processes=num_workers - 1) if more else None
+    pool = Pool(processes=num_workers - 1, initializer=_die_with_parent, initargs=(os.getpid(),)) if more else None
     try:
         pending = [pool.apply_async(cls._binarize_chunk_and_finalize,
                                     (binarizer, input_file, start, end, _worker_prefix(output_prefix, worker),
