@@ -219,3 +219,16 @@ def test_a_job_that_requeued_itself_is_waited_for_through_a_failed_state(monkeyp
     # the run after the requeue started (a later "Starting with"): its failure counts at once
     message, clock = _follow(monkeypatch, tmp_path, ["RUNNING", "FAILED"], requeued + "Starting with JobEnvironment\n")
     assert "SLURM ended it as FAILED" in message and clock < launch.REQUEUE_GRACE_S
+
+
+def test_preprocess_jobs_use_the_cpus_they_ask_for():
+    """--cpus-per-task C gives each preprocessing job C workers, unless binarize's --workers is given."""
+    import argparse
+
+    from train_scripts.launch import job_workers
+
+    with_cpus, without = argparse.Namespace(cpus_per_task=8), argparse.Namespace(cpus_per_task=None)
+    assert job_workers(with_cpus, ["--scheme", "spaces"], 1) == 8
+    assert job_workers(with_cpus, ["--scheme", "spaces", "--workers", "2"], 2) == 2
+    assert job_workers(with_cpus, ["--workers=1"], 1) == 1
+    assert job_workers(without, ["--scheme", "spaces"], 1) == 1

@@ -58,7 +58,8 @@ def add_executor_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--log-dir", default=None, help="submitit's folder for job scripts, pickles and logs")
     g.add_argument("--time", type=int, default=1440, help="time limit of each job, in minutes")
     g.add_argument("--partition", default=None, help="SLURM partition")
-    g.add_argument("--cpus-per-task", type=int, default=None, help="CPUs of each job (each node's task)")
+    g.add_argument("--cpus-per-task", type=int, default=None, help="CPUs of each job (each node's task); for preprocess also binarize's --workers, "
+                   "unless that is given")
     g.add_argument("--mem-gb", type=float, default=None, help="memory of each job (each node), in GB")
     g.add_argument("--slurm-option", action="append", default=[], metavar="KEY=VALUE",
                    help="any other sbatch option, e.g. account=proj, qos=high, constraint=volta32gb (repeatable)")
@@ -295,6 +296,13 @@ def _binarize_job(scheme_modules: list, *args, **kwargs) -> dict:
     return binarize.binarize(*args, **kwargs)
 
 
+def job_workers(args: argparse.Namespace, binarize_argv: list, workers: int) -> int:
+    """binarize's ``--workers`` in each job: as given, or else one per CPU the job asks for (``--cpus-per-task``),
+    so that a job of 16 CPUs does not encode and binarise in one process."""
+    given = any(a == "--workers" or a.startswith("--workers=") for a in map(str, binarize_argv))
+    return args.cpus_per_task if args.cpus_per_task and not given else workers
+
+
 def preprocess(args: argparse.Namespace, binarize_argv: list) -> dict:
     from train_scripts import binarize
 
@@ -304,7 +312,8 @@ def preprocess(args: argparse.Namespace, binarize_argv: list) -> dict:
     modules = [os.path.abspath(m) if m.endswith(".py") else m for m in b.scheme_module]
     out = os.path.abspath(b.out)
     log_dir = args.log_dir or os.path.join(out, "submitit")
-    common = dict(src=b.src, tgt=b.tgt, shards=b.shards, workers=b.workers, quiet=not b.verbose, lm=b.lm,
+    common = dict(src=b.src, tgt=b.tgt, shards=b.shards, workers=job_workers(args, binarize_argv, b.workers),
+                  quiet=not b.verbose, lm=b.lm,
                   extra_tests=tuple(b.extra_test), srcdict=b.srcdict, tgtdict=b.tgtdict)
     raw = os.path.abspath(b.data)
     job_env()
