@@ -186,3 +186,36 @@ print("training went on after the signal")
     assert proc.returncode == -signal.SIGTERM, proc.stderr[-2000:]
     assert (tmp_path / "ckpt").read_text() == "first half second half"
     assert "training went on" not in proc.stdout
+
+
+def test_a_killed_checkpoint_copy_leaves_the_previous_checkpoint_whole(tmp_path, monkeypatch):
+    """fairseq copies the saved checkpoint to checkpoint_last.pt; train_scripts.fairseq_launch makes the copy a
+    rename, so a copy that dies half-way (SIGKILL from SLURM after a requeue) leaves the old file as it was."""
+    import shutil
+
+    from fairseq.file_io import PathManager
+
+    from train_scripts import fairseq_launch
+
+    original = PathManager.copy
+    try:
+        fairseq_launch._atomic_copies()
+        src, dst = tmp_path / "checkpoint3.pt", tmp_path / "checkpoint_last.pt"
+        src.write_bytes(b"new checkpoint " * 1000)
+        dst.write_bytes(b"old checkpoint")
+        assert PathManager.copy(str(src), str(dst), overwrite=True)
+        assert dst.read_bytes() == src.read_bytes() and not list(tmp_path.glob("*.part"))
+
+        dst.write_bytes(b"old checkpoint")
+
+        def dies_half_way(a, b):
+            with open(b, "wb") as fh:
+                fh.write(open(a, "rb").read()[:100])
+            raise KeyboardInterrupt("killed")
+
+        monkeypatch.setattr(shutil, "copyfile", dies_half_way)
+        with pytest.raises(KeyboardInterrupt):
+            PathManager.copy(str(src), str(dst), overwrite=True)
+        assert dst.read_bytes() == b"old checkpoint"   # the resumed run loads the previous checkpoint
+    finally:
+        PathManager.copy = staticmethod(original) if not isinstance(original, staticmethod) else original

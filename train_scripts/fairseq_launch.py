@@ -99,6 +99,30 @@ def _atomic_checkpoints() -> None:
                 signal.raise_signal(sig)
 
     checkpoint_utils.save_checkpoint = save_checkpoint
+    _atomic_copies()
+
+
+def _atomic_copies() -> None:
+    """fairseq copies the saved checkpoint to checkpoint_last.pt (and _best) in place: a process killed outright
+    during the copy (SIGKILL, e.g. from SLURM once a requeued step's task has ended) left an empty
+    checkpoint_last.pt that the requeued run cannot load.  A local copy is made to ``DEST.part`` beside it and
+    renamed over ``DEST``: a killed copy leaves the previous checkpoint whole (and at most that one ``.part``,
+    overwritten by the next copy)."""
+    import shutil
+
+    from fairseq.file_io import PathManager
+
+    original = PathManager.copy
+
+    def copy(src_path: str, dst_path: str, overwrite: bool = False) -> bool:
+        if "://" in str(src_path) or "://" in str(dst_path) or (os.path.exists(dst_path) and not overwrite):
+            return original(src_path, dst_path, overwrite=overwrite)
+        part = f"{dst_path}.part"
+        shutil.copyfile(src_path, part)
+        os.replace(part, dst_path)
+        return True
+
+    PathManager.copy = staticmethod(copy)
 
 
 def plan_batch(unit: str, global_batch: int, per_process: int, processes: int,
