@@ -90,13 +90,17 @@ def cpu_s(step: dict, words: int) -> float:
     return step["fixed"] + step["per_word"] * words
 
 
+def step_wall_s(step: dict, words: int, cores: int) -> float:
+    """Wall seconds of one step: its fixed part at its measured wall/CPU ratio, its per-word part over ``cores``
+    (perfect scaling assumed)."""
+    return step["fixed"] * step["wall_per_cpu"] + step["per_word"] * words / cores
+
+
 def wall_s(model: dict, words: int, cores: int, learn_cores: int | None = None) -> float:
-    """Learn, then encode + fairseq-preprocess: each step's fixed part at its measured wall/CPU ratio, its per-word
-    part over ``cores`` (perfect scaling assumed); the learn step over ``learn_cores`` where it is one job of
-    another size (the SLURM path: one job learns, and BITE and Wordmap encode the training text while learning)."""
-    learn, encode = model["learn"], model["encode"]
-    return (learn["fixed"] * learn["wall_per_cpu"] + learn["per_word"] * words / (learn_cores or cores)
-            + encode["fixed"] * encode["wall_per_cpu"] + encode["per_word"] * words / cores)
+    """Learn, then encode + fairseq-preprocess (:func:`step_wall_s`); the learn step over ``learn_cores`` where it
+    is one job of another size (the SLURM path: one job learns, and BITE and Wordmap encode the training text while
+    learning)."""
+    return step_wall_s(model["learn"], words, learn_cores or cores) + step_wall_s(model["encode"], words, cores)
 
 
 def hours(seconds: float) -> str:
@@ -143,9 +147,8 @@ def markdown(data: dict, corpora: list[tuple[str, int]], cores: list[int], sourc
                     "| scheme | learn job | " + " | ".join(f"in all, N = {n}" for n in shard_cores) + " |",
                     "| --- | ---: | " + " | ".join("---:" for _ in shard_cores) + " |"]
             for s, m in models.items():
-                learn = m["learn"]
-                out.append(f"| {s} | {hours(learn['fixed'] * learn['wall_per_cpu'] + learn['per_word'] * words / learn_cores)}"
-                           " | " + " | ".join(hours(wall_s(m, words, n, learn_cores)) for n in shard_cores) + " |")
+                out.append(f"| {s} | {hours(step_wall_s(m['learn'], words, learn_cores))} | "
+                           + " | ".join(hours(wall_s(m, words, n, learn_cores)) for n in shard_cores) + " |")
     return "\n".join(out) + "\n"
 
 
