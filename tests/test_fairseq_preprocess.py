@@ -84,14 +84,6 @@ fairseq_preprocess.multiprocess_dataset(FileBinarizer, {text!r}, "mmap", _SlowBi
 """
 
 
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="needs Linux (/proc, prctl)")
 def test_the_workers_stop_when_the_command_is_killed(tmp_path):
     """A caller stops an interrupted fairseq-preprocess with SIGKILL: fairseq's pool workers would go on with
@@ -101,6 +93,7 @@ def test_the_workers_stop_when_the_command_is_killed(tmp_path):
     import sys
 
     from preprocess.common import REPO
+    from tests.test_clean_stop import _alive
 
     text = tmp_path / "in.txt"
     text.write_text("".join(f"line {i}\n" for i in range(6000)))   # 10 ms a line: a minute per chunk
@@ -116,9 +109,9 @@ def test_the_workers_stop_when_the_command_is_killed(tmp_path):
     main.send_signal(signal.SIGKILL)
     main.wait()
     deadline = time.time() + 10
-    while _running(worker) and time.time() < deadline:
+    while _alive([worker]) and time.time() < deadline:
         time.sleep(0.1)
-    alive = _running(worker)
+    alive = bool(_alive([worker]))
     if alive:
         os.kill(worker, signal.SIGKILL)
     assert not alive, "the pool worker outlived the killed command"
