@@ -596,3 +596,53 @@ def test_signals_in_quick_succession_are_handled_as_one(workers, shared_path, tm
     assert [line for line in err.strip().splitlines() if " lines" not in line] == [
         "error: interrupted" if rc == 130 else "error: terminated (SIGTERM)"], err   # (progress bar)
     assert list(out_dir.iterdir()) == []
+
+
+# --- the cycle collector is paused while a chunk is encoded (encode_chunk) ------------------------------------------
+
+@pytest.mark.parametrize("scheme,extra", [(s, []) for s in SCHEMES] + [("bite", ["--tagger", "hanta"])])
+def test_encoding_a_chunk_leaves_no_reference_cycles(scheme, extra, shared_path, tmp_path):
+    """encode_chunk pauses the collector on the promise that encoders free what they make by reference counting:
+    after a chunk of real text (and its hostile lines) with the collector off, a full collection finds nothing."""
+    import gc
+
+    from preprocess.encode import build_parser, encode_chunk
+    args = build_parser(scheme).parse_args(["--scheme", scheme, *scheme_options(scheme, shared_path, tmp_path),
+                                            *extra, "--inputs", "x", "--outputs", "y", "--quiet"])
+    encoder = registry.get(scheme).make_encoder(args)
+    lines = corpus_lines(shared_path, scheme, 300) + ["", " \t ", "x" * 5000, "a\u0000b [NNS] \u200b ﬁ 漢字 🙂"]
+    encode_chunk(encoder, lines[:5])   # (lazy tables loaded and caches started, as in a worker's first chunk)
+    gc.collect()
+    gc.disable()
+    try:
+        out = encode_chunk(encoder, lines)
+        assert gc.isenabled() is False   # (encode_chunk gives the collector back as it found it)
+        found = gc.collect()
+    finally:
+        gc.enable()
+    assert len(out) == len(lines)
+    assert found == 0, f"{scheme}: {found} objects in reference cycles after one chunk"
+
+
+def test_encode_chunk_pauses_the_collector_only_while_it_encodes():
+    import gc
+
+    from preprocess.encode import encode_chunk
+    seen = []
+
+    class Probe:
+        def encode_lines(self, lines):
+            seen.append(gc.isenabled())
+            return lines
+
+    assert gc.isenabled()
+    assert encode_chunk(Probe(), ["a", "b"]) == ["a", "b"]
+    assert seen == [False] and gc.isenabled()
+
+    class Broken:
+        def encode_lines(self, lines):
+            raise ValueError("boom")
+
+    with pytest.raises(ValueError):
+        encode_chunk(Broken(), ["a"])
+    assert gc.isenabled()
