@@ -174,6 +174,16 @@ class BiteTokenizer:
             self._word_cache[key] = out
         return out
 
+    def _word_texts(self, words: Sequence[str], tags: Sequence[str]) -> List[str]:
+        """:meth:`_word_text` of each (word, tag), from the cache; each pair the cache lacks is computed once, however
+        often it occurs (the first chunk of a corpus lacks nearly every pair, and most occur many times)."""
+        texts = list(map(self._word_cache.get, zip(words, tags)))   # (zip's tuples are not kept: no list of them)
+        if None in texts:
+            enc = self._word_text
+            new = {k: enc(*k) for k in dict.fromkeys((w, t) for x, w, t in zip(texts, words, tags) if x is None)}
+            texts = [x if x is not None else new[w, t] for x, w, t in zip(texts, words, tags)]
+        return texts
+
     def _reinflects(self, word: str, lemma: str, ptb: str) -> bool:
         """Exact mode: whether decoding ``lemma`` + the symbol of ``ptb`` gives ``word`` back, as BITE alone decodes
         it and as it decodes after a subword model's normaliser (:func:`model_normalised`).  *be* as VBP or VBD
@@ -221,10 +231,7 @@ class BiteTokenizer:
 
     def _bite_text(self, words: Sequence[str], tags: Sequence[str]) -> str:
         """:meth:`bite_words` joined by single spaces."""
-        texts = list(map(self._word_cache.get, zip(words, tags)))
-        if None in texts:
-            enc = self._word_text
-            texts = [x if x is not None else enc(w, t) for x, w, t in zip(texts, words, tags)]
+        texts = self._word_texts(words, tags)
         if self.exact and self._in_context:
             self._exact_in_context(words, tags, texts)
         return " ".join(texts)
@@ -294,10 +301,7 @@ class BiteTokenizer:
         # the chunk's words at once: their tags, and the BITE text of each (word, tag) (cached), in one list
         words = list(itertools.chain.from_iterable(sentences))
         tags = self.tagger.tag_words(sentences)
-        pieces = list(map(self._word_cache.get, zip(words, tags)))
-        if None in pieces:
-            enc = self._word_text
-            pieces = [x if x is not None else enc(w, t) for x, w, t in zip(pieces, words, tags)]
+        pieces = self._word_texts(words, tags)
         if self.exact and self._in_context:   # each *be* checked in its sentence (its start: the last one <= it)
             in_context, starts = self._in_context, list(itertools.accumulate((len(w) for w, _ in splits), initial=0))
             for i in [i for i, p in enumerate(pieces) if p in in_context]:
