@@ -64,6 +64,18 @@ def c5_to_ptb(tag: str) -> str:
     return _C5_TO_PTB.get(tag, "FW")
 
 
+class _PtbOfC5(dict):
+    """:func:`c5_to_ptb` of each tag met, remembered (a function of the tag alone, and HanTa's tags are a few
+    hundred at most): ``PTB_OF_C5[tag]`` is one dict look-up per word."""
+
+    def __missing__(self, tag: str) -> str:
+        ptb = self[tag] = c5_to_ptb(tag)
+        return ptb
+
+
+PTB_OF_C5 = _PtbOfC5()
+
+
 class TaggerUnavailable(RuntimeError):
     """The tagger's model/data cannot be loaded (e.g. NLTK data missing)."""
 
@@ -374,11 +386,12 @@ class NltkTagger:
             self._reset_vocab()
         out: List[str] = []
         for k in range(0, len(sentences), self.batch_size):   # (the compiled loop needs no padding)
-            batch = [list(s) for s in sentences[k:k + self.batch_size]]
-            if any(" " in "".join(s) for s in batch):   # feature strings would be ambiguous: let NLTK do it
+            batch = sentences[k:k + self.batch_size]
+            words = list(itertools.chain.from_iterable(batch))
+            if " " in "".join(words):   # feature strings would be ambiguous: let NLTK do it
                 out.extend(itertools.chain.from_iterable(map(self.reference_tag, batch)))
             else:
-                out.extend(self._tag_flat(batch, self._kernel))
+                out.extend(self._tag_flat(batch, words, self._kernel))
         return out
 
     #: fewer sentences than this are tagged one by one (numpy's per-call cost only pays off across a batch)
@@ -464,22 +477,22 @@ class NltkTagger:
         scores = np.add.reduce(self._W.take(rows, axis=0), axis=0)
         return len(scores) - 1 - int(scores[::-1].argmax())   # last maximum = largest label among ties
 
-    def _word_ids(self, batch: List[List[str]]) -> tuple[List[str], List[int]]:
-        """The words of ``batch`` in order and their rows in the word tables (new words' rows added first)."""
+    def _word_ids(self, words: List[str]) -> List[int]:
+        """The rows of ``words`` in the word tables (new words' rows added first)."""
         raw_id = self._raw_id
-        words = list(itertools.chain.from_iterable(batch))
         ids = list(map(raw_id.get, words))
         if None in ids:   # new words: their rows
             self._add_words(list(dict.fromkeys(w for w, i in zip(words, ids) if i is None)))
             ids = list(map(raw_id.__getitem__, words))
         self._sync()
-        return words, ids
+        return ids
 
-    def _tag_flat(self, batch: List[List[str]], kernel) -> List[str]:
+    def _tag_flat(self, batch: Sequence[Sequence[str]], words: List[str], kernel) -> List[str]:
         """Tag sentences with the compiled loop of :mod:`preprocess.perceptron_fast` (NLTK's sums, in NLTK's
-        order), which reads the feature rows of each word from the word tables; the tags of all words, in order."""
-        words, ids = self._word_ids(batch)
-        len_list = [len(s) for s in batch]
+        order), which reads the feature rows of each word from the word tables; the tags of all words (``words``:
+        the sentences' words in order), in order."""
+        ids = self._word_ids(words)
+        len_list = list(map(len, batch))
         n, B = len(words), len(batch)
         starts = np.zeros(B + 1, dtype=np.int64)
         np.cumsum(len_list, out=starts[1:])
@@ -508,7 +521,8 @@ class NltkTagger:
         (near ties) is predicted in NLTK's order by :meth:`_predict`."""
         if any(" " in "".join(s) for s in batch):   # feature strings would be ambiguous: let NLTK do it
             return [self.reference_tag(s) for s in batch]
-        words, ids = self._word_ids(batch)
+        words = list(itertools.chain.from_iterable(batch))
+        ids = self._word_ids(words)
         RW, NW = self._RW, self._NW
         len_list = [len(s) for s in batch]
         B, L = len(batch), len_list[0]
@@ -605,8 +619,9 @@ class HantaTagger:
         if not tokens:
             return []
         cap = self.MAX_WORD_LEN
+        plain = all(tokens) and max(map(len, tokens)) <= cap   # (nearly every sentence: no word to replace)
         # HanTa fails on empty strings
-        words = [(w if len(w) <= cap else self.PLACEHOLDER) if w else "_" for w in tokens]
+        words = list(tokens) if plain else [(w if len(w) <= cap else self.PLACEHOLDER) if w else "_" for w in tokens]
         try:
             tags = list(self._tagger.tag_sent(words, taglevel=0))
         except Exception:   # noqa: BLE001 - an odd token must not stop a corpus run: counted, reported as a note
@@ -614,26 +629,30 @@ class HantaTagger:
         if len(tags) != len(words):
             self.failed_sentences += 1
             return ["UNC"] * len(words)
-        return [t if len(w) <= cap else "UNC" for w, t in zip(tokens, tags)]
+        return tags if plain else [t if len(w) <= cap else "UNC" for w, t in zip(tokens, tags)]
 
     def tag(self, tokens: Sequence[str]) -> List[str]:
+        return list(self._tags(tokens))
+
+    def _tags(self, tokens: Sequence[str]) -> List[str]:
+        """:meth:`tag`, as remembered (the caller must not change the list)."""
         if not tokens:
             return []
         key = tuple(tokens)
         tags = self._memo.get(key)
         if tags is None:
-            tags = [c5_to_ptb(t) for t in self.c5_tags(tokens)]
+            tags = list(map(PTB_OF_C5.__getitem__, self.c5_tags(tokens)))
             # HanTa has no plural proper-noun tag (NP0 covers both numbers); NNPS is therefore never produced.
             if len(self._memo) < 200_000:
                 self._memo[key] = tags
-        return list(tags)
+        return tags
 
     def tag_sents(self, sentences: Sequence[Sequence[str]]) -> List[List[str]]:
         return [self.tag(s) for s in sentences]
 
     def tag_words(self, sentences: Sequence[Sequence[str]]) -> List[str]:
         """The tags of all the sentences' words in one list (see ``NltkTagger.tag_words``)."""
-        return list(itertools.chain.from_iterable(map(self.tag, sentences)))
+        return list(itertools.chain.from_iterable(map(self._tags, sentences)))
 
 
 _TAGGERS: Dict[str, object] = {}
