@@ -8,7 +8,7 @@ feature's weights into its ``defaultdict(float)`` (a class a feature has no weig
 no sum), and the best class is the last one with the highest score (NLTK's ``max`` over ``(score, label)`` with the
 labels sorted); the previous two tags are the ones just predicted.  So the tags are NLTK's, on the same floats.
 
-Only the compiled module is used (:func:`batch_kernel`): as plain Python this loop would be far slower than the
+Only the compiled module is used (:func:`batch_kernel`): as plain Python these loops would be far slower than the
 numpy path of ``_tag_batch``, which is what runs without a C compiler (the same tags).
 """
 from __future__ import annotations
@@ -97,6 +97,44 @@ class PerceptronBatch:
                 prev2 = prev
                 prev = t
 
+    @staticmethod
+    def rows(batch: list, raw_id: dict, RW: cython.longlong[:, ::1], ids: cython.longlong[::1],
+             ctx: cython.longlong[::1], starts: cython.longlong[::1], s0: cython.longlong, s1: cython.longlong,
+             e0: cython.longlong, e1: cython.longlong) -> cython.Py_ssize_t:
+        """:meth:`tag`'s inputs for the sentences ``batch`` (lists of words): ``ids`` (each word's row of ``RW``, by
+        ``raw_id``), ``ctx`` (START, START2, the words' normalised rows, END, END2, sentence after sentence) and
+        ``starts`` (where each sentence's words begin, and their count at the end).  Returns the number of words
+        ``raw_id`` lacks (their places are left at row 0: add their rows and call again), or -1 as soon as a word
+        holds a space (NLTK's feature strings would be ambiguous: the caller lets NLTK tag the batch)."""
+        i: cython.Py_ssize_t = 0
+        j: cython.Py_ssize_t = 0
+        s: cython.Py_ssize_t
+        x: cython.longlong
+        missing: cython.Py_ssize_t = 0
+        starts[0] = 0
+        for s in range(len(batch)):
+            ctx[j] = s0
+            ctx[j + 1] = s1
+            j += 2
+            for w in batch[s]:
+                if " " in w:
+                    return -1
+                row = raw_id.get(w)
+                if row is None:
+                    missing += 1
+                    x = 0
+                else:
+                    x = row
+                ids[i] = x
+                ctx[j] = RW[x, 3]
+                i += 1
+                j += 1
+            ctx[j] = e0
+            ctx[j + 1] = e1
+            j += 2
+            starts[s + 1] = i
+        return missing
+
 
 def _source_digest() -> str:
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "perceptron_fast.py"), "rb") as fh:
@@ -105,11 +143,11 @@ def _source_digest() -> str:
 
 @functools.cache
 def batch_kernel():
-    """The compiled :meth:`PerceptronBatch.tag` when ``preprocess._perceptron_fast`` exists and was built from this
-    file's current text (a stale build is reported once and not used), else None."""
+    """The compiled :class:`PerceptronBatch` (its ``rows`` and ``tag``) when ``preprocess._perceptron_fast`` exists
+    and was built from this file's current text (a stale build is reported once and not used), else None."""
     if "SOURCE_SHA256" in globals():   # this is the compiled module itself
-        return PerceptronBatch.tag
+        return PerceptronBatch
     from preprocess.common import compiled_class
     cls = compiled_class(PerceptronBatch, "preprocess._perceptron_fast", "preprocess/perceptron_fast.py",
                          _source_digest)
-    return None if cls is PerceptronBatch else cls.tag
+    return None if cls is PerceptronBatch else cls

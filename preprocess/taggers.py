@@ -20,7 +20,7 @@ import itertools
 import json
 import os
 import sys
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -387,11 +387,10 @@ class NltkTagger:
         out: List[str] = []
         for k in range(0, len(sentences), self.batch_size):   # (the compiled loop needs no padding)
             batch = sentences[k:k + self.batch_size]
-            words = list(itertools.chain.from_iterable(batch))
-            if " " in "".join(words):   # feature strings would be ambiguous: let NLTK do it
-                out.extend(itertools.chain.from_iterable(map(self.reference_tag, batch)))
-            else:
-                out.extend(self._tag_flat(batch, words, self._kernel))
+            tags = self._tag_flat(batch, self._kernel)
+            if tags is None:   # a word with a space: feature strings would be ambiguous, let NLTK do it
+                tags = itertools.chain.from_iterable(map(self.reference_tag, batch))
+            out.extend(tags)
         return out
 
     #: fewer sentences than this are tagged one by one (numpy's per-call cost only pays off across a batch)
@@ -487,27 +486,29 @@ class NltkTagger:
         self._sync()
         return ids
 
-    def _tag_flat(self, batch: Sequence[Sequence[str]], words: List[str], kernel) -> List[str]:
-        """Tag sentences with the compiled loop of :mod:`preprocess.perceptron_fast` (NLTK's sums, in NLTK's
-        order), which reads the feature rows of each word from the word tables; the tags of all words (``words``:
-        the sentences' words in order), in order."""
-        ids = self._word_ids(words)
-        len_list = list(map(len, batch))
-        n, B = len(words), len(batch)
-        starts = np.zeros(B + 1, dtype=np.int64)
-        np.cumsum(len_list, out=starts[1:])
-        ida = np.array(ids, dtype=np.int64)
-        # the context of every sentence, START + normalised words + END, one after the other
-        s0, s1, e0, e1 = self._ctx_ids
-        shift = 4 * np.arange(B, dtype=np.int64)
+    def _tag_flat(self, batch: Sequence[Sequence[str]], kernel) -> Optional[List[str]]:
+        """Tag sentences with the compiled loops of :mod:`preprocess.perceptron_fast` (``kernel``): ``rows`` reads
+        each word's rows from the word tables, ``tag`` adds NLTK's sums in NLTK's order.  The tags of all words, in
+        order; None where a word holds a space (the caller lets NLTK tag those sentences)."""
+        batch = [s if type(s) is list else list(s) for s in batch]
+        n, B = sum(map(len, batch)), len(batch)
+        ids = np.empty(n, dtype=np.int64)
         ctx = np.empty(n + 4 * B, dtype=np.int64)
-        ctx[np.arange(n, dtype=np.int64) + np.repeat(shift, len_list) + 2] = self._RW[ida, 3]
-        ctx[starts[:-1] + shift], ctx[starts[:-1] + shift + 1] = s0, s1
-        ctx[starts[1:] + shift + 2], ctx[starts[1:] + shift + 3] = e0, e1
+        starts = np.empty(B + 1, dtype=np.int64)
+        s0, s1, e0, e1 = self._ctx_ids
+        self._sync()
+        missing = kernel.rows(batch, self._raw_id, self._RW, ids, ctx, starts, s0, s1, e0, e1)
+        if missing < 0:
+            return None
+        if missing:   # new words: their rows, then the look-ups again
+            raw_id = self._raw_id
+            self._add_words(list(dict.fromkeys(w for s in batch for w in s if w not in raw_id)))
+            self._sync()
+            kernel.rows(batch, raw_id, self._RW, ids, ctx, starts, s0, s1, e0, e1)
         out = np.empty(n, dtype=np.int64)
         tagid = self._tagid
-        kernel(self._W, ida, self._RW, self._NW, ctx, starts, self._bias, self._A1, self._A2, self._A3, self._TWc,
-               tagid[self._start[0]], tagid[self._start[1]], out)
+        kernel.tag(self._W, ids, self._RW, self._NW, ctx, starts, self._bias, self._A1, self._A2, self._A3,
+                   self._TWc, tagid[self._start[0]], tagid[self._start[1]], out)
         return list(map(self._tagvocab.__getitem__, out.tolist()))
 
     def _tag_batch(self, batch: List[List[str]]) -> List[List[str]]:
