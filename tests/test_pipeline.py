@@ -107,6 +107,15 @@ def test_pipeline_small_slice_columns_noise_resume_and_rerun(run_cli, tmp_path):
     assert "[run ]" not in again.stderr and again.stderr.count("[skip]") == N_STAGES
     assert json.loads((out / "results.json").read_text())["schemes"] == results["schemes"]
 
+    # the output folder moved (a renamed clone, another mount point): the records name it by role, not by place,
+    # so every stage is still done
+    moved = tmp_path / "moved"
+    out.rename(moved)
+    out = moved
+    again = _pipeline(run_cli, data, out)
+    assert "[run ]" not in again.stderr and again.stderr.count("[skip]") == N_STAGES
+    assert json.loads((out / "results.json").read_text())["schemes"] == results["schemes"]
+
     # another noise seed reruns the noise and what uses it, never the training
     third = _pipeline(run_cli, data, out, "--noise-seed", "2")
     ran = set(re.findall(r"\[run \] (\S+)", third.stderr))

@@ -55,12 +55,34 @@ from train_scripts.schemes import (
     import_scheme_module,
     make_scheme,
 )
-from train_scripts.tools import run_tool
+from train_scripts.tools import map_paths, moved_root, run_tool
 
 SPLITS = ("train", "valid", "test")
 
 
 # --- helpers -------------------------------------------------------------------------------------------------
+
+
+def read_record(path: str, hint: str = "give the output folder of morphtok-binarize") -> dict:
+    """``binarize.json`` of an output folder of :func:`binarize` (the folder or the file), with its paths where
+    they are now: the record names the folder it was written in (``out_dir``; older records: ``tok_dir``'s
+    folder), and where the file has been moved since (a renamed clone, a copied experiment, another mount point)
+    every recorded path in the tree that moved with it follows (:func:`train_scripts.tools.moved_root`: the raw
+    text beside a demo's rows too).  ``hint``: what to give instead, for the error when there is no record."""
+    path = os.path.join(path, "binarize.json") if os.path.isdir(path) else path
+    if not os.path.isfile(path):
+        raise UserError(f"no binarize.json at {path}: {hint}")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            info = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot read {path}: {exc}") from None
+    if not isinstance(info, dict):
+        raise UserError(f"{path} is not a binarize.json record (a JSON object)")
+    recorded = info.get("out_dir") or (os.path.dirname(info["tok_dir"]) if isinstance(info.get("tok_dir"), str)
+                                       else None)
+    move = moved_root(recorded, os.path.dirname(os.path.abspath(path))) if isinstance(recorded, str) else None
+    return map_paths(info, [move]) if move else info
 
 def raw_file(raw_dir: str, split: str, lang: str, required: bool = True) -> str | None:
     for name in (f"{split}.{lang}", f"{split}.{lang}.gz"):
@@ -276,7 +298,8 @@ def binarize(scheme_config: dict, raw_dir: str, out_dir: str, src: str = "en", t
         source_args     the same for the source language (fairseq-interactive input)
         fairseq_args    the same for the language of an --lm corpus (--mask-whole-words, hub)
         test_subsets    {"test": "test", extra test name: "test1", ...}
-        tok_dir, models_dir, raw_dir, lines {split: n}, shards, and the scheme's own record (e.g. "spaces")
+        out_dir (the folder written, so that a moved folder is recognised: :func:`read_record`), tok_dir,
+        models_dir, raw_dir, lines {split: n}, shards, and the scheme's own record (e.g. "spaces")
 
     ``scheme_config``: ``{"scheme": name, option: value, ...}`` (see ``train_scripts/schemes``).
     """
@@ -314,7 +337,8 @@ def binarize(scheme_config: dict, raw_dir: str, out_dir: str, src: str = "en", t
         "train_args": ["--share-all-embeddings"] if joined else ["--share-decoder-input-output-embed"],
         "test_subsets": {name: ("test" if i == 0 else f"test{i}")
                          for i, name in enumerate(n for n in ["test", *extra_tests] if n in lines)},
-        "tok_dir": os.path.join(out_dir, "tok"), "models_dir": scheme.models_dir, "raw_dir": raw_dir,
+        "out_dir": out_dir, "tok_dir": os.path.join(out_dir, "tok"), "models_dir": scheme.models_dir,
+        "raw_dir": raw_dir,
         "lines": lines, **scheme.record(),
     }
     if lm:

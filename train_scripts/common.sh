@@ -50,11 +50,18 @@ gpu_count() {
     "$PYTHON" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0
 }
 
+# binarize_field PATH KEY: a field of the binarize.json in PATH, read as train_scripts.binarize.read_record reads
+# it (its paths where the folder is now, if it was moved); a list is printed space-separated
+binarize_field() {
+    "$PYTHON" -c 'import sys; from train_scripts.binarize import read_record
+v = read_record(sys.argv[1])[sys.argv[2]]; print(" ".join(v) if isinstance(v, list) else v)' "$1" "$2"
+}
+
 # resolve_data PATH: prints the fairseq DATA string. PATH may be a data-bin folder, a shard list a:b:c, or a
 # `python -m train_scripts.binarize` output folder (its binarize.json gives the data-bin path or shards).
 resolve_data() {
     if [[ -f "$1/binarize.json" ]]; then
-        "$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["data"])' "$1/binarize.json"
+        binarize_field "$1" data
     else
         echo "$1"
     fi
@@ -63,7 +70,7 @@ resolve_data() {
 # share_args PATH: embedding sharing that the dictionaries allow (--share-all-embeddings needs a joined one)
 share_args() {
     if [[ -f "$1/binarize.json" ]]; then
-        "$PYTHON" -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["train_args"]))' "$1/binarize.json"
+        binarize_field "$1" train_args
     else
         local first="${1%%:*}"
         if [[ -f "$first/dict.${SRC_LANG:-x}.txt" && -f "$first/dict.${TGT_LANG:-y}.txt" ]] &&

@@ -64,13 +64,11 @@ def add_length_args(p: argparse.ArgumentParser) -> None:
 
 
 def load_binarize_info(path: str) -> dict:
-    """``binarize.json`` of a ``train_scripts.binarize`` output folder (or the file itself)."""
-    path = os.path.join(path, "binarize.json") if os.path.isdir(path) else path
-    if not os.path.isfile(path):
-        raise UserError(f"no binarize.json at {path}: give --data a train_scripts.binarize output folder, "
-                        "or --data-bin, --generate-args and --ref")
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
+    """``binarize.json`` of a ``train_scripts.binarize`` output folder (or the file itself), its paths where they
+    are now (:func:`train_scripts.binarize.read_record`)."""
+    from train_scripts.binarize import read_record
+    return read_record(path, "give --data a train_scripts.binarize output folder, or --data-bin, --generate-args "
+                             "and --ref")
 
 
 def parse_generate_output(text: str) -> dict:

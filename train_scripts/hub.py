@@ -30,7 +30,6 @@ A masked LM pretrained by ``pretrain_roberta.sh`` on a ``binarize --lm`` folder:
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -58,14 +57,9 @@ def hub_kwargs(fairseq_args: list) -> dict:
 def read_info(binarized) -> dict:
     """``binarize.json`` of a translation corpus binarised by ``train_scripts.binarize`` (the folder or the file),
     checked for the per-side options."""
+    from train_scripts.binarize import read_record
     path = os.path.join(binarized, "binarize.json") if os.path.isdir(binarized) else str(binarized)
-    if not os.path.isfile(path):
-        raise UserError(f"no binarize.json at {path}: give the output folder of morphtok-binarize")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            info = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"cannot read {path}: {exc}") from None
+    info = read_record(path)
     if info.get("lm") or "source_args" not in info or "generate_args" not in info:
         raise UserError(f"{path} records no source_args/generate_args: not a translation corpus binarised by "
                         f"this version of morphtok-binarize")
@@ -100,12 +94,9 @@ def load_roberta(binarized: str, checkpoint: str, **overrides):
     without the ``▁`` tokens it never saw (``fairseq_plugins/spaces.py``)."""
     from fairseq.models.roberta import RobertaModel
 
+    from train_scripts.binarize import read_record
     path = os.path.join(binarized, "binarize.json") if os.path.isdir(binarized) else str(binarized)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            info = json.load(fh)
-    except (OSError, ValueError) as exc:
-        raise UserError(f"cannot read {path}: {exc} (give the output folder of binarize --lm)") from None
+    info = read_record(path, "give the output folder of binarize --lm")
     if not info.get("lm") or "fairseq_args" not in info:
         raise UserError(f"{path} is not a binarize --lm corpus (no lm/fairseq_args)")
     if not os.path.isfile(checkpoint):

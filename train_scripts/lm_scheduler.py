@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from preprocess.spm import SPACE_SYMBOL
+from train_scripts.binarize import read_record
 from train_scripts.lm_plan import Plan, lm_rows, majority_rate, prepare_corpus
 from train_scripts.stages import say
 
@@ -254,7 +255,7 @@ def pretraining_record(plan: Plan, row: str, seconds: float) -> dict:
             tokens += float(rec["train_wpb"]) * steps
             sequences += float(rec.get("train_bsz", 0)) * steps
             last_updates, updates = n, n
-    info = json.loads((plan.lm_dir(row) / "binarize.json").read_text())
+    info = read_record(str(plan.lm_dir(row)))
     drop = info.get("spaces") == "drop"
     counts = {}
     for split in ("train", "valid"):

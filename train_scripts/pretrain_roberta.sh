@@ -57,8 +57,9 @@ resolve_devices
 LM_ARGS=()
 if [[ -f "$DATA/binarize.json" ]]; then
     mapfile -t LM_ARGS < <("$PYTHON" - "$DATA/binarize.json" <<'PY'
-import json, shlex, sys
-info = json.load(open(sys.argv[1]))
+import shlex, sys
+from train_scripts.binarize import read_record
+info = read_record(sys.argv[1])
 args = info.get("fairseq_args") or []
 args = shlex.split(args) if isinstance(args, str) else list(args)
 if info.get("spaces") == "drop":

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from preprocess.common import REPO
 from preprocess.outputs import atomic_output
-from train_scripts.tools import child_env
+from train_scripts.tools import child_env, map_paths
 
 
 class PipelineError(RuntimeError):
@@ -47,6 +47,19 @@ def say(message: str) -> None:
 
 def _fingerprint(key) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def portable(value, roots: list[tuple[str, str]]):
+    """``value`` (JSON-like) with every path inside one of ``roots``, (folder, name) pairs, written from the
+    folder's name instead of its place (``/scratch/me/demo-output/schemes/x`` -> ``$OUT/schemes/x``), so that a
+    stage record holds when the output folder or the checkout is moved or renamed.  The first root that holds a
+    path names it (list the inner folder first); :func:`placed` undoes it."""
+    return map_paths(value, roots)
+
+
+def placed(value, roots: list[tuple[str, str]]):
+    """:func:`portable`'s inverse, for the folders' places now."""
+    return map_paths(value, [(name, folder) for folder, name in roots])
 
 # --- running things --------------------------------------------------------------------------------------------
 
@@ -135,6 +148,10 @@ class Stages:
     def __init__(self, out: Path):
         self.dir = out / ".stages"
         self.dir.mkdir(parents=True, exist_ok=True)
+        #: the folders a fingerprint names by role, not by place (:func:`portable`): the output folder, then the
+        #: checkout (whose recipes the commands run; the output folder may be inside it)
+        self.roots = sorted({(os.path.realpath(out), "$OUT"), (os.path.realpath(REPO), "$REPO")},
+                            key=lambda r: -len(r[0]))
         self.skipped: list[str] = []
         self.ran: list[str] = []
         self.fingerprints: dict[str, str] = {}
@@ -146,7 +163,7 @@ class Stages:
         of this one, so a changed upstream stage reruns this one too); ``quiet``: a skip is neither shown nor
         listed (a ``--row`` process passing over the data stages its pipeline has just run); ``announce``: say
         ``[run ]`` here (False: ``fn`` says it when its work really starts, e.g. once it has a free core)."""
-        fingerprint = _fingerprint({"key": key, "after": [self.fingerprints[a] for a in after]})
+        fingerprint = _fingerprint({"key": portable(key, self.roots), "after": [self.fingerprints[a] for a in after]})
         self.fingerprints[name] = fingerprint
         record = self.dir / f"{name.replace('/', '__')}.json"
         if record.exists() and all(Path(p).exists() for p in outputs):
@@ -155,7 +172,7 @@ class Stages:
                 if not quiet:
                     self.skipped.append(name)
                     say(f"[skip] {name} (done with the same options)")
-                return saved["result"]
+                return placed(saved["result"], self.roots)
             say(f"[rerun] {name}: its options or inputs changed")
         for p in outputs:  # an interrupted or outdated stage restarts cleanly
             p = Path(p)
@@ -178,7 +195,7 @@ class Stages:
         if missing:
             raise PipelineError(f"pipeline stage {name} finished without its outputs: {missing}")
         with atomic_output(record) as fh:
-            fh.write(json.dumps({"result": result, "fingerprint": fingerprint, "key": key,
+            fh.write(json.dumps({"result": portable(result, self.roots), "fingerprint": fingerprint, "key": key,
                                  "seconds": time.time() - t0}, default=str))
         self.ran.append(name)
         return result

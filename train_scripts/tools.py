@@ -83,3 +83,41 @@ def run_tool(cmd: list, quiet: bool = True, output: str | None = None) -> subpro
         tail = (proc.stderr or "")[-3000:]
         raise UserError(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{tail}".rstrip())
     return proc
+
+
+def map_paths(value, moves: list[tuple[str, str]]):
+    """``value`` (JSON-like: dicts, lists, strings, paths) with every path inside a folder ``old`` of ``moves``
+    written inside its ``new`` instead (the first pair whose ``old`` holds it).  A string that joins several paths
+    with ``os.pathsep`` (fairseq's ``DATA``, ``a:b``) is mapped part by part; other strings are left alone."""
+    def one(text: str) -> str:
+        for old, new in moves:
+            if text == old or text.startswith(old + os.sep):
+                return new + text[len(old):]
+        return text
+
+    def walk(v):
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [walk(x) for x in v]
+        if isinstance(v, Path):
+            v = str(v)
+        if not isinstance(v, str):
+            return v
+        return os.pathsep.join(map(one, v.split(os.pathsep))) if os.pathsep in v else one(v)
+    return walk(value)
+
+
+def moved_root(recorded: str, actual: str) -> tuple[str, str] | None:
+    """Where a folder tree was moved, from one folder in it: ``recorded`` (where it was) and ``actual`` (where it
+    is), as (old, new) with their common trailing names taken off (``/a/demo/schemes/x`` and
+    ``/b/moved/schemes/x``: ``/a/demo`` -> ``/b/moved``), so that the folders beside it that moved with it are
+    found too; None where nothing moved."""
+    old, new = Path(os.path.abspath(recorded)), Path(os.path.abspath(actual))
+    if old == new:
+        return None
+    a, b = list(old.parts), list(new.parts)
+    while len(a) > 1 and len(b) > 1 and a[-1] == b[-1]:
+        a.pop()
+        b.pop()
+    return str(Path(*a)), str(Path(*b))
