@@ -86,3 +86,34 @@ def test_a_stage_done_in_a_moved_folder_stays_done_with_its_paths_placed(tmp_pat
                        key=["train", str(tmp_path / "b" / "work"), "--seed", "1"])
     assert again == {"model": str(tmp_path / "b" / "work" / "model.pt"), "n": 1}
     assert stages.skipped == ["row/train"]
+
+
+def test_a_record_written_before_the_roles_is_still_done_and_is_upgraded(tmp_path):
+    """Records of an older version hold fingerprints of the absolute paths: such a folder resumes (no stage reruns
+    once after an upgrade), and its records are rewritten by role, so the folder can then be moved."""
+    import hashlib
+
+    def old_fingerprint(key, after=()):   # the fingerprint as the older version computed it
+        text = json.dumps({"key": key, "after": list(after)}, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    out = tmp_path / "a"
+    (out / ".stages").mkdir(parents=True)
+    (out / "data").write_text("d")
+    (out / "model").write_text("m")
+    k1, k2 = ["prep", str(out / "data")], ["train", str(out / "model")]
+    f1 = old_fingerprint(k1)
+    for name, key, fp, result in (("data", k1, f1, {"n": 1}),
+                                  ("train", k2, old_fingerprint(k2, [f1]), {"model": str(out / "model")})):
+        (out / ".stages" / f"{name}.json").write_text(json.dumps({"result": result, "fingerprint": fp, "key": key}))
+    stages = Stages(out)
+    assert stages.run("data", [out / "data"], lambda: pytest.fail("ran again"), key=k1) == {"n": 1}
+    assert stages.run("train", [out / "model"], lambda: pytest.fail("ran again"), key=k2,
+                      after=("data",)) == {"model": str(out / "model")}
+    assert '"$OUT/model"' in (out / ".stages" / "train.json").read_text()   # upgraded
+    os.rename(out, tmp_path / "b")
+    new = tmp_path / "b"
+    stages = Stages(new)
+    stages.run("data", [new / "data"], lambda: pytest.fail("ran again"), key=["prep", str(new / "data")])
+    assert stages.run("train", [new / "model"], lambda: pytest.fail("ran again"), key=["train", str(new / "model")],
+                      after=("data",)) == {"model": str(new / "model")}

@@ -155,6 +155,9 @@ class Stages:
         self.skipped: list[str] = []
         self.ran: list[str] = []
         self.fingerprints: dict[str, str] = {}
+        #: the fingerprints as records written before they named folders by role hold them (absolute paths), so that
+        #: a folder made by an older version resumes instead of rerunning every stage once
+        self.legacy: dict[str, str] = {}
 
     def run(self, name: str, outputs: list[Path], fn, key=None, after: tuple[str, ...] = (), quiet: bool = False,
             announce: bool = True):
@@ -165,13 +168,18 @@ class Stages:
         ``[run ]`` here (False: ``fn`` says it when its work really starts, e.g. once it has a free core)."""
         fingerprint = _fingerprint({"key": portable(key, self.roots), "after": [self.fingerprints[a] for a in after]})
         self.fingerprints[name] = fingerprint
+        legacy = self.legacy[name] = _fingerprint({"key": key, "after": [self.legacy[a] for a in after]})
         record = self.dir / f"{name.replace('/', '__')}.json"
         if record.exists() and all(Path(p).exists() for p in outputs):
             saved = json.loads(record.read_text())
-            if saved.get("fingerprint") == fingerprint:
+            if saved.get("fingerprint") in (fingerprint, legacy):
                 if not quiet:
                     self.skipped.append(name)
                     say(f"[skip] {name} (done with the same options)")
+                if saved["fingerprint"] != fingerprint:   # an older record: written again as records are now
+                    with atomic_output(record) as fh:
+                        fh.write(json.dumps({**saved, "result": portable(saved["result"], self.roots),
+                                             "fingerprint": fingerprint}, default=str))
                 return placed(saved["result"], self.roots)
             say(f"[rerun] {name}: its options or inputs changed")
         for p in outputs:  # an interrupted or outdated stage restarts cleanly
