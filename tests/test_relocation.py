@@ -99,10 +99,15 @@ def test_a_record_written_before_the_roles_is_still_done_and_is_upgraded(tmp_pat
 
     out = tmp_path / "a"
     (out / ".stages").mkdir(parents=True)
+    (out / "raw").write_text("r")
     (out / "data").write_text("d")
     (out / "model").write_text("m")
     k1, k2 = ["prep", str(out / "data")], ["train", str(out / "model")]
     f1 = old_fingerprint(k1)
+    # "noise": no path in its key (the same fingerprint then and now), a path in its result
+    (out / ".stages" / "noise.json").write_text(json.dumps({"result": {"file": str(out / "raw")},
+                                                            "fingerprint": old_fingerprint({"seed": 1}),
+                                                            "key": {"seed": 1}}))
     for name, key, fp, result in (("data", k1, f1, {"n": 1}),
                                   ("train", k2, old_fingerprint(k2, [f1]), {"model": str(out / "model")})):
         (out / ".stages" / f"{name}.json").write_text(json.dumps({"result": result, "fingerprint": fp, "key": key}))
@@ -110,10 +115,15 @@ def test_a_record_written_before_the_roles_is_still_done_and_is_upgraded(tmp_pat
     assert stages.run("data", [out / "data"], lambda: pytest.fail("ran again"), key=k1) == {"n": 1}
     assert stages.run("train", [out / "model"], lambda: pytest.fail("ran again"), key=k2,
                       after=("data",)) == {"model": str(out / "model")}
+    assert Stages(out).run("noise", [out / "raw"], lambda: pytest.fail("ran again"),
+                           key={"seed": 1}) == {"file": str(out / "raw")}
     assert '"$OUT/model"' in (out / ".stages" / "train.json").read_text()   # upgraded
+    assert '"$OUT/raw"' in (out / ".stages" / "noise.json").read_text()
     os.rename(out, tmp_path / "b")
     new = tmp_path / "b"
     stages = Stages(new)
     stages.run("data", [new / "data"], lambda: pytest.fail("ran again"), key=["prep", str(new / "data")])
+    assert stages.run("noise", [new / "raw"], lambda: pytest.fail("ran again"),
+                      key={"seed": 1}) == {"file": str(new / "raw")}
     assert stages.run("train", [new / "model"], lambda: pytest.fail("ran again"), key=["train", str(new / "model")],
                       after=("data",)) == {"model": str(new / "model")}

@@ -176,11 +176,12 @@ class Stages:
                 if not quiet:
                     self.skipped.append(name)
                     say(f"[skip] {name} (done with the same options)")
-                if saved["fingerprint"] != fingerprint:   # an older record: written again as records are now
+                result = portable(saved["result"], self.roots)
+                if saved["fingerprint"] != fingerprint or result != saved["result"]:
+                    # an older record (its fingerprint, or paths in its result): written again as records are now
                     with atomic_output(record) as fh:
-                        fh.write(json.dumps({**saved, "result": portable(saved["result"], self.roots),
-                                             "fingerprint": fingerprint}, default=str))
-                return placed(saved["result"], self.roots)
+                        fh.write(json.dumps({**saved, "result": result, "fingerprint": fingerprint}, default=str))
+                return placed(result, self.roots)
             say(f"[rerun] {name}: its options or inputs changed")
         for p in outputs:  # an interrupted or outdated stage restarts cleanly
             p = Path(p)
