@@ -62,7 +62,6 @@ SPLITS = ("train", "valid", "test")
 
 # --- helpers -------------------------------------------------------------------------------------------------
 
-
 def read_record(path: str, hint: str = "give the output folder of morphtok-binarize") -> dict:
     """``binarize.json`` of an output folder of :func:`binarize` (the folder or the file), with its paths where
     they are now: the record names the folder it was written in (``out_dir``; older records: ``tok_dir``'s
@@ -83,6 +82,7 @@ def read_record(path: str, hint: str = "give the output folder of morphtok-binar
                                        else None)
     move = moved_root(recorded, os.path.dirname(os.path.abspath(path))) if isinstance(recorded, str) else None
     return map_paths(info, [move]) if move else info
+
 
 def raw_file(raw_dir: str, split: str, lang: str, required: bool = True) -> str | None:
     for name in (f"{split}.{lang}", f"{split}.{lang}.gz"):
