@@ -27,9 +27,9 @@ import sys
 from preprocess import flota
 from preprocess.cli import run_main
 from preprocess.common import UserError, flatten_line
-from preprocess.inputs import read_lines
+from preprocess.inputs import read_lines, require_file
 from preprocess.options import add_arguments, options_from
-from preprocess.outputs import atomic_output
+from preprocess.outputs import atomic_output, check_output_path
 from preprocess.whitespace_noise import NoiseOptions
 from train_scripts.fairseq_preprocess import COMMAND as PREPROCESS
 from train_scripts.tools import run_tool
@@ -37,25 +37,91 @@ from train_scripts.tools import run_tool
 CSV_SPLITS = {"train": "train", "valid": "dev", "test": "test"}
 
 
-def read_csv(path: str, max_rows: int = 0) -> list[tuple[str, str]]:
-    if not os.path.isfile(path):
-        raise UserError(f"CSV not found: {path}")
-    rows = []
-    with open(path, encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
-        if not reader.fieldnames or "label" not in reader.fieldnames:
-            raise UserError(f"{path}: expected a header with a 'label' column, got {reader.fieldnames}")
-        text_col = reader.fieldnames[0]
-        for lineno, row in enumerate(reader, 2):
+class CsvRows(list):
+    """:func:`read_csv`'s rows, ``(text, label)`` pairs, with the CSV's ``path``, the line each row ends on
+    (``lines``) and whether reading stopped at ``max_rows`` (``truncated``)."""
+
+    def __init__(self, path: str):
+        super().__init__()
+        self.path, self.lines, self.truncated = path, [], False
+
+
+#: what :func:`preprocess.inputs.read_lines` suggests for undecodable text; this command has no ``--errors``
+_ERRORS_HINT = "; fix the input or pass --errors replace"
+
+
+def read_csv(path: str, max_rows: int = 0) -> CsvRows:
+    """The ``(text, label)`` rows of a classification CSV (see the module doc), strictly: undecodable UTF-8, a
+    malformed row, a missing text or label, or a label with a space or a line break in it is one line naming the
+    file and line.  A UTF-8 byte-order mark (Excel's CSV) is ignored; line breaks and runs of spaces in the text
+    become one space."""
+    require_file(path, "CSV")
+    rows = CsvRows(path)
+    lines = (line + "\n" for line in read_lines(path))   # strict UTF-8, a corrupt line named (csv wants the \n)
+    reader = csv.DictReader(lines)
+    try:
+        fields = reader.fieldnames   # None for an empty file
+        if fields and fields[0].startswith("\ufeff"):
+            fields[0] = fields[0][1:]
+        if not fields or "label" not in fields:
+            raise UserError(f"{path}:1: expected a header with a 'label' column, got "
+                            f"{', '.join(map(repr, fields)) if fields else 'an empty file'}")
+        text_col = fields[0]
+        if text_col == "label":
+            raise UserError(f"{path}:1: the first column is the text, not 'label' (header: {', '.join(fields)})")
+        for row in reader:   # a row's line: where it ends (a quoted field may span lines)
             text, label = row.get(text_col), row.get("label")
             if text is None or label is None or not label.strip():
-                raise UserError(f"{path}:{lineno}: missing text or label")
-            rows.append((" ".join(flatten_line(text).split()), label.strip()))
+                quote = " (a quote opened in this row is never closed?)" if label is None and "\n" in text else ""
+                raise UserError(f"{path}:{reader.line_num}: missing text or label{quote}")
+            label = label.strip()
+            if len(label.split()) != 1:
+                raise UserError(f"{path}:{reader.line_num}: label {label!r} has a space or a line break in it")
+            rows.append((" ".join(flatten_line(text).split()), label))
+            rows.lines.append(reader.line_num)
             if max_rows and len(rows) >= max_rows:
+                rows.truncated = True
                 break
+    except csv.Error as exc:
+        raise UserError(f"{path}:{reader.reader.line_num}: not a readable CSV row ({exc})") from None
+    except UserError as exc:
+        raise UserError(str(exc).replace(_ERRORS_HINT, "; save the CSV as UTF-8")) from None
     if not rows:
         raise UserError(f"{path}: no rows")
     return rows
+
+
+def check_labels(data: dict) -> None:
+    """Every label of the dev and test splits is one the training split has: a label the model never sees in
+    training would silently add a class it cannot learn.  ``data``: :func:`read_csv`'s rows by split."""
+    train = data["train"]
+    known = {label for _, label in train}
+    for split in ("valid", "test"):
+        rows = data.get(split)
+        for (_, label), line in zip(rows or (), getattr(rows, "lines", ())):
+            if label not in known:
+                shown = ", ".join(sorted(known, key=_label_key)[:20]) + (", ..." if len(known) > 20 else "")
+                cut = f" (its first {len(train)} rows: raise --max-rows, 0 = all)" if train.truncated else ""
+                raise UserError(f"{rows.path}:{line}: label {label!r} is not in the training split "
+                                f"{train.path}{cut}, which has {shown}")
+
+
+def check_out_folder(out_dir: str, lm_data: str) -> None:
+    """Before any work: ``--out`` is a folder that can be made and written, and not the pretraining data's."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise UserError(f"--out {out_dir} is a file, not a folder")
+    check_output_path(os.path.join(out_dir, "classification.json"), "--out file")
+    if os.path.isdir(out_dir) and os.path.isdir(lm_data) and os.path.samefile(out_dir, lm_data):
+        raise UserError(f"--out {out_dir} is the --lm-data folder: give the fine-tuning data its own folder")
+
+
+def _read_json(path: str):
+    """The JSON in ``path``, or None when it cannot be read (a record edited by hand, or not UTF-8)."""
+    try:
+        with open(path, "rb") as fh:
+            return json.loads(fh.read().decode("utf-8"))
+    except (OSError, ValueError):   # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return None
 
 
 def _label_key(label: str):
@@ -89,6 +155,12 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
     bad = [s for s in noise_splits if s not in CSV_SPLITS]
     if bad:
         raise UserError(f"--noise-splits: unknown split {bad[0]!r} (choose from {', '.join(CSV_SPLITS)})")
+    if max_rows < 0:
+        raise UserError(f"--max-rows must be 0 (all) or more, not {max_rows}")
+    check_out_folder(out_dir, lm_data)
+    # the CSVs, strictly, before anything else is read or written: a bad row or label is one line naming it
+    data = {split: read_csv(f"{csv_prefix}_{name}.csv", max_rows) for split, name in CSV_SPLITS.items()}
+    check_labels(data)
     lm = load_binarize_info(lm_data)
     if not lm.get("lm"):
         raise UserError(f"{lm_data} is not a `train_scripts.binarize --lm` folder")
@@ -114,15 +186,12 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
            "csv_prefix": os.path.abspath(csv_prefix), "max_rows": max_rows, "encoding": described,
            "noise_p": noise_p, "noise_seed": noise_seed, "noise_splits": sorted(noise_splits) if noise_p else []}
     done = os.path.join(out_dir, "classification.json")
-    if os.path.isfile(done):
-        with open(done, encoding="utf-8") as fh:
-            info = json.load(fh)
-        if info.get("key") == key and os.path.isdir(info.get("data", "")):
-            return {**info, "reused": True}
+    info = _read_json(done) if os.path.isfile(done) else None   # unreadable: not reused, written again
+    if isinstance(info, dict) and info.get("key") == key and os.path.isdir(info.get("data", "")):
+        return {**info, "reused": True}
     raw, tok = os.path.join(out_dir, "raw"), os.path.join(out_dir, "tok")
     os.makedirs(raw, exist_ok=True)
     os.makedirs(tok, exist_ok=True)
-    data = {split: read_csv(f"{csv_prefix}_{name}.csv", max_rows) for split, name in CSV_SPLITS.items()}
     labels = sorted({label for rows in data.values() for _, label in rows}, key=_label_key)
     subsets = list(data)                     # the fairseq subsets to encode
     for split, rows in data.items():
