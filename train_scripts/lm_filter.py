@@ -7,7 +7,9 @@ sequence lengths longer than 510 when tokenised with the modified models includi
 A line is kept when it has at most ``--max-tokens`` pieces under every ``--model`` with the spaces kept (510 =
 RoBERTa's 512 positions minus ``<s>`` and ``</s>``), so that every variant (with and without spaces) is pretrained
 on the same sentences.  The counts are printed (the paper: about 0.002 % of English Wikipedia); the output
-appears only when complete.  Typical use: learn the space-keeping models with ``binarize --lm`` on the raw text,
+appears only when complete, and never replaces the input or a model (the same path, a symlink or a hard link to
+it is refused before any work).  Invalid UTF-8 in the input stops with an error naming the line unless
+``--errors replace``.  Typical use: learn the space-keeping models with ``binarize --lm`` on the raw text,
 filter the raw text with them, then binarise every variant from the filtered text.
 """
 from __future__ import annotations
@@ -17,8 +19,8 @@ import sys
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.inputs import read_lines
-from preprocess.outputs import atomic_output
+from preprocess.inputs import read_lines, require_input
+from preprocess.outputs import atomic_output, check_distinct, check_output_path
 
 BATCH = 10000
 
@@ -55,10 +57,16 @@ def main(argv=None) -> int:
     p.add_argument("--output", required=True, help="the kept lines")
     p.add_argument("--model", action="append", required=True, help="space-keeping SentencePiece model (repeatable)")
     p.add_argument("--max-tokens", type=int, default=510, help="most pieces per sentence")
+    p.add_argument("--errors", choices=["strict", "replace"], default="strict",
+                   help="invalid UTF-8: stop with an error naming file and line, or replace with U+FFFD")
     args = p.parse_args(argv)
+    # before any work: the input is readable, the output writable and neither the input nor a model
+    require_input(args.input, "--input")
+    check_output_path(args.output, "--output")
+    check_distinct([(args.output, "--output")], [(args.input, "--input"), *((m, "--model") for m in args.model)])
     total = kept = 0
     with atomic_output(args.output) as out:
-        for line, keep in filter_lines(read_lines(args.input), args.model, args.max_tokens):
+        for line, keep in filter_lines(read_lines(args.input, errors=args.errors), args.model, args.max_tokens):
             total += 1
             if keep:
                 kept += 1
