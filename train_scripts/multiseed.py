@@ -33,7 +33,7 @@ import sys
 
 from preprocess.cli import run_main
 from preprocess.common import REPO, UserError
-from preprocess.outputs import atomic_output
+from preprocess.outputs import atomic_output, check_output_path
 
 RECIPE = os.path.join(REPO, "train_scripts", "finetune_classification.sh")
 SPLIT_FILES = {"test": "test_scores.json", "dev": "dev_scores.json"}
@@ -117,16 +117,41 @@ def collect(out: str, metric: str, split: str, seeds=None) -> dict:
             seed = int(entry[4:])
             path = os.path.join(folder, entry, SPLIT_FILES[split])
             if (seeds is None or seed in seeds) and os.path.isfile(path):
-                with open(path, encoding="utf-8") as fh:
-                    result = json.load(fh)
-                if metric not in result:
-                    raise UserError(f"{path} has no {metric!r} (has {', '.join(sorted(result))})")
-                found.append((seed, float(result[metric])))
+                found.append((seed, read_score(path, metric)))
         if found:
             scores[name] = [v for _, v in sorted(found)]
     if not scores:
         raise UserError(f"no finished runs ({SPLIT_FILES[split]}) in {out}")
     return scores
+
+
+def read_score(path: str, metric: str) -> float:
+    """``metric`` of one run's scores file; a file that is not such JSON (truncated, undecodable, edited by hand)
+    is one line naming it."""
+    try:
+        with open(path, "rb") as fh:
+            result = json.loads(fh.read().decode("utf-8"))
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: invalid UTF-8 at byte {exc.start}: not a scores file") from None
+    except ValueError as exc:
+        raise UserError(f"{path}: not valid JSON ({exc}); remove it to run that seed again") from None
+    if not isinstance(result, dict):
+        raise UserError(f"{path}: expected a JSON object of scores, not {type(result).__name__}")
+    if metric not in result:
+        raise UserError(f"{path} has no {metric!r} (has {', '.join(sorted(result))})")
+    value = result[metric]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise UserError(f"{path}: {metric} is {value!r}, not a number")
+    return float(value)
+
+
+def check_out(out: str) -> None:
+    """Before any work: ``--out`` is a folder (or can be made) and its report ``multiseed.json`` can be written."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UserError(f"--out {out} is a file, not a folder")
+    check_output_path(os.path.join(out, "multiseed.json"), "report")
 
 
 def run_all(schemes: list, seeds: list, out: str, csv_prefix: str, common: list, args, recipe: str = RECIPE) -> None:
@@ -203,6 +228,7 @@ def main(argv=None) -> int:
     if args.seeds < 1:
         raise UserError("--seeds must be at least 1")
     seeds = list(range(1, args.seeds + 1))
+    check_out(out)
     if not args.report_only:
         schemes = parse_schemes(args.scheme)
         if not schemes:
