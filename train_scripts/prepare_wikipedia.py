@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 
 from preprocess.cli import run_main
 from preprocess.common import UserError, flatten_line
-from preprocess.outputs import atomic_outputs
+from preprocess.outputs import atomic_outputs, check_distinct, check_output_path
 
 #: the official English dump (documented; this command never downloads)
 DUMP_URL = "https://dumps.wikimedia.org/enwiki/latest/enwiki-latest-pages-articles.xml.bz2"
@@ -390,11 +390,15 @@ def prepare(dump: str, out: str, lang: str = "en", valid_fraction: float = 0.01,
             max_tokens: int = 510, batch_size: int = 64, quiet: bool = False) -> dict:
     """Write ``OUT/{train,valid}.LANG`` and ``OUT/prepare.json``; returns the counts (see the module doc)."""
     _check_options(valid_fraction, workers, max_articles)
+    if not lang or lang != os.path.basename(lang) or lang in (".", ".."):
+        raise UserError(f"--lang must be a plain file-name suffix such as en, not {lang!r}")
     files = dump_files(dump)
     if filter_models:
         LengthFilter(list(filter_models), max_tokens)   # fail early on a missing model or a bad --max-tokens
     counts, state = Counts(), {"namespaces": set()}
     paths = {split: os.path.join(out, f"{split}.{lang}") for split in ("train", "valid")}
+    _check_outputs(out, [paths["train"], paths["valid"], os.path.join(out, "prepare.json")], files,
+                   filter_models)
     pool = None
     try:
         with atomic_outputs([paths["train"], paths["valid"], os.path.join(out, "prepare.json")]) as handles:
@@ -440,6 +444,16 @@ def _check_options(valid_fraction: float, workers: int, max_articles: int | None
         raise UserError("--workers must be at least 1")
     if max_articles is not None and max_articles < 1:
         raise UserError("--max-articles must be at least 1")
+
+
+def _check_outputs(out: str, outputs: list[str], files: list[str], filter_models) -> None:
+    """Before the dump is read: ``--out`` is a folder (or can be made), every output can be written and none of
+    them is the dump or a filter model (the same path, a symlink or a hard link to it)."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UserError(f"--out {out} is a file, not a folder")
+    for path in outputs:
+        check_output_path(path)
+    check_distinct(outputs, [*((f, "--dump") for f in files), *((m, "--filter-model") for m in filter_models)])
 
 
 def _check_counts(dump: str, counts: Counts) -> None:
