@@ -48,6 +48,7 @@ from pathlib import Path
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
+from preprocess.outputs import check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 from train_scripts.lm_plan import (
     BASELINE,
@@ -170,6 +171,8 @@ def parse_args(argv=None):
     if args.jobs < 1 or args.threads < 1:
         raise UserError("--jobs and --threads must be at least 1")
     part = args.output / "pretraining"
+    # before any work: --output (or its pretraining/) being a file is one line, not a FileExistsError later
+    check_output_path(str(part / "results.json"), "--output file")
     for what, path in (("--lm-corpus", args.corpus), ("--lm-superbizarre", args.superbizarre),
                        ("--lm-flota-data", args.flota_data)):
         resolved = path.resolve()

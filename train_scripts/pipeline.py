@@ -54,7 +54,7 @@ from tqdm import tqdm
 from preprocess.cli import run_main
 from preprocess.common import REPO, UserError
 from preprocess.evaluate import noise as noise_eval
-from preprocess.outputs import atomic_output
+from preprocess.outputs import atomic_output, check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 from train_scripts.schemes import make_scheme
 from train_scripts.stages import (
@@ -191,6 +191,7 @@ def parse_args(argv=None):
             setattr(args, name, preset[name])
     args.device = preset["device"]
     args.output = args.output.resolve()
+    check_output_folder(args.output, {"--data": args.data})
     if args.row is not None and args.row not in args.schemes:
         raise UserError(f"--row {args.row!r} is not among --schemes ({', '.join(args.schemes)})")
     _jobs_and_threads(args)
@@ -200,6 +201,19 @@ def parse_args(argv=None):
         return args
     args.data = _data_folder(ap, args.data, args.output)
     return args
+
+
+def check_output_folder(output: Path, inputs: dict) -> None:
+    """Before any work: ``--output`` is a folder (or can be made) that can be written, and no input is in the
+    folder the part rewrites (``OUTPUT/raw``: the data's first lines are written there)."""
+    if output.exists() and not output.is_dir():
+        raise UserError(f"--output {output} is a file, not a folder")
+    check_output_path(str(output / "results.json"), "--output file")
+    raw = output / "raw"
+    for what, path in inputs.items():
+        resolved = path.resolve() if path is not None else None
+        if resolved is not None and (resolved == raw or raw in resolved.parents):
+            raise UserError(f"{what} {path} overlaps {raw}, which the demo rewrites; give --output another folder")
 
 
 def download_multi30k(dest: Path) -> Path | None:
