@@ -1,0 +1,184 @@
+"""Pseudo-perplexity per word (train_scripts/pseudo_perplexity.py, BITE paper section 4.3) over a tiny RoBERTa
+pretrained by the recipes (binarize --lm spaces, pretrain_roberta.sh --tiny): the pieces are those of the
+pretraining data, every position is masked alone (against a slow one-call-per-position loop), the per-word
+number is exp(NLL / raw words), a damaged model scores worse, runs repeat exactly, and the command line."""
+import gzip
+import json
+import math
+
+import pytest
+import torch
+
+from tests.conftest import multi30k_slice, run_command
+from train_scripts import pseudo_perplexity as pp
+
+
+@pytest.fixture(scope="module")
+def lm(tmp_path_factory):
+    """(binarize --lm folder, checkpoint, raw folder): 400 Multi30k lines, vocabulary 500, 30 tiny updates."""
+    from train_scripts.binarize import binarize
+
+    root = tmp_path_factory.mktemp("pppl")
+    raw = multi30k_slice(root / "raw", 400, 20, 10)
+    lm, save = root / "lm", root / "ckpt"
+    binarize({"scheme": "spaces", "vocab_size": 500}, str(raw), str(lm), "en", None, lm=True)
+    run_command(["bash", "train_scripts/pretrain_roberta.sh", "--data", lm, "--save-dir", save, "--tiny",
+                 "--max-update", "30", "--validate-interval-updates", "30", "--no-epoch-checkpoints"])
+    return lm, save / "checkpoint_last.pt", raw
+
+
+@pytest.fixture(scope="module")
+def loaded(lm):
+    lm_dir, checkpoint, _ = lm
+    return pp.load_model(str(lm_dir), str(checkpoint))
+
+
+def _lines(path, n=None):
+    lines = path.read_text(encoding="utf-8").split("\n")[:-1]
+    return lines[:n] if n else lines
+
+
+def _slow_pll(model, ids, mask_idx):
+    """One forward pass per position, the whole vocabulary projected, no batching."""
+    total = 0.0
+    for pos in range(1, len(ids) - 1):
+        masked = ids.clone()
+        masked[pos] = mask_idx
+        with torch.no_grad():
+            logits = model(masked.unsqueeze(0), features_only=False, return_all_hiddens=False)[0]
+        total += torch.log_softmax(logits[0, pos].double(), dim=-1)[ids[pos]].item()
+    return total
+
+
+@pytest.mark.slow
+def test_pieces_are_the_pretraining_data_and_no_spaces_drops_them(lm):
+    lm_dir, _, raw = lm
+    info = json.loads((lm_dir / "binarize.json").read_text())
+    row = pp.RowEncoder(info)
+    valid = _lines(raw / "valid.en")
+    assert [" ".join(p) for p in row.encode(valid)] == _lines(lm_dir / "tok" / "valid.en")
+    assert any("▁" in p for p in row.encode(valid))
+    no_spaces = pp.RowEncoder({**info, "spaces": "drop"})
+    assert no_spaces.encode(valid) == [[t for t in p if t != "▁"] for p in row.encode(valid)]
+
+
+@pytest.mark.slow
+def test_bite_pieces_carry_the_inflection_symbols(lm, tmp_path):
+    """A BITE row (learned only: no model is needed) encodes as its training data was, symbols included, and the
+    paper's denominator counts the symbols as words."""
+    from preprocess.bite import INFLECTION_SYMBOLS, BiteTokenizer
+    from train_scripts.binarize import binarize
+
+    _, _, raw = lm
+    info = binarize({"scheme": "bite", "vocab_size": 500}, str(raw), str(tmp_path / "bite"), "en", None, lm=True,
+                    learn_only=True)
+    row = pp.RowEncoder(info)
+    train = _lines(raw / "train.en", 50)
+    encoded = row.encode(train)
+    assert [" ".join(p) for p in encoded] == _lines(tmp_path / "bite" / "models" / "train.encoded.en", 50)
+    symbols = sum(row.inflection_symbols(p) for p in encoded)
+    assert symbols == sum(t in INFLECTION_SYMBOLS for p in encoded for t in p) > 10
+    words = BiteTokenizer("moses", tagger="nltk").tokenize_batch(train)   # BITE's word form: words and symbols
+    assert sum(row.pretokenized_words(x) + row.inflection_symbols(p) for x, p in zip(train, encoded)) == \
+        sum(map(len, words))
+
+
+@pytest.mark.slow
+def test_every_position_is_masked_alone(loaded, lm):
+    hub, info = loaded
+    lines = ["A man rides a bike .", "", "Two dogs play in the snow ."]
+    result = pp.score_lines(hub, info, lines, batch_size=5)   # copies of the two sentences mixed across batches
+    d = hub.task.source_dictionary
+    row = pp.RowEncoder(info)
+    for line, got in zip(lines, result["sentence_pll"]):
+        if not line:
+            assert got is None
+            continue
+        ids = torch.tensor([d.bos(), *[d.index(p) for p in row.encode([line])[0]], d.eos()])
+        assert got == pytest.approx(_slow_pll(hub.model, ids, hub.task.mask_idx), rel=1e-5)
+    assert result["scored_lines"] == 2 and result["empty_lines"] == 1 and result["words"] == 13
+
+
+@pytest.mark.slow
+def test_per_word_number_deterministic_and_a_damaged_model_is_worse(loaded, lm):
+    hub, info = loaded
+    _, _, raw = lm
+    lines = _lines(raw / "train.en", 20)
+    first = pp.score_lines(hub, info, lines)
+    words = sum(len(line.split()) for line in lines)
+    nll = -sum(first["sentence_pll"])
+    assert first["words"] == words and first["nll"] == pytest.approx(nll)
+    assert 1 < first["pppl_per_word"] < math.inf
+    assert first["pppl_per_word"] == pytest.approx(math.exp(nll / words))
+    assert first["bits_per_word"] == pytest.approx(nll / words / math.log(2))
+    assert first["pppl_per_token"] == pytest.approx(math.exp(nll / first["tokens"]))
+    assert first["tokens"] > words   # space tokens and subwords: more pieces than words
+    again = pp.score_lines(hub, info, lines, batch_size=7)
+    assert again["pppl_per_word"] == pytest.approx(first["pppl_per_word"], rel=1e-6)
+    assert pp.score_lines(hub, info, lines)["sentence_pll"] == first["sentence_pll"]   # bit for bit
+    # the same model with its weights randomised
+    saved = {k: v.clone() for k, v in hub.model.state_dict().items()}
+    try:
+        generator = torch.Generator().manual_seed(0)
+        with torch.no_grad():
+            for p in hub.model.parameters():
+                p.copy_(torch.randn(p.shape, generator=generator) * 0.5)
+        worse = pp.score_lines(hub, info, lines)
+    finally:
+        hub.model.load_state_dict(saved)
+    assert worse["pppl_per_word"] > first["pppl_per_word"] * 2
+    # and the trained model is better than uniform over its vocabulary
+    assert first["pppl_per_token"] < len(hub.task.source_dictionary)
+
+
+@pytest.mark.slow
+def test_long_lines_are_cut_after_a_whole_word(loaded):
+    hub, info = loaded
+    line = " ".join(["A man rides a red bike down the street ."] * 12)   # far over the tiny model's 64 positions
+    result = pp.score_lines(hub, info, [line, "A dog ."])
+    assert result["max_positions"] == 64 and result["truncated_lines"] == 1
+    assert result["truncated_words"] > 0 and result["words"] + result["truncated_words"] == 120 + 3
+    kept = result["words"] - 3
+    cut = " ".join(line.split()[:kept])
+    row = pp.RowEncoder(info)
+    assert len(row.encode([cut])[0]) <= 62 < len(row.encode([" ".join(line.split()[:kept + 1])])[0])
+
+
+@pytest.mark.slow
+def test_command_line_noise_and_errors(lm, tmp_path, capsys):
+    from preprocess.cli import run_main
+
+    lm_dir, checkpoint, raw = lm
+    heldout = tmp_path / "heldout.en.gz"
+    with gzip.open(heldout, "wt", encoding="utf-8") as fh:
+        fh.write((raw / "test.en").read_text())
+    out = tmp_path / "pppl.json"
+    args = ["--lm-data", str(lm_dir), "--checkpoint", str(checkpoint), "--input", str(heldout), "--max-lines", "6"]
+    assert run_main(pp.main, [*args, "--output", str(out)]) == 0
+    record = json.loads(out.read_text())
+    words = sum(len(x.split()) for x in _lines(raw / "test.en", 6))
+    assert record["lines"] == 6 and record["words"] + record["truncated_words"] == words
+    assert "sentence_pll" not in record and record["scheme"] == "spaces"
+    # the demo's inflection noise: the helper's file and the in-memory copy give the same text and number
+    noisy = tmp_path / "heldout.infl.en"
+    stats = pp.write_inflection_noise(str(raw / "test.en"), str(noisy))
+    assert stats["kind"] == "infl" and stats["changed"] > 0
+    assert run_main(pp.main, [*args, "--infl-noise", "0.3", "--output", str(out)]) == 0
+    in_memory = json.loads(out.read_text())
+    from_file = pp.pseudo_perplexity(str(lm_dir), str(checkpoint), str(noisy), max_lines=6)
+    assert in_memory["noise"]["changed"] > 0
+    assert in_memory["pppl_per_word"] == pytest.approx(from_file["pppl_per_word"], rel=1e-9)
+    assert in_memory["pppl_per_word"] != pytest.approx(record["pppl_per_word"], rel=1e-9)
+    capsys.readouterr()
+    # one-line errors, no output written
+    empty = tmp_path / "empty.en"
+    empty.write_text("\n  \n")
+    bad = tmp_path / "bad.json"
+    for wrong, message in (([*args[:4], "--input", str(tmp_path / "none.en")], "not found"),
+                           ([*args[:4], "--input", str(empty)], "no text"),
+                           (["--lm-data", str(lm_dir), "--checkpoint", str(tmp_path / "none.pt"), *args[4:]],
+                            "not found")):
+        assert run_main(pp.main, [*wrong, "--output", str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+        assert not bad.exists()

@@ -1,0 +1,374 @@
+"""Pseudo-perplexity per word of a masked LM pretrained by ``pretrain_roberta.sh`` (BITE paper, Tan et al. 2020,
+section 4.3 and appendix B.2): how certain the model is of held-out text, clean or with inflection noise.
+
+    python -m train_scripts.pseudo_perplexity --lm-data work/lm --checkpoint ckpt/lm/checkpoint_best.pt \\
+        --input heldout.en [--max-lines 300] [--infl-noise 0.3 [--noise-seed 1]] [--output pppl.json]
+
+**Pseudo-log-likelihood** (Salazar et al. 2020, "Masked language model scoring"): for a sentence of tokens
+``w_1 .. w_n`` (the pieces the row's scheme gives, between ``<s>`` and ``</s>``),
+``PLL(W) = sum_t log P(w_t | W with w_t replaced by <mask>)``: every token is masked in turn, one at a time (n
+copies of the sentence, each with one ``<mask>``, scored in batches), and the model's log-probability of the true
+token at the mask is summed.  ``<s>``/``</s>`` are never masked.
+
+**Normalised by words, not tokens** (Mielke 2019): ``PPPL per word = exp(-(sum of PLL over the corpus) / W)``
+with ``W`` the whitespace-separated words of the *raw* text, the same number for every row, so rows that segment
+differently (more pieces, BITE's inflection symbols, space tokens) are compared on the same footing: the row with
+the lower PPPL per word gives the text a higher pseudo-likelihood.  ``pppl_per_token`` (normalised by the
+row's own pieces, the paper's earlier "default") is reported for reference only: it is not comparable across rows.
+
+Two differences from the paper, both deliberate:
+
+* The paper estimates the PLL stochastically: it masks 15% of the symbols at random (BERT's pretraining masking),
+  sums their log-likelihoods and divides by the masking probability 0.15 "so that the final pPPLs are within a
+  reasonable range".  Masking every position once, as here, computes the sum that estimate aims at exactly, so no
+  scaling is needed, and the result is deterministic (no sampling; the model in eval mode, no dropout).
+* The paper divides by the "word tokens fed into the WordPiece component of each tokenization pipeline": for
+  BITE that is the pretokenised words *plus* the inflection symbols (its Table 4: 51,982,873 vs 45,803,898 word
+  tokens on the same CSE text), a larger denominator for BITE alone.  ``words`` here is the raw text's words (the
+  same for every row); the paper's denominator is reported too, as ``words_paper`` (the BITE pretokeniser's words
+  of the raw text, plus the inflection symbols on a BITE row) and ``pppl_per_word_paper``.
+
+The text is encoded exactly as the pretraining data was: the row's scheme (``binarize.json``, the encoder that
+``train_scripts.binarize`` used, BITE's inflection symbols and the space tokens of a "spaces" row included),
+and for a "no spaces" row the standalone ``▁`` pieces removed afterwards, as the pretraining task
+``masked_lm_words --drop-space-tokens`` did.  A line longer than the model's ``max_positions`` (``<s>`` and
+``</s>`` included) is cut after its last whole word that fits (the words cut off are counted in neither
+``words`` nor ``tokens``: ``truncated_lines``, ``truncated_words``).  Empty lines are skipped.
+
+The inflection noise is the demo's (``preprocess.evaluate.noise``, kind ``infl``: MORPHEUS-style random
+re-inflection, fraction 0.3, seed 1 by default): :func:`write_inflection_noise` writes the noisy copy of a file,
+the same for every row; ``--infl-noise F`` scores a noisy copy made in memory.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import math
+import os
+import re
+import sys
+import time
+from typing import Sequence
+
+from preprocess.cli import run_main
+from preprocess.common import UserError
+from preprocess.inputs import read_lines, require_input
+from preprocess.outputs import atomic_output
+from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
+
+#: masked copies scored in one forward pass by default (one sentence of n tokens gives n copies)
+BATCH_SIZE = 256
+#: lines encoded at a time
+_CHUNK = 500
+
+
+# --- the inflection-noised copy ----------------------------------------------------------------------------------
+
+def write_inflection_noise(input_path: str, output_path: str, fraction: float = PAPER_FRACTION,
+                           seed: int = DEMO_SEED, tagger: str | None = None) -> dict:
+    """The demo's inflection noise (``preprocess.evaluate.noise``, kind ``infl``) on a raw text file: a copy with
+    the same line count at ``output_path``; returns the noise's counts.  Seeded per line, so every row scores the
+    same noisy text."""
+    from preprocess.evaluate.noise import write_noisy
+
+    return write_noisy(input_path, output_path, "infl", fraction, seed, *([tagger] if tagger else []))
+
+
+def inflection_noise_lines(lines: Sequence[str], fraction: float = PAPER_FRACTION, seed: int = DEMO_SEED,
+                           tagger: str | None = None) -> tuple[list[str], dict]:
+    """:func:`write_inflection_noise` in memory: (noisy lines, counts)."""
+    from preprocess.evaluate.noise import perturb_lines
+
+    return perturb_lines(list(lines), "infl", fraction, seed, *([tagger] if tagger else []))
+
+
+# --- encoding as in pretraining ----------------------------------------------------------------------------------
+
+class RowEncoder:
+    """Raw lines -> the pieces the row's model saw in pretraining (see the module doc), and the paper's word
+    count (:meth:`paper_words`)."""
+
+    def __init__(self, info: dict):
+        from preprocess.spm import SPACE_SYMBOL
+        from train_scripts.binarize import scheme_from_info
+
+        self.info = info
+        self.encoder = scheme_from_info(info).encoder(info["lang"])()
+        self.drop_spaces = info.get("spaces") == "drop"
+        self.space = SPACE_SYMBOL
+        config = info.get("config") or {}
+        self.bite = config.get("scheme") == "bite"
+        self._symbols = None
+        self._pretokenizer = None
+        self._pretokenizer_name = config.get("bite_pretokenizer") if self.bite else None
+        self._single_char = bool(config.get("bite_single_char")) if self.bite else False
+
+    def encode(self, lines: Sequence[str]) -> list[list[str]]:
+        from preprocess.encode import encode_chunk
+
+        out = []
+        for start in range(0, len(lines), _CHUNK):
+            for text in encode_chunk(self.encoder, list(lines[start:start + _CHUNK])):
+                pieces = text.split()
+                if self.drop_spaces:
+                    pieces = [p for p in pieces if p != self.space]
+                out.append(pieces)
+        return out
+
+    def inflection_symbols(self, pieces: Sequence[str]) -> int:
+        """BITE's inflection symbols among a line's pieces (0 on a row without BITE)."""
+        if not self.bite:
+            return 0
+        if self._symbols is None:
+            from preprocess.bite import INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS
+            self._symbols = frozenset(SINGLE_CHAR_SYMBOLS if self._single_char else INFLECTION_SYMBOLS)
+        return sum(p in self._symbols for p in pieces)
+
+    def pretokenized_words(self, line: str) -> int:
+        """The words BITE's pretokeniser (the row's, else BITE's default) makes of a raw line."""
+        if self._pretokenizer is None:
+            from preprocess.bite import BiteOptions, BiteTokenizer
+            self._pretokenizer = BiteTokenizer(self._pretokenizer_name or BiteOptions.bite_pretokenizer, tagger=None)
+        return len(self._pretokenizer.pretokenize(line))
+
+
+def _word_ends(line: str) -> list[int]:
+    return [m.end() for m in re.finditer(r"\S+", line)]
+
+
+def fit_line(row: RowEncoder, line: str, pieces: list[str], limit: int) -> tuple[str, list[str]]:
+    """``(text, pieces)`` of ``line`` cut after its last whole word whose encoding has at most ``limit`` pieces
+    (the line itself when it fits; the first ``limit`` pieces of the first word when not even that fits)."""
+    if len(pieces) <= limit:
+        return line, pieces
+    ends = _word_ends(line)
+    lo, hi, best = 1, len(ends) - 1, None   # the whole line does not fit: at most len(ends) - 1 words
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        text = line[:ends[mid - 1]]
+        enc = row.encode([text])[0]
+        if len(enc) <= limit:
+            best, lo = (text, enc), mid + 1
+        else:
+            hi = mid - 1
+    if best is None:
+        text = line[:ends[0]]
+        return text, row.encode([text])[0][:limit]
+    return best
+
+
+# --- scoring -----------------------------------------------------------------------------------------------------
+
+def sentence_plls(model, sequences: Sequence, mask_idx: int, pad_idx: int, batch_size: int = BATCH_SIZE,
+                  device=None) -> list[float]:
+    """The pseudo-log-likelihood (natural log) of each id sequence (``<s> ... </s>``, 1-D LongTensors or lists):
+    every position but the first and the last masked in turn, one at a time; the masked copies of one or several
+    sentences (longest first, to pad little) go through the model ``batch_size`` at a time, and only the masked
+    positions are projected onto the vocabulary.  ``model``: fairseq's RobertaModel, in eval mode."""
+    import torch
+
+    seqs = [torch.as_tensor(s, dtype=torch.long) for s in sequences]
+    plls = torch.zeros(len(seqs), dtype=torch.float64)
+    jobs = [(i, p) for i in sorted(range(len(seqs)), key=lambda i: -len(seqs[i]))
+            for p in range(1, len(seqs[i]) - 1)]
+    with torch.no_grad():
+        for start in range(0, len(jobs), max(1, batch_size)):
+            chunk = jobs[start:start + max(1, batch_size)]
+            width = max(len(seqs[i]) for i, _ in chunk)
+            tokens = torch.full((len(chunk), width), pad_idx, dtype=torch.long)
+            masked = torch.zeros((len(chunk), width), dtype=torch.bool)
+            rows = torch.arange(len(chunk))
+            positions = torch.tensor([p for _, p in chunk])
+            for r, (i, _) in enumerate(chunk):
+                tokens[r, :len(seqs[i])] = seqs[i]
+            targets = tokens[rows, positions].clone()
+            tokens[rows, positions] = mask_idx
+            masked[rows, positions] = True
+            if device is not None:
+                tokens, masked = tokens.to(device), masked.to(device)
+            logits = model(tokens, features_only=False, return_all_hiddens=False, masked_tokens=masked)[0]
+            # one mask per row: the projected rows come in row order
+            logp = torch.log_softmax(logits.float(), dim=-1).cpu()
+            plls.index_add_(0, torch.tensor([i for i, _ in chunk]),
+                            logp[rows, targets].double())
+    return plls.tolist()
+
+
+@contextlib.contextmanager
+def _quiet_fairseq():
+    """fairseq's INFO records (the whole training configuration, when a checkpoint is loaded) held back."""
+    logger = logging.getLogger("fairseq")
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def load_model(lm_data: str, checkpoint: str, cpu: bool = True):
+    """``(hub, binarize.json record)``: the RoBERTa hub of :func:`train_scripts.hub.load_roberta` in eval mode
+    (no dropout), on the GPU unless ``cpu`` or none is there."""
+    import torch
+
+    from train_scripts.binarize import read_record
+    from train_scripts.hub import load_roberta
+
+    info = read_record(lm_data, "give the output folder of binarize --lm")
+    with _quiet_fairseq():
+        hub = load_roberta(lm_data, checkpoint)
+    if not cpu and torch.cuda.is_available():
+        hub.cuda()
+    hub.eval()
+    return hub, info
+
+
+def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_SIZE) -> dict:
+    """The pseudo-perplexity record of raw ``lines`` (see :func:`pseudo_perplexity`) with a loaded ``hub`` and
+    its ``binarize.json`` record ``info``; adds ``sentence_pll`` (one per line, None for an empty line)."""
+    import torch
+
+    started = time.perf_counter()
+    row = RowEncoder(info)
+    dictionary = hub.task.source_dictionary
+    limit = int(hub.model.max_positions()) - 2          # <s> and </s>
+    if limit < 1:
+        raise UserError(f"the model's max_positions ({limit + 2}) leaves no room for a token")
+    lines = list(lines)
+    encoded = row.encode(lines)
+    seqs, kept, words, words_paper = [], [], 0, 0
+    truncated_lines = truncated_words = unk = 0
+    for k, (line, pieces) in enumerate(zip(lines, encoded)):
+        if not pieces:
+            continue
+        text, pieces = fit_line(row, line, pieces, limit)
+        n_words = len(text.split())
+        if text != line:
+            truncated_lines += 1
+            truncated_words += len(line.split()) - n_words
+        ids = [dictionary.index(p) for p in pieces]
+        unk += sum(i == dictionary.unk() for i in ids)
+        seqs.append(torch.tensor([dictionary.bos(), *ids, dictionary.eos()], dtype=torch.long))
+        kept.append(k)
+        words += n_words
+        words_paper += row.pretokenized_words(text) + row.inflection_symbols(pieces)
+    if not words:
+        raise UserError("the input has no words to score")
+    device = next(hub.model.parameters()).device
+    plls = sentence_plls(hub.model, seqs, hub.task.mask_idx, dictionary.pad(), batch_size,
+                         device if device.type != "cpu" else None)
+    per_line: list = [None] * len(lines)
+    for k, pll in zip(kept, plls):
+        per_line[k] = pll
+    tokens = sum(len(s) - 2 for s in seqs)
+    nll = -math.fsum(plls)
+    return {
+        "pppl_per_word": math.exp(nll / words), "bits_per_word": nll / words / math.log(2),
+        "nll": nll, "nll_per_word": nll / words,
+        "pppl_per_token": math.exp(nll / tokens), "tokens_per_word": tokens / words,
+        "words": words, "tokens": tokens, "lines": len(lines), "scored_lines": len(seqs),
+        "empty_lines": len(lines) - len(seqs), "truncated_lines": truncated_lines,
+        "truncated_words": truncated_words, "unk_tokens": unk, "max_positions": limit + 2,
+        "words_paper": words_paper, "pppl_per_word_paper": math.exp(nll / words_paper) if words_paper else None,
+        "scheme": (info.get("config") or {}).get("scheme", info.get("scheme")),
+        "spaces": info.get("spaces"), "batch_size": batch_size,
+        "seconds": round(time.perf_counter() - started, 3), "sentence_pll": per_line,
+    }
+
+
+def pseudo_perplexity(lm_data: str, checkpoint: str, text_file: str, max_lines: int = 0,
+                      batch_size: int = BATCH_SIZE, cpu: bool = True, infl_noise: float = 0.0,
+                      noise_seed: int = DEMO_SEED, sentences: bool = False, threads: int = 0) -> dict:
+    """Pseudo-perplexity per word of the masked LM ``checkpoint`` pretrained on the ``binarize --lm`` folder
+    ``lm_data``, on the raw text ``text_file`` (its first ``max_lines`` lines; 0: all).  Returns::
+
+        pppl_per_word        exp(total NLL / words): the headline number, comparable across rows
+        bits_per_word        total NLL / words / ln 2;  nll: total NLL in nats (-sum of sentence PLLs);
+                             nll_per_word: nats per word
+        pppl_per_token       exp(total NLL / tokens), the row's own pieces (for reference, not comparable)
+        words, tokens, tokens_per_word, lines (read), scored_lines, empty_lines, truncated_lines,
+        truncated_words (cut off, in neither count), unk_tokens, max_positions
+        words_paper, pppl_per_word_paper   the BITE paper's denominator (module doc)
+        scheme, spaces, batch_size, seconds (encoding and scoring, not loading), input, checkpoint, lm_data
+        noise                (with infl_noise > 0) the inflection noise's counts: the text scored is the noisy copy
+        sentence_pll         (with sentences=True) each line's PLL in nats, None for an empty line
+
+    ``infl_noise``: score the demo's inflection noise (:func:`inflection_noise_lines`) of the text at this
+    fraction instead of the clean text.  ``threads``: torch's CPU threads (0: torch's default; 1 is often faster
+    on a machine shared with other work).  Deterministic: the same inputs give the same numbers."""
+    require_input(text_file, "--input")
+    if max_lines < 0:
+        raise UserError(f"--max-lines must be 0 (all) or more, not {max_lines}")
+    if batch_size < 1:
+        raise UserError(f"--batch-size must be at least 1, not {batch_size}")
+    lines = []
+    for line in read_lines(text_file):
+        lines.append(line)
+        if max_lines and len(lines) >= max_lines:
+            break
+    if not any(line.strip() for line in lines):
+        raise UserError(f"{text_file} has no text to score (empty or blank lines only)")
+    if threads < 0:
+        raise UserError(f"--threads must be 0 (torch's default) or more, not {threads}")
+    noise = None
+    if infl_noise:
+        lines, noise = inflection_noise_lines(lines, infl_noise, noise_seed)
+    if threads:
+        import torch
+        torch.set_num_threads(threads)
+    hub, info = load_model(lm_data, checkpoint, cpu)
+    result = score_lines(hub, info, lines, batch_size)
+    if not sentences:
+        del result["sentence_pll"]
+    result.update({"input": os.path.abspath(text_file), "checkpoint": os.path.abspath(checkpoint),
+                   "lm_data": os.path.abspath(lm_data)})
+    if noise is not None:
+        result["noise"] = noise
+    return result
+
+
+# --- command line ------------------------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m train_scripts.pseudo_perplexity",
+                                 description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--lm-data", required=True, help="the binarize --lm folder the model was pretrained on")
+    ap.add_argument("--checkpoint", required=True, help="the pretrained checkpoint (pretrain_roberta.sh)")
+    ap.add_argument("--input", required=True, help="raw held-out text, one sentence per line (.gz allowed)")
+    ap.add_argument("--max-lines", type=int, default=0, help="score only the first N lines (0: all)")
+    ap.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="masked copies per forward pass")
+    ap.add_argument("--infl-noise", type=float, default=0.0, metavar="F",
+                    help="score the demo's inflection noise of the input at this fraction instead (0: clean; the "
+                         "demo's is 0.3)")
+    ap.add_argument("--noise-seed", type=int, default=DEMO_SEED, help="seed of --infl-noise")
+    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    ap.add_argument("--gpu", action="store_true", help="use the GPU if there is one (default: CPU)")
+    ap.add_argument("--sentences", action="store_true", help="also list each line's PLL")
+    ap.add_argument("--output", help="write the JSON record here (default: stdout only)")
+    args = ap.parse_args(argv)
+    for path, what in ((args.lm_data, "--lm-data"), (args.checkpoint, "--checkpoint")):
+        if not os.path.exists(path):
+            raise UserError(f"{what} not found: {path}")
+    if args.infl_noise and not 0.0 < args.infl_noise <= 1.0:
+        raise UserError(f"--infl-noise must be between 0 and 1, not {args.infl_noise}")
+    result = pseudo_perplexity(args.lm_data, args.checkpoint, args.input, args.max_lines, args.batch_size,
+                               cpu=not args.gpu, infl_noise=args.infl_noise, noise_seed=args.noise_seed,
+                               sentences=args.sentences, threads=args.threads)
+    text = json.dumps(result, indent=1, ensure_ascii=False)
+    if args.output:
+        with atomic_output(args.output) as fh:
+            fh.write(text + "\n")
+    print(text)
+    return 0
+
+
+def cli() -> None:
+    """Console-script entry point."""
+    sys.exit(run_main(main))
+
+
+if __name__ == "__main__":
+    cli()
