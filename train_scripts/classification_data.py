@@ -39,11 +39,11 @@ CSV_SPLITS = {"train": "train", "valid": "dev", "test": "test"}
 
 class CsvRows(list):
     """:func:`read_csv`'s rows, ``(text, label)`` pairs, with the CSV's ``path``, the line each row ends on
-    (``lines``) and whether reading stopped at ``max_rows`` (``truncated``)."""
+    (``lines``) and the labels of every row of the file (``labels``, also of the rows after ``max_rows``)."""
 
     def __init__(self, path: str):
         super().__init__()
-        self.path, self.lines, self.truncated = path, [], False
+        self.path, self.lines, self.labels = path, [], set()
 
 
 #: what :func:`preprocess.inputs.read_lines` suggests for undecodable text; this command has no ``--errors``
@@ -53,8 +53,8 @@ _ERRORS_HINT = "; fix the input or pass --errors replace"
 def read_csv(path: str, max_rows: int = 0) -> CsvRows:
     """The ``(text, label)`` rows of a classification CSV (see the module doc), strictly: undecodable UTF-8, a
     malformed row, a missing text or label, or a label with a space or a line break in it is one line naming the
-    file and line.  A UTF-8 byte-order mark (Excel's CSV) is ignored; line breaks and runs of spaces in the text
-    become one space."""
+    file and line; the whole file is checked, also with ``max_rows``.  A UTF-8 byte-order mark (Excel's CSV) is
+    ignored; line breaks and runs of spaces in the text become one space."""
     require_file(path, "CSV")
     rows = CsvRows(path)
     lines = (line + "\n" for line in read_lines(path))   # strict UTF-8, a corrupt line named (csv wants the \n)
@@ -77,11 +77,10 @@ def read_csv(path: str, max_rows: int = 0) -> CsvRows:
             label = label.strip()
             if len(label.split()) != 1:
                 raise UserError(f"{path}:{reader.line_num}: label {label!r} has a space or a line break in it")
-            rows.append((" ".join(flatten_line(text).split()), label))
-            rows.lines.append(reader.line_num)
-            if max_rows and len(rows) >= max_rows:
-                rows.truncated = True
-                break
+            rows.labels.add(label)
+            if not max_rows or len(rows) < max_rows:
+                rows.append((" ".join(flatten_line(text).split()), label))
+                rows.lines.append(reader.line_num)
     except csv.Error as exc:
         raise UserError(f"{path}:{reader.reader.line_num}: not a readable CSV row ({exc})") from None
     except UserError as exc:
@@ -92,18 +91,19 @@ def read_csv(path: str, max_rows: int = 0) -> CsvRows:
 
 
 def check_labels(data: dict) -> None:
-    """Every label of the dev and test splits is one the training split has: a label the model never sees in
-    training would silently add a class it cannot learn.  ``data``: :func:`read_csv`'s rows by split."""
+    """Every label of the dev and test rows is one the training CSV has (in any of its rows: the first rows that
+    ``--max-rows`` keeps of a shuffled many-class set may lack a class by chance): a label that the training data
+    never has is a mistake in the data (another label scheme, a typo) that would silently add a class.  ``data``:
+    :func:`read_csv`'s rows by split."""
     train = data["train"]
-    known = {label for _, label in train}
     for split in ("valid", "test"):
-        rows = data.get(split)
-        for (_, label), line in zip(rows or (), getattr(rows, "lines", ())):
-            if label not in known:
-                shown = ", ".join(sorted(known, key=_label_key)[:20]) + (", ..." if len(known) > 20 else "")
-                cut = f" (its first {len(train)} rows: raise --max-rows, 0 = all)" if train.truncated else ""
-                raise UserError(f"{rows.path}:{line}: label {label!r} is not in the training split "
-                                f"{train.path}{cut}, which has {shown}")
+        rows = data[split]
+        for (_, label), line in zip(rows, rows.lines):
+            if label not in train.labels:
+                known = sorted(train.labels, key=_label_key)
+                shown = ", ".join(known[:20]) + (", ..." if len(known) > 20 else "")
+                raise UserError(f"{rows.path}:{line}: label {label!r} is not in the training split {train.path}, "
+                                f"which has {shown}")
 
 
 def check_out_folder(out_dir: str, lm_data: str) -> None:
