@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tests.conftest import cli_env
-from train_scripts import lm_demo, lm_plan, lm_report
+from train_scripts import lm_corpus, lm_demo, lm_report
 from train_scripts.pipeline import split_parts
 
 # --- statistics on made-up runs --------------------------------------------------------------------------------
@@ -96,13 +96,13 @@ def test_prepare_corpus_splits_documents_and_caps_words(tmp_path):
     docs = [[f"doc{d} line{i} w w" for i in range(3)] for d in range(100)]
     with gzip.open(src / "a.txt.gz", "wt") as fh:
         fh.write("\n\n".join("\n".join(d) for d in docs) + "\n")
-    counts = lm_plan.prepare_corpus(src, tmp_path / "raw", max_words=600)
+    counts = lm_corpus.prepare_corpus(src, tmp_path / "raw", max_words=600)
     assert counts["valid"]["documents"] == 2 and counts["train"]["words"] == 600   # every 50th; 12 docs of 50 words
     train = (tmp_path / "raw" / "train.en").read_text()
     assert train.count("\n\n") == counts["train"]["documents"] and "doc" in train
     valid_docs = {line.split()[0] for line in (tmp_path / "raw" / "valid.en").read_text().split("\n") if line}
     assert not valid_docs & {line.split()[0] for line in train.split("\n") if line}   # no document in both
-    again = lm_plan.prepare_corpus(src, tmp_path / "raw2", max_words=600)
+    again = lm_corpus.prepare_corpus(src, tmp_path / "raw2", max_words=600)
     assert again == counts and (tmp_path / "raw2" / "train.en").read_text() == train   # seeded
 
 

@@ -133,9 +133,12 @@ NOISY_TEST = "test1"
 
 
 def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, encode: str = "model",
-            flota_options=None, noise=None, noise_splits=(), workers: int = 1, quiet: bool = True) -> dict:
+            flota_options=None, noise=None, noise_splits=(), workers: int = 1, quiet: bool = True,
+            train_rows: int = 0) -> dict:
     """Write ``OUT/data-bin/{input0,label}`` and ``OUT/classification.json``; returns the latter's dict.
 
+    ``max_rows``: the first N rows of every split (0: all); ``train_rows``: the first N training rows instead (a
+    point of a learning curve, scored on the same ``max_rows`` dev and test rows; 0: ``max_rows``).
     ``flota_options``: with ``encode="flota"``, a :class:`preprocess.flota.FlotaOptions` (or a dict, a namespace)
     whose ``flota_k`` and ``flota_mode`` are used (the vocabulary and style are the pretrained model's); ``noise``: a
     :class:`preprocess.whitespace_noise.NoiseOptions` (or a dict, a namespace; None: no noise).  A noise ``noise_p``
@@ -155,11 +158,12 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
     bad = [s for s in noise_splits if s not in CSV_SPLITS]
     if bad:
         raise UserError(f"--noise-splits: unknown split {bad[0]!r} (choose from {', '.join(CSV_SPLITS)})")
-    if max_rows < 0:
-        raise UserError(f"--max-rows must be 0 (all) or more, not {max_rows}")
+    if max_rows < 0 or train_rows < 0:
+        raise UserError(f"--max-rows and --train-rows must be 0 (all) or more, not {min(max_rows, train_rows)}")
     check_out_folder(out_dir, lm_data)
     # the CSVs, strictly, before anything else is read or written: a bad row or label is one line naming it
-    data = {split: read_csv(f"{csv_prefix}_{name}.csv", max_rows) for split, name in CSV_SPLITS.items()}
+    data = {split: read_csv(f"{csv_prefix}_{name}.csv", train_rows if split == "train" and train_rows else max_rows)
+            for split, name in CSV_SPLITS.items()}
     check_labels(data)
     lm = load_binarize_info(lm_data)
     if not lm.get("lm"):
@@ -184,6 +188,7 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
     out_dir = os.path.abspath(out_dir)
     key = {"lm_data": os.path.abspath(lm_data), "lm_dict_mtime": os.path.getmtime(lm["dict"]),
            "csv_prefix": os.path.abspath(csv_prefix), "max_rows": max_rows, "encoding": described,
+           **({"train_rows": train_rows} if train_rows else {}),
            "noise_p": noise_p, "noise_seed": noise_seed, "noise_splits": sorted(noise_splits) if noise_p else []}
     done = os.path.join(out_dir, "classification.json")
     info = _read_json(done) if os.path.isfile(done) else None   # unreadable: not reused, written again
@@ -331,6 +336,8 @@ def main(argv=None) -> int:
     a.add_argument("--csv-prefix", required=True, help="reads PREFIX_train.csv, PREFIX_dev.csv, PREFIX_test.csv")
     a.add_argument("--out", required=True, help="output folder (fairseq sentence_prediction data)")
     a.add_argument("--max-rows", type=int, default=0, help="use the first N rows of each CSV (0 = all)")
+    a.add_argument("--train-rows", type=int, default=0,
+                   help="use the first N training rows instead (a learning curve; 0 = --max-rows)")
     a.add_argument("--encode", choices=["model", "flota"], default="model",
                    help="model: as the pretraining data; flota: FLOTA over the pretrained vocabulary")
     # FLOTA's and the noise's options as their dataclasses declare them (preprocess.options)
@@ -361,7 +368,7 @@ def main(argv=None) -> int:
     if args.command == "prepare":
         info = prepare(args.lm_data, args.csv_prefix, args.out, args.max_rows, args.encode,
                        options_from(flota.FlotaOptions, args), options_from(NoiseOptions, args),
-                       tuple(x for x in args.noise_splits.split(",") if x), args.workers)
+                       tuple(x for x in args.noise_splits.split(",") if x), args.workers, train_rows=args.train_rows)
         print(json.dumps({k: info.get(k) for k in ("data", "num_classes", "rows", "test_subsets", "reused")}))
     else:
         subsets = [x for x in args.subset.split(",") if x]

@@ -25,6 +25,10 @@
 # --paper-table10  the values the paper's Table 10 states where they differ from the released scripts: lr 2e-3
 #               and weight decay 0.01 (everything else in Table 10 is what the defaults already are); an explicit
 #               --lr or --weight-decay still wins
+# --train-rows N  the first N training rows only (a learning curve), dev and test as --max-rows gives them
+# --best-metric accuracy | macro_f1: the dev metric that picks the best epoch (default accuracy, the space-as-token
+#               paper's; macro_f1 is the FLOTA paper's, A.2: the criterion sentence_prediction_f1 of
+#               fairseq_plugins logs it)
 # --dry-run     prepare the data, print the effective batch and the launch command, train nothing
 # Defaults, from the authors' released Superbizarre fine-tuning scripts, the code that produced the published
 # numbers (GitHub edwardgowsmith/improved-tokenisation-methods, in
@@ -45,7 +49,7 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
 PRETRAINED="" LM="" CSV="" WORK="" SAVE="" GPUS="" TINY=0 CPU=0 FP16=1 EPOCHS="" BSZ="" MAX_ROWS=0 SEED=1 DRY=0
-RANDOM_INIT=0 LR="" WD="" PAPER_TABLE10=0
+RANDOM_INIT=0 LR="" WD="" PAPER_TABLE10=0 METRIC=accuracy
 PREP=() EXTRA=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -67,7 +71,8 @@ while [[ $# -gt 0 ]]; do
         --lr) LR="$2"; shift 2 ;;
         --weight-decay) WD="$2"; shift 2 ;;
         --paper-table10) PAPER_TABLE10=1; shift ;;
-        --encode|--flota-k|--flota-mode|--noise-p|--noise-seed|--noise-splits) PREP+=("$1" "$2"); shift 2 ;;
+        --encode|--flota-k|--flota-mode|--noise-p|--noise-seed|--noise-splits|--train-rows) PREP+=("$1" "$2"); shift 2 ;;
+        --best-metric) METRIC="$2"; shift 2 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
         --) shift; EXTRA+=("$@"); break ;;
         *) EXTRA+=("$1"); shift ;;
@@ -87,6 +92,11 @@ fi
 NUMBER='^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$'
 [[ "$LR" =~ $NUMBER ]] || die "--lr must be a number, not '$LR'"
 [[ "$WD" =~ $NUMBER ]] || die "--weight-decay must be a number, not '$WD'"
+case "$METRIC" in
+    accuracy) CRITERION=sentence_prediction ;;
+    macro_f1) CRITERION=sentence_prediction_f1 ;;   # fairseq_plugins/sentence_prediction_f1.py
+    *) die "--best-metric must be accuracy or macro_f1, not '$METRIC'" ;;
+esac
 OPTIM="lr $LR, weight decay $WD"
 [[ $PAPER_TABLE10 -eq 0 ]] || OPTIM+=" (paper, Table 10)"
 resolve_devices
@@ -105,12 +115,12 @@ INIT=(--restore-file "$PRETRAINED" --reset-optimizer --reset-dataloader --reset-
 [[ $RANDOM_INIT -eq 0 ]] || INIT=()
 ARGS=("$WORK/data-bin" --user-dir "$(user_dir)" ${INIT[@]+"${INIT[@]}"}
       $("$PYTHON" -m train_scripts.classification_data arch-args "$PRETRAINED")
-      --task sentence_prediction --criterion sentence_prediction --num-classes "$NCLASS"
+      --task sentence_prediction --criterion "$CRITERION" --num-classes "$NCLASS"
       --init-token 0 --separator-token 2 --shorten-method truncate
       --optimizer adam --adam-betas "(0.9, 0.98)" --adam-eps 1e-06 --clip-norm 0.0
       --lr-scheduler polynomial_decay --lr "$LR" --warmup-updates "$WARMUP" --total-num-update "$TOTAL"
       --max-epoch "$EPOCHS" "${BATCH_ARGS[@]}" --dropout 0.1 --attention-dropout 0.1 --weight-decay "$WD"
-      --best-checkpoint-metric accuracy --maximize-best-checkpoint-metric --no-epoch-checkpoints
+      --best-checkpoint-metric "$METRIC" --maximize-best-checkpoint-metric --no-epoch-checkpoints
       --required-batch-size-multiple 1 --find-unused-parameters --seed "$SEED"
       --save-dir "$SAVE" --log-format json --log-file "$SAVE/train.log" --log-interval 10 --num-workers 0)
 add_device_args

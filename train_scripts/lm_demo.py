@@ -50,6 +50,7 @@ from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.outputs import check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
+from train_scripts.lm_corpus import ARXIV
 from train_scripts.lm_plan import (
     BASELINE,
     DEFAULT_LM_ROWS,
@@ -94,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                            "with the gpu preset)")
     ap.add_argument("--threads", type=int, default=None, help="torch threads of each run (default: cores / jobs)")
     ap.add_argument("--lm-preset", default="cpu", choices=list(PRESETS),
-                    help="budget: " + "; ".join(f"{k}: {v['note']}" for k, v in PRESETS.items()))
+                    help="budget: " + "; ".join(f"{k}: {v['note']}" for k, v in PRESETS.items()).replace("%", "%%"))
     ap.add_argument("--lm-rows", nargs="+", default=list(DEFAULT_LM_ROWS),
                     help=f"rows ({', '.join(LM_ROW_NAMES)}, and published_* with the paper's own 16k models), "
                          "or the groups 'paper' (the space-as-token paper's six), 'published' (the six with the "
@@ -105,8 +106,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="fine-tune from random weights too: the baseline row, every row, or none")
     ap.add_argument("--lm-tasks", nargs="+", default=["arxiv"], choices=["arxiv", "reddit"],
                     help="Superbizarre data sets")
-    ap.add_argument("--lm-corpus", type=Path, default=SHARED_DATA / "english_lm",
-                    help="pretraining text: a folder of *.txt[.gz] (a blank line between documents) or one file")
     ap.add_argument("--lm-superbizarre", type=Path, default=SHARED_DATA / "superbizarre",
                     help="folder of the Superbizarre CSVs")
     ap.add_argument("--lm-flota-data", type=Path, default=SHARED_DATA / "flota_arxiv", help="the ArXiv CSVs")
@@ -116,8 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="ArXiv subareas (the paper averages all three)")
     ap.add_argument("--lm-flota-paper", action="store_true",
                     help="FLOTA's own fine-tuning settings (A.2: batch 64, every lr of {1e-5, 3e-5, 1e-4})")
+    ap.add_argument("--lm-flota-select", choices=["dev", "noisy-dev"], default="dev",
+                    help="the FLOTA runs' best epoch by macro F1 on the clean dev set, or on a noisy copy of it (the "
+                         "authors' noise runs, Table 4's 'Dev (N)')")
     ap.add_argument("--lm-noise-p", type=float, default=PAPER_FRACTION,
-                    help="whitespace noise of the noisy test set (FLOTA)")
+                    help="whitespace noise of the noisy test set (FLOTA) and inflection noise of the held-out text "
+                         "(pseudo-perplexity)")
     ap.add_argument("--lm-noise-seed", type=int, default=DEMO_SEED, help="seed of the whitespace noise")
     g = ap.add_argument_group("preset values (default: the preset's)")
     for key in PRESET_KEYS:
@@ -125,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
         text = PRESET_HELP.get(key, "the preset's value")
         flag = _flag(key)
         if kind is list:
-            g.add_argument(flag, nargs="+", default=None, type=int if key == "flota_k" else str, help=text)
+            ints = all(isinstance(x, int) for x in PRESETS["cpu"][key])
+            g.add_argument(flag, nargs="+", default=None, type=int if ints else str, help=text)
         else:
             g.add_argument(flag, type=kind, default=None, help=text)
     return ap
@@ -136,13 +140,14 @@ def parse_args(argv=None):
     preset = PRESETS[a.lm_preset]
     args = argparse.Namespace(output=a.output.resolve(), dry_run=a.dry_run, preset=a.lm_preset,
                               device=preset["device"], model=[str(x) for x in preset["model"]], budget=a.lm_budget,
-                              control=a.lm_control, tasks=a.lm_tasks, corpus=a.lm_corpus,
+                              control=a.lm_control, tasks=a.lm_tasks, flota_select=a.lm_flota_select,
                               superbizarre=a.lm_superbizarre, flota_data=a.lm_flota_data, flota_set=a.lm_flota_set,
                               flota_areas=a.lm_flota_areas, noise_p=a.lm_noise_p, noise_seed=a.lm_noise_seed,
                               baseline=BASELINE)
     for key in PRESET_KEYS:
         value = getattr(a, _flag(key)[2:].replace("-", "_"))
         setattr(args, key, preset[key] if value is None else value)
+    args.corpus = [c if c == ARXIV else Path(c) for c in args.corpus]
     args.flota_lrs = [args.flota_lr]
     if a.lm_flota_paper:
         args.flota_batch, args.flota_lrs = FLOTA_PAPER["flota_batch"], FLOTA_PAPER["flota_lrs"]
@@ -161,6 +166,8 @@ def parse_args(argv=None):
         raise UserError(f"unknown FLOTA mode {bad_modes[0]!r} (choose from {', '.join(FLOTA_MODES)})")
     if any(k < 1 for k in args.flota_k):
         raise UserError("--lm-flota-k values must be at least 1")
+    if any(n < 0 or n == 1 for n in args.ft_sizes) or not args.ft_sizes:
+        raise UserError("--lm-ft-sizes values must be at least 2 (0: the whole training split)")
     if args.seeds < 1 or args.flota_seeds < 1:
         raise UserError("--lm-seeds and --lm-flota-seeds must be at least 1")
     if not 0.0 <= args.noise_p <= 1.0:
@@ -170,22 +177,28 @@ def parse_args(argv=None):
     args.threads = a.threads or max(1, cores // args.jobs)
     if args.jobs < 1 or args.threads < 1:
         raise UserError("--jobs and --threads must be at least 1")
+    check_paths(args)
+    return args
+
+
+def check_paths(args) -> None:
+    """Before any work: the output is a folder that no input lies in, and every input exists (one line each)."""
     part = args.output / "pretraining"
     # before any work: --output (or its pretraining/) being a file is one line, not a FileExistsError later
     check_output_path(str(part / "results.json"), "--output file")
-    for what, path in (("--lm-corpus", args.corpus), ("--lm-superbizarre", args.superbizarre),
-                       ("--lm-flota-data", args.flota_data)):
+    inputs = [("--lm-corpus", c) for c in args.corpus if c != ARXIV] + [("--lm-superbizarre", args.superbizarre)]
+    if args.flota_set != "none" or ARXIV in args.corpus:   # the ArXiv corpus reads the ArXiv sets too
+        inputs.append(("--lm-flota-data", args.flota_data))
+    for what, path in inputs:
         resolved = path.resolve()
         if resolved == part or part in resolved.parents:
             # the part rewrites its folder (an interrupted or changed stage is removed first): never an input
             raise UserError(f"{what} {path} overlaps the output folder {part}, which the demo rewrites; "
                             "give --output another folder")
     if not args.dry_run:
-        for what, path in (("--lm-corpus", args.corpus), ("--lm-superbizarre", args.superbizarre),
-                           ("--lm-flota-data", args.flota_data)):
-            if (what != "--lm-flota-data" or args.flota_set != "none") and not path.exists():
+        for what, path in inputs:
+            if not path.exists():
                 raise UserError(f"{what} {path} does not exist (the shared data, ../shared/data, or your own copy)")
-    return args
 
 
 def stage_seconds(folder: Path) -> dict:
@@ -207,7 +220,8 @@ def settings(a) -> dict:
     """What the report states about this run's budget and fine-tuning settings."""
     return {k: getattr(a, k) for k in ("preset", "device", "budget", "model", "control", "tasks", "rows",
                                        "baseline", "flota_set", "flota_areas", "flota_lrs", "noise_p", "noise_seed",
-                                       "jobs", "threads", *PRESET_KEYS)} | {"corpus": str(a.corpus),
+                                       "jobs", "threads", "flota_select", *PRESET_KEYS)} | {
+        "corpus": [str(c) for c in a.corpus],
                                                                            "note": PRESETS[a.preset]["note"]}
 
 

@@ -1,17 +1,14 @@
 """The pretraining part's plan (``morphtok-demo --part pretraining``): its rows, presets, corpus and commands.
 
 The rows (the translation part's monolingual rows and the space-as-token paper's published models), the budget
-:data:`PRESETS`, the pretraining corpus (:func:`prepare_corpus`) and :class:`Plan`: the paths and the command of
+:data:`PRESETS`, the corpus (``train_scripts/lm_corpus.py``) and :class:`Plan`: the paths and the command of
 every step (binarize, pretrain, prepare and fine-tune), which the dry run prints and ``lm_scheduler`` runs.
 """
 from __future__ import annotations
 
-import gzip
-import random
 from pathlib import Path
 
-from preprocess.common import REPO, UserError
-from preprocess.outputs import atomic_output
+from preprocess.common import REPO
 from train_scripts.tools import SHARED_DATA
 
 #: the rows of this part: the translation part's rows that are monolingual schemes (``translation_rows.ROWS``)
@@ -54,37 +51,53 @@ FLOTA_MODES = ("flota", "first", "longest")
 PRESETS = {
     "cpu": {"note": "CPU, sized for make demo's 90 minutes on 2 cores: the --small RoBERTa (2 layers, 128 "
                     "dimensions, 128 tokens per sample, 32 sequences per update) pretrained for 1,500 updates on "
-                    "1.5M words of the shared English corpus, 8k vocabularies; Superbizarre Arxiv, the first "
-                    "8,000 words of each split, 3 epochs, batch 32, lr 3e-4 (stable at this size; the paper's "
-                    "2e-3 collapsed 3 of 5 runs), 5 seeds; FLOTA on ArXiv-L physics, the first 4,000 training "
-                    "titles (dev and test whole: 4,000 each), 5 epochs, 2 seeds",
-            "device": "cpu", "lm_words": 1_500_000, "vocab_size": 8000, "max_update": 1500, "max_epoch": 3,
-            "model": ["--small"], "ft_rows": 8000, "ft_epochs": 3, "ft_batch": 32, "ft_lr": 3e-4, "seeds": 5,
-            "flota_rows": 4000, "flota_epochs": 5, "flota_batch": 32, "flota_lr": 3e-4, "flota_seeds": 2,
-            "flota_k": [1, 2, 3, 4], "flota_modes": ["flota", "first", "longest"]},
-    "fast": {"note": "a smoke test: the --tiny RoBERTa for 10 updates on 20,000 words, 100 examples per split, "
+                    "the in-domain ArXiv titles (all three areas, leakage rules applied), 8k vocabularies learned "
+                    "on that corpus; Superbizarre Arxiv at 500, 1,000, 2,000 and 8,000 labelled words (dev and "
+                    "test: the first 8,000 words), the same 1,000 updates at every size, batch 32, lr 1e-3, "
+                    "weight decay 0.1, 5 seeds (the learning rate and budget from the sweep in bench/results); "
+                    "FLOTA on ArXiv-L physics, the first 4,000 training titles (dev and test whole), 5 epochs, "
+                    "5 seeds, k = 1-4",
+            "device": "cpu", "corpus": ["arxiv"], "lm_words": 0, "vocab_size": 8000, "max_update": 1500,
+            "max_epoch": 20, "model": ["--small"], "ft_rows": 8000, "ft_sizes": [500, 1000, 2000, 8000],
+            "ft_updates": 1000, "ft_epochs": 20, "ft_batch": 32, "ft_lr": 1e-3, "ft_wd": 0.1, "seeds": 5,
+            "pppl_lines": 300, "flota_rows": 4000, "flota_epochs": 5, "flota_batch": 32, "flota_lr": 3e-4,
+            "flota_seeds": 5, "flota_k": [1, 2, 3, 4], "flota_modes": ["flota"]},
+    "fast": {"note": "a smoke test: the --tiny RoBERTa for 10 updates on 20,000 words, 100 and 200 examples, "
                      "1 epoch, 2 seeds, FLOTA at k = 2 only: shows that every stage runs, not what pretraining does",
-             "device": "cpu", "lm_words": 20_000, "vocab_size": 600, "max_update": 10, "max_epoch": 1,
-             "model": ["--tiny"], "ft_rows": 100, "ft_epochs": 1, "ft_batch": 16, "ft_lr": 3e-4, "seeds": 2,
+             "device": "cpu", "corpus": ["arxiv"], "lm_words": 20_000, "vocab_size": 600, "max_update": 10,
+             "max_epoch": 1, "model": ["--tiny"], "ft_rows": 200, "ft_sizes": [100, 200], "ft_updates": 0,
+             "ft_epochs": 1, "ft_batch": 16, "ft_lr": 3e-4, "ft_wd": 0.1, "seeds": 2, "pppl_lines": 20,
              "flota_rows": 100, "flota_epochs": 1, "flota_batch": 16, "flota_lr": 3e-4, "flota_seeds": 2,
              "flota_k": [2], "flota_modes": ["flota"]},
     "gpu": {"note": "one GPU, the papers' settings scaled to it: RoBERTa-base (Table 9: 12 layers, 768 dimensions, "
-                    "512 tokens per sample, lr 5e-4) with 256 sequences per update for 10,000 updates on the whole "
-                    "corpus (give a larger one with --lm-corpus, e.g. morphtok-prepare-wikipedia's), 16k "
-                    "vocabularies; fine-tuning as Table 10 (batch 32, lr 2e-3, 20 epochs, 10 seeds) and FLOTA "
-                    "as its A.2 (batch 64, lr 3e-5, 20 epochs, 3 seeds), fp16",
-            "device": "gpu", "lm_words": 0, "vocab_size": 16000, "max_update": 10000, "max_epoch": 30,
+                    "512 tokens per sample, lr 5e-4) with 256 sequences per update for 10,000 updates on the ArXiv "
+                    "titles and the shared English text mixed (give a larger corpus with --lm-corpus, e.g. "
+                    "morphtok-prepare-wikipedia's), 16k vocabularies; fine-tuning as the authors' released "
+                    "scripts (batch 32, lr 2e-5, weight decay 0.1, 6% warm-up, 20 epochs, best dev epoch; 10 "
+                    "seeds) at 1,000 and 8,000 labelled words and the whole training split, and FLOTA as its A.2 "
+                    "(batch 64, lr 3e-5, 20 epochs, 5 seeds), fp16",
+            "device": "gpu", "corpus": ["arxiv", str(SHARED_DATA / "english_lm")], "lm_words": 0,
+            "vocab_size": 16000, "max_update": 10000, "max_epoch": 30,
             "model": ["--global-batch", "256", "--warmup-updates", "1000", "--validate-interval-updates", "1000",
                       "--save-interval-updates", "1000", "--keep-interval-updates", "1"],
-            "ft_rows": 0, "ft_epochs": 20, "ft_batch": 32, "ft_lr": 2e-3, "seeds": 10,
-            "flota_rows": 0, "flota_epochs": 20, "flota_batch": 64, "flota_lr": 3e-5, "flota_seeds": 3,
+            "ft_rows": 0, "ft_sizes": [1000, 8000, 0], "ft_updates": 0, "ft_epochs": 20, "ft_batch": 32,
+            "ft_lr": 2e-5, "ft_wd": 0.1, "seeds": 10, "pppl_lines": 1000,
+            "flota_rows": 0, "flota_epochs": 20, "flota_batch": 64, "flota_lr": 3e-5, "flota_seeds": 5,
             "flota_k": [1, 2, 3, 4], "flota_modes": ["flota", "first", "longest"]},
 }
 PRESET_KEYS = [k for k in PRESETS["cpu"] if k not in ("note", "device", "model")]
 PRESET_HELP = {
-    "lm_words": "training words of the pretraining corpus (0: all)", "vocab_size": "subword vocabulary size",
+    "corpus": "pretraining text: 'arxiv' (the in-domain ArXiv-L training titles, leakage rules applied; "
+              "train_scripts/lm_corpus.py) and/or folders of *.txt[.gz] (a blank line between documents) or files, "
+              "mixed", "lm_words": "training words of the pretraining corpus (0: all)",
+    "vocab_size": "subword vocabulary size",
     "max_update": "pretraining updates (--lm-budget updates)", "max_epoch": "pretraining epochs (--lm-budget epochs)",
-    "ft_rows": "Superbizarre rows per split (0: all)", "ft_epochs": "fine-tuning epochs (best dev epoch -> test)",
+    "ft_rows": "Superbizarre dev and test rows (0: all)",
+    "ft_sizes": "labelled training words of the learning curve (the first N; 0: all); rows other than the "
+                "baseline are fine-tuned at the largest",
+    "ft_updates": "fine-tuning updates at every size (0: --lm-ft-epochs epochs at every size)",
+    "ft_epochs": "fine-tuning epochs when --lm-ft-updates is 0 (best dev epoch -> test)",
+    "ft_wd": "fine-tuning weight decay", "pppl_lines": "held-out lines scored for pseudo-perplexity (0: none)",
     "ft_batch": "fine-tuning batch (sentences per update)", "ft_lr": "fine-tuning peak learning rate",
     "seeds": "fine-tuning seeds per row (and per control)", "flota_rows": "ArXiv rows per split (0: all)",
     "flota_epochs": "FLOTA fine-tuning epochs", "flota_batch": "FLOTA fine-tuning batch",
@@ -96,48 +109,6 @@ FLOTA_PAPER = {"flota_batch": 64, "flota_lrs": [1e-5, 3e-5, 1e-4]}
 
 
 # --- data -----------------------------------------------------------------------------------------------------
-
-def read_documents(path: Path):
-    """Documents of a corpus file: lists of non-empty lines, a blank line between documents."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    doc: list[str] = []
-    with opener(path, "rt", encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            line = " ".join(line.split())
-            if line:
-                doc.append(line)
-            elif doc:
-                yield doc
-                doc = []
-    if doc:
-        yield doc
-
-
-def prepare_corpus(corpus: Path, out: Path, max_words: int, valid_every: int = 50, seed: int = 1) -> dict:
-    """``corpus`` (a folder of ``*.txt[.gz]`` files, or one file) -> ``out/{train,valid}.en`` as
-    ``binarize --lm`` reads them: every ``valid_every``-th document (in a seeded order of all documents) is
-    validation text; training text is the other documents in that order until ``max_words`` (0: all)."""
-    files = sorted(p for p in corpus.iterdir() if p.name.endswith((".txt", ".txt.gz"))) if corpus.is_dir() \
-        else [corpus]
-    if not files:
-        raise UserError(f"no *.txt or *.txt.gz files in {corpus}")
-    docs = [d for f in files for d in read_documents(f)]
-    if len(docs) < 2:
-        raise UserError(f"{corpus}: fewer than two documents (documents are separated by blank lines)")
-    random.Random(seed).shuffle(docs)
-    out.mkdir(parents=True, exist_ok=True)
-    counts = {"train": [0, 0, 0], "valid": [0, 0, 0]}   # documents, lines, words
-    with atomic_output(str(out / "train.en")) as train, atomic_output(str(out / "valid.en")) as valid:
-        for i, doc in enumerate(docs):
-            split = "valid" if i % valid_every == 0 else "train"
-            if split == "train" and max_words and counts["train"][2] >= max_words:
-                continue
-            fh = valid if split == "valid" else train
-            fh.write("\n".join(doc) + "\n\n")
-            c = counts[split]
-            c[0], c[1], c[2] = c[0] + 1, c[1] + len(doc), c[2] + sum(len(line.split()) for line in doc)
-    return {s: dict(zip(("documents", "lines", "words"), c)) for s, c in counts.items()}
-
 
 def majority_rate(labels_file: Path) -> float:
     labels = labels_file.read_text(encoding="utf-8").split()
@@ -187,19 +158,34 @@ class Plan:
         return ["bash", REPO / "train_scripts" / "pretrain_roberta.sh", "--data", self.lm_dir(row),
                 "--save-dir", self.ckpt_dir(row), *device, *a.model, *budget, "--seed", 1]
 
+    def finetune_epochs(self, train_rows: int, batch: int) -> int:
+        """Epochs of a Superbizarre run: ``ft_updates`` updates at every size (the nearest whole number of epochs
+        of ``train_rows`` examples), or ``ft_epochs`` when ``ft_updates`` is 0."""
+        a = self.a
+        if not a.ft_updates or not train_rows:
+            return a.ft_epochs
+        per_epoch = -(-train_rows // batch)
+        return max(1, round(a.ft_updates / per_epoch))
+
     def finetune_runs(self) -> list[dict]:
-        """Every fine-tuning run: Superbizarre (every row, pretrained and the controls) and FLOTA (the baseline)."""
+        """Every fine-tuning run: Superbizarre (the baseline row at every labelled size, pretrained and from random
+        weights; the other rows at the largest size) and FLOTA (the baseline row's pretrained model)."""
         a, runs = self.a, []
+        largest = max(a.ft_sizes, key=lambda n: n or float("inf"))
         for task in a.tasks:
             prefix = a.superbizarre / task
             for row in a.rows:
-                inits = ["pretrained"] + (["random"] if a.control == "all" or (a.control == "baseline"
-                                                                                and row == a.baseline) else [])
-                for init in inits:
-                    for seed in range(1, a.seeds + 1):
-                        runs.append({"part": "superbizarre", "task": task, "row": row, "init": init, "seed": seed,
-                                     "encoding": "standard", "prefix": prefix, "rows": a.ft_rows,
-                                     "epochs": a.ft_epochs, "batch": a.ft_batch, "lr": a.ft_lr, "noise": 0.0})
+                sizes = a.ft_sizes if row == a.baseline else [largest]
+                for size in sizes:
+                    control = a.control == "all" or (a.control == "baseline" and row == a.baseline)
+                    for init in ["pretrained"] + (["random"] if control else []):
+                        for seed in range(1, a.seeds + 1):
+                            runs.append({"part": "superbizarre", "task": task, "row": row, "init": init,
+                                         "seed": seed, "encoding": "standard", "prefix": prefix,
+                                         "rows": a.ft_rows, "train_rows": size, "size": size,
+                                         "epochs": self.finetune_epochs(size or 0, a.ft_batch),
+                                         "batch": a.ft_batch, "lr": a.ft_lr, "wd": a.ft_wd, "noise": 0.0,
+                                         "metric": "accuracy"})
         if a.flota_set != "none":
             size = "1e+03" if a.flota_set == "L" else "1e+02"
             for area in a.flota_areas:
@@ -210,23 +196,32 @@ class Plan:
                             runs.append({"part": "flota", "task": f"arxiv_{area}_{a.flota_set}", "row": a.baseline,
                                          "init": "pretrained", "seed": seed, "encoding": enc["name"],
                                          "mode": enc["mode"], "k": enc["k"], "prefix": prefix,
-                                         "rows": a.flota_rows, "epochs": a.flota_epochs, "batch": a.flota_batch,
-                                         "lr": lr, "noise": a.noise_p})
+                                         "rows": a.flota_rows, "train_rows": 0, "size": a.flota_rows,
+                                         "epochs": a.flota_epochs, "batch": a.flota_batch, "lr": lr,
+                                         "wd": a.ft_wd, "noise": a.noise_p, "metric": "macro_f1",
+                                         "noisy_dev": a.flota_select == "noisy-dev"})
         for r in runs:
             lr_part = f"lr{r['lr']:g}/" if r["part"] == "flota" and len(a.flota_lrs) > 1 else ""
-            r["data"] = self.root / "finetune" / r["task"] / r["row"] / r["encoding"] / "data"
-            r["save"] = (self.root / "finetune" / r["task"] / r["row"] / r["encoding"] /
-                         f"{lr_part}{r['init']}-seed{r['seed']}")
-            r["name"] = f"ft/{r['task']}/{r['row']}/{r['encoding']}/{lr_part}{r['init']}-seed{r['seed']}"
+            size_part = f"n{r['size'] or 'all'}/" if r["part"] == "superbizarre" else ""
+            enc = r["encoding"] + ("-noisydev" if r.get("noisy_dev") else "")
+            base = self.root / "finetune" / r["task"] / r["row"] / enc
+            r["data"] = base / size_part / "data"
+            r["save"] = base / f"{size_part}{lr_part}{r['init']}-seed{r['seed']}"
+            r["name"] = f"ft/{r['task']}/{r['row']}/{enc}/{size_part}{lr_part}{r['init']}-seed{r['seed']}"
+            r["prep"] = f"prep/{r['task']}/{r['row']}/{enc}" + (f"/{size_part.rstrip('/')}" if size_part else "")
         return runs
 
     def prepare_command(self, run: dict) -> list:
         cmd = ["python", "-m", "train_scripts.classification_data", "prepare", "--lm-data", self.lm_dir(run["row"]),
                "--csv-prefix", run["prefix"], "--out", run["data"], "--max-rows", run["rows"]]
+        if run.get("train_rows"):
+            cmd += ["--train-rows", run["train_rows"]]
         if run["encoding"] != "standard":
             cmd += ["--encode", "flota", "--flota-mode", run["mode"], "--flota-k", run["k"]]
         if run["noise"]:
             cmd += ["--noise-p", run["noise"], "--noise-seed", self.a.noise_seed]
+            if run.get("noisy_dev"):
+                cmd += ["--noise-splits", "valid"]
         return cmd
 
     def finetune_command(self, run: dict) -> list:
@@ -234,14 +229,43 @@ class Plan:
         cmd = ["bash", REPO / "train_scripts" / "finetune_classification.sh", "--pretrained",
                self.pretrained(run["row"]), "--lm-data", self.lm_dir(run["row"]), "--csv-prefix", run["prefix"],
                "--work", run["data"], "--save-dir", run["save"], "--max-rows", run["rows"],
-               "--epochs", run["epochs"], "--batch-size", run["batch"], "--seed", run["seed"], "--gpus", 1]
+               "--epochs", run["epochs"], "--batch-size", run["batch"], "--seed", run["seed"], "--gpus", 1,
+               "--lr", run["lr"], "--weight-decay", run["wd"]]
+        if run.get("train_rows"):
+            cmd += ["--train-rows", run["train_rows"]]
         if run["encoding"] != "standard":
             cmd += ["--encode", "flota", "--flota-mode", run["mode"], "--flota-k", run["k"]]
         if run["noise"]:
             cmd += ["--noise-p", run["noise"], "--noise-seed", a.noise_seed]
+            if run.get("noisy_dev"):
+                cmd += ["--noise-splits", "valid"]
+        if run["metric"] == "macro_f1":
+            cmd += ["--best-metric", "macro_f1"]
         if run["init"] == "random":
             cmd.append("--random-init")
         if a.device == "cpu":
             cmd.append("--cpu")
-        # fairseq-train options after the recipe's own: the preset's learning rate, no per-epoch checkpoint files
-        return cmd + ["--lr", run["lr"], "--no-save-optimizer-state", "--no-last-checkpoints"]
+        # fairseq-train options after the recipe's own: validate (and keep the best) about 8 times per run, no
+        # per-epoch checkpoint files
+        every = max(1, run["epochs"] // 8)
+        return cmd + ["--validate-interval", every, "--save-interval", every, "--no-save-optimizer-state",
+                      "--no-last-checkpoints"]
+
+    def probe_path(self, task: str, row: str) -> Path:
+        return self.root / "probe" / task / f"{row}.json"
+
+    def probe_command(self, run: dict) -> list:
+        """The frozen-encoder probe of a row's pretrained encoder and its random controls, on the largest size's
+        data, at every labelled size (``train_scripts/probe.py``)."""
+        a = self.a
+        return ["python", "-m", "train_scripts.probe", "--checkpoint", self.pretrained(run["row"]), "--data",
+                run["data"], "--sizes", ",".join(str(n) for n in a.ft_sizes), "--random-seeds", a.seeds, "--output",
+                self.probe_path(run["task"], run["row"])]
+
+    def heldout(self, noisy: bool) -> Path:
+        """The held-out text of the pseudo-perplexity: the first ``pppl_lines`` validation lines, clean or with the
+        demo's inflection noise."""
+        return self.root / "heldout" / ("valid.infl.en" if noisy else "valid.en")
+
+    def pppl_path(self, row: str) -> Path:
+        return self.root / "rows" / row / "pseudo_perplexity.json"

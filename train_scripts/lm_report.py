@@ -15,11 +15,13 @@ from typing import Optional
 from train_scripts.report_tables import html_table, markdown_table
 
 UP, DOWN = "\u25b2", "\u25bc"
-#: "pretraining helped": at least this many points of test accuracy over the random-init control ...
+#: "pretraining helped": at least this many points over the random-init control ...
 HELPED_POINTS = 1.0
-#: ... with Welch p below this, over at least HELPED_SEEDS seeds on each side
+#: ... with p below this, over at least HELPED_SEEDS runs of each fine-tuned side (the probe's pretrained side is
+#: one deterministic score); "no effect": the 95% interval of the difference inside +-HELPED_POINTS
 HELPED_P = 0.05
 HELPED_SEEDS = 5
+VERDICTS = ("helped", "hurt", "no effect", "undetermined")
 
 
 def welch(a: list, b: list) -> Optional[float]:
@@ -31,6 +33,54 @@ def welch(a: list, b: list) -> Optional[float]:
         return None
     p = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
     return None if p != p else p
+
+
+def compare(a: list, b: list) -> dict:
+    """``a`` (pretrained) against ``b`` (its random-init control), in points: the difference of the means, its 95%
+    interval and p (Welch's t-test; with one value in ``a``, a deterministic probe, the one-sample t-test of ``b``
+    against it), and the verdict: **helped** (>= HELPED_POINTS, p < HELPED_P, >= HELPED_SEEDS runs of each
+    fine-tuned side), **hurt** (the same the other way), **no effect** (the interval inside +-HELPED_POINTS) or
+    **undetermined**."""
+    import numpy as np
+    from scipy import stats
+
+    out = {"diff": None, "low": None, "high": None, "p": None, "verdict": "undetermined", "n": [len(a), len(b)]}
+    if not a or not b:
+        return out
+    diff = float(np.mean(a) - np.mean(b))
+    out["diff"] = diff
+    if len(b) < 2 or (len(a) > 1 and np.ptp(a) == 0 and np.ptp(b) == 0):
+        return out
+    if len(a) == 1:
+        if np.ptp(b) == 0:
+            return out
+        res = stats.ttest_1samp(b, a[0])
+        ci = res.confidence_interval(0.95)
+        low, high = a[0] - float(ci.high), a[0] - float(ci.low)
+    else:
+        res = stats.ttest_ind(a, b, equal_var=False)
+        ci = res.confidence_interval(0.95)
+        low, high = float(ci.low), float(ci.high)
+    p = float(res.pvalue)
+    enough = (len(a) == 1 or len(a) >= HELPED_SEEDS) and len(b) >= HELPED_SEEDS
+    out.update(low=low, high=high, p=p)
+    if enough and p < HELPED_P and diff >= HELPED_POINTS:
+        out["verdict"] = "helped"
+    elif enough and p < HELPED_P and diff <= -HELPED_POINTS:
+        out["verdict"] = "hurt"
+    elif -HELPED_POINTS < low and high < HELPED_POINTS:
+        out["verdict"] = "no effect"
+    return out
+
+
+def holm(pvalues: list) -> list:
+    """Holm's step-down adjustment of a family of p-values (None stays None), in the given order."""
+    order = sorted((p, i) for i, p in enumerate(pvalues) if p is not None)
+    m, out, running = len(order), list(pvalues), 0.0
+    for rank, (p, i) in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out
 
 
 def summary(values: list) -> dict:
@@ -57,35 +107,50 @@ def _group(runs: list, metric: str, split: str = "test") -> dict:
     return out
 
 
+def _floor(results: dict, part: str, task: str, size) -> Optional[dict]:
+    return next((f for f in results.get("floor", []) if f["part"] == part and f["task"] == task
+                 and f.get("size") == size), None)
+
+
 def analyse(results: dict) -> dict:
     """The statistics of the report (a dict, stored in results.json)."""
     s = results["meta"]["settings"]
     base = s["baseline"]
-    sb = [dict(r, key=(r["task"], r["row"], r["init"])) for r in results["finetune"] if r["part"] == "superbizarre"]
+    sb = [dict(r, key=(r["task"], r["row"], r["init"], r.get("size"))) for r in results["finetune"]
+          if r["part"] == "superbizarre"]
     groups = _group(sb, "accuracy")
     table = []
-    for (task, row, init), g in groups.items():
-        entry = {"task": task, "row": row, "init": init, **summary(g["kept"]), "collapsed": g["collapsed"],
-                 "seeds_run": len(g["all"]), "all": g["all"],
-                 "majority": 100 * next(r["majority"] for r in sb if r["key"] == (task, row, init)),
-                 "tokens_per_example": next(r["tokens_per_example"] for r in sb if r["key"] == (task, row, init))}
-        b = groups.get((task, base, "pretrained"))
+    for (task, row, init, size), g in groups.items():
+        first = next(r for r in sb if r["key"] == (task, row, init, size))
+        floor = _floor(results, "superbizarre", task, size)
+        entry = {"task": task, "row": row, "init": init, "size": size, **summary(g["kept"]),
+                 "all_runs": summary(g["all"]), "collapsed": g["collapsed"], "seeds_run": len(g["all"]),
+                 "all": g["all"], "majority": 100 * first["majority"], "epochs": first.get("epochs"),
+                 "tokens_per_example": first["tokens_per_example"],
+                 "floor": 100 * floor["test"]["accuracy"] if floor else None}
+        entry["below_floor"] = bool(entry["floor"] is not None and entry["all_runs"]["mean"] is not None
+                                    and entry["all_runs"]["mean"] < entry["floor"])
+        b = groups.get((task, base, "pretrained", size))
         if init == "pretrained" and row != base and b:
-            entry["vs_baseline_p"] = welch(g["kept"], b["kept"])
-            entry["vs_baseline_diff"] = (entry["mean"] - summary(b["kept"])["mean"]) if g["kept"] and b["kept"] \
-                else None
-        c = groups.get((task, row, "random"))
+            entry["vs_baseline_p"] = welch(g["all"], b["all"])
+            entry["vs_baseline_diff"] = (entry["all_runs"]["mean"] - summary(b["all"])["mean"]) \
+                if g["all"] and b["all"] else None
+        c = groups.get((task, row, "random", size))
         if init == "pretrained" and c:
-            cm = summary(c["kept"])["mean"]
-            entry["vs_control_diff"] = entry["mean"] - cm if g["kept"] and c["kept"] else None
-            entry["vs_control_p"] = welch(g["kept"], c["kept"])
-            entry["pretraining_helped"] = bool(entry["vs_control_diff"] is not None
-                                               and entry["vs_control_diff"] >= HELPED_POINTS
-                                               and entry["vs_control_p"] is not None
-                                               and entry["vs_control_p"] < HELPED_P
-                                               and len(g["kept"]) >= HELPED_SEEDS
-                                               and len(c["kept"]) >= HELPED_SEEDS)
+            entry["vs_control"] = compare(g["all"], c["all"])
+            entry["control_all"] = summary(c["all"])
+            entry["control_kept"] = summary(c["kept"])
+            entry["control_collapsed"] = c["collapsed"]
         table.append(entry)
+    probe = []
+    for rec in results.get("probe", []):
+        for size in rec["sizes"]:
+            pre = 100 * rec["pretrained"][str(size)]["test"]["accuracy"]
+            rand = [100 * v[str(size)]["test"]["accuracy"] for v in rec["random"].values()]
+            floor = _floor(results, "superbizarre", rec["task"], size)
+            probe.append({"task": rec["task"], "row": rec["row"], "size": size, "pretrained": pre,
+                          "random": summary(rand), "floor": 100 * floor["test"]["accuracy"] if floor else None,
+                          **compare([pre], rand)})
     fl = [dict(r, key=(r["task"], r["encoding"], r["lr"])) for r in results["finetune"] if r["part"] == "flota"]
     flota = []
     clean, noisy = _group(fl, "macro_f1", "test"), _group(fl, "macro_f1", "test_noisy")
@@ -93,22 +158,31 @@ def analyse(results: dict) -> dict:
         task, enc, lr = key
         first = next(r for r in fl if r["key"] == key)
         n = noisy.get(key, {"kept": [], "all": []})
-        std_clean = clean.get((task, "standard", lr), {"kept": []})["kept"]
-        std_noisy = noisy.get((task, "standard", lr), {"kept": []})["kept"]
-        dev = [100 * r["dev"]["macro_f1"] for r in fl if r["key"] == key and "dev" in r and not r.get("collapsed")]
+        std_clean = clean.get((task, "standard", lr), {"all": []})["all"]
+        std_noisy = noisy.get((task, "standard", lr), {"all": []})["all"]
+        dev = [100 * r["dev"]["macro_f1"] for r in fl if r["key"] == key and "dev" in r]
         flota.append({"task": task, "encoding": enc, "mode": first.get("mode"), "k": first.get("k"), "lr": lr,
-                      "clean": summary(g["kept"]), "noisy": summary(n["kept"]), "collapsed": g["collapsed"],
-                      "clean_runs": len(g["all"]),
+                      "clean": summary(g["all"]), "noisy": summary(n["all"]), "collapsed": g["collapsed"],
+                      "clean_kept": summary(g["kept"]), "clean_runs": len(g["all"]),
                       "dev": summary(dev), "tokens_per_example": first.get("tokens_per_example"),
-                      "clean_p": None if enc == "standard" else welch(g["kept"], std_clean),
-                      "noisy_p": None if enc == "standard" else welch(n["kept"], std_noisy)})
+                      "clean_diff": summary(g["all"])["mean"] - summary(std_clean)["mean"]
+                      if g["all"] and std_clean else None,
+                      "noisy_diff": summary(n["all"])["mean"] - summary(std_noisy)["mean"]
+                      if n["all"] and std_noisy else None,
+                      "clean_p": None if enc == "standard" else welch(g["all"], std_clean),
+                      "noisy_p": None if enc == "standard" else welch(n["all"], std_noisy)})
+    # one family: every test of the table (clean and noisy, every segmentation against the standard one)
+    adjusted = holm([e["clean_p"] for e in flota] + [e["noisy_p"] for e in flota])
+    for i, e in enumerate(flota):
+        e["clean_p_holm"], e["noisy_p_holm"] = adjusted[i], adjusted[len(flota) + i]
     best_k = {}
     for e in flota:   # the paper's protocol: k (and lr) tuned on dev, per mode
         if e["mode"] and e["dev"]["mean"] is not None:
             cur = best_k.get((e["task"], e["mode"]))
             if cur is None or e["dev"]["mean"] > cur["dev"]["mean"]:
                 best_k[(e["task"], e["mode"])] = e
-    return {"superbizarre": table, "flota": flota,
+    return {"superbizarre": table, "probe": probe, "flota": flota,
+            "flota_tests": sum(p is not None for p in adjusted),
             "flota_dev_selected": [{"task": t, "mode": m, "k": e["k"], "lr": e["lr"]} for (t, m), e in best_k.items()]}
 
 
@@ -134,52 +208,137 @@ def _mark(diff, p) -> str:
     return f" {UP}" if diff > 0 else f" {DOWN}"
 
 
+def _ci(c: dict) -> str:
+    """``+2.1 [0.8, 3.4]``: a difference and its 95% interval."""
+    if c.get("diff") is None:
+        return "-"
+    if c.get("low") is None:
+        return f"{c['diff']:+.1f}"
+    return f"{c['diff']:+.1f} [{c['low']:+.1f}, {c['high']:+.1f}]"
+
+
+def _size(n) -> str:
+    return "all" if not n else f"{n:,}"
+
+
 def pretraining_table(results: dict) -> list:
     head = ["row", "updates", "sequences", "tokens", "epochs", "tokens/word", "valid loss/token (bits)",
-            "valid loss/word (bits)", "valid loss/char (bits)", "CPU-less wall (min)"]
+            "valid loss/word (bits)", "valid loss/char (bits)", "wall (min)"]
     rows = [head]
     for r in results["pretraining"]:
         rows.append([r["label"], f"{r['updates']:,}", f"{r['sequences']:,}", f"{r['tokens']:,}", _f(r["epochs"], 2),
                      _f(r["tokens_per_word"], 2), _f(r["valid_loss_per_token"], 3), _f(r["valid_loss_per_word"], 2),
                      _f(r["valid_loss_per_char"], 3), _f(r["seconds"] / 60, 1)])
-    rows[0][-1] = "wall (min)"
     return rows
+
+
+def pppl_table(results: dict) -> list:
+    """Pseudo-perplexity per word of each pretrained row on held-out text, clean and with inflection noise."""
+    head = ["row", "held-out words", "tokens/word", "pseudo-perplexity/word clean", "bits/word clean",
+            "pseudo-perplexity/word inflection noise", "bits/word inflection noise", "noise cost (bits/word)"]
+    out = [head]
+    for r in results["pretraining"]:
+        c, n = r.get("pppl_clean"), r.get("pppl_noisy")
+        if not c:
+            continue
+        out.append([r["label"], f"{c['words']:,}", _f(c["tokens_per_word"], 2), _f(c["pppl_per_word"], 1),
+                    _f(c["bits_per_word"], 2), _f(n["pppl_per_word"], 1) if n else "-",
+                    _f(n["bits_per_word"], 2) if n else "-",
+                    f"{n['bits_per_word'] - c['bits_per_word']:+.2f}" if n else "-"])
+    return out if len(out) > 1 else []
 
 
 def _labels(results: dict) -> dict:
     return {r["row"]: r["label"] for r in results["pretraining"]}
 
 
-def superbizarre_table(results: dict, task: str) -> list:
-    labels = _labels(results)
-    head = ["row", "init", "test accuracy (mean ± sd)", "seeds kept / run", "collapsed", "vs Unigram (diff, p)",
-            "vs random init (diff, p)", "pretraining helped", "tokens per word", "per seed"]
+def _entries(results: dict, task: str, **match) -> list:
+    return [e for e in results["analysis"]["superbizarre"] if e["task"] == task
+            and all(e.get(k) == v for k, v in match.items())]
+
+
+def learning_curve_table(results: dict, task: str, row: str) -> list:
+    """The baseline row pretrained against random init at every labelled size, beside the floor."""
+    head = ["labelled words", "epochs", "floor (char n-gram NB)", "pretrained: all runs", "kept", "collapsed",
+            "random init: all runs", "kept", "collapsed", "difference [95% CI]", "p", "verdict"]
     out = [head]
-    for e in results["analysis"]["superbizarre"]:
-        if e["task"] != task:
+    for e in sorted(_entries(results, task, row=row, init="pretrained"), key=lambda e: e["size"] or 10 ** 12):
+        if "vs_control" not in e:
             continue
-        vb = "" if "vs_baseline_p" not in e else \
+        c = e["vs_control"]
+        out.append([_size(e["size"]), str(e.get("epochs") or "-"), _f(e["floor"]),
+                    _ms(e["all_runs"]) + (" (below the floor)" if e["below_floor"] else ""), _ms(e),
+                    f"{e['collapsed']} / {e['seeds_run']}", _ms(e["control_all"]), _ms(e["control_kept"]),
+                    f"{e['control_collapsed']} / {e['control_all']['n']}", _ci(c), _p(c["p"]), c["verdict"]])
+    return out if len(out) > 1 else []
+
+
+def rows_table(results: dict, task: str) -> list:
+    """Every pretrained row at the largest labelled size, against the baseline row and the floor."""
+    labels = _labels(results)
+    sizes = {e["size"] for e in _entries(results, task) if e["row"] != results["meta"]["settings"]["baseline"]}
+    size = next(iter(sizes)) if sizes else max((e["size"] for e in _entries(results, task)),
+                                              key=lambda n: n or 10 ** 12, default=None)
+    head = ["row", "labelled words", "test accuracy: all runs", "kept runs", "collapsed", "floor (char n-gram NB)",
+            "vs Unigram (diff, p)", "tokens per word", "per seed"]
+    out = [head]
+    for e in _entries(results, task, init="pretrained", size=size):
+        vb = "" if "vs_baseline_p" not in e or e["below_floor"] else \
             f"{_f(e['vs_baseline_diff'], 1)}{_mark(e['vs_baseline_diff'], e['vs_baseline_p'])} (p {_p(e['vs_baseline_p'])})"
-        vc = "" if "vs_control_p" not in e else \
-            f"{_f(e['vs_control_diff'], 1)}{_mark(e['vs_control_diff'], e['vs_control_p'])} (p {_p(e['vs_control_p'])})"
-        helped = "" if "pretraining_helped" not in e else ("yes" if e["pretraining_helped"] else "no")
-        out.append([labels.get(e["row"], e["row"]), e["init"], _ms(e), f"{e['n']} / {e['seeds_run']}",
-                    str(e["collapsed"]), vb, vc, helped, _f(e["tokens_per_example"], 2),
-                    " ".join(f"{v:.1f}" for v in e["all"])])
+        out.append([labels.get(e["row"], e["row"]) + (" (under-trained: below the floor)" if e["below_floor"] else ""),
+                    _size(size), _ms(e["all_runs"]), _ms(e), f"{e['collapsed']} / {e['seeds_run']}", _f(e["floor"]),
+                    vb, _f(e["tokens_per_example"], 2), " ".join(f"{v:.1f}" for v in e["all"])])
     return out
+
+
+def probe_table(results: dict, task: str) -> list:
+    labels = _labels(results)
+    head = ["row", "labelled words", "floor (char n-gram NB)", "pretrained encoder", "random encoders (mean ± sd)",
+            "difference [95% CI]", "p", "verdict"]
+    out = [head]
+    for e in results["analysis"].get("probe", []):
+        if e["task"] == task:
+            out.append([labels.get(e["row"], e["row"]), _size(e["size"]), _f(e["floor"]), _f(e["pretrained"]),
+                        _ms(e["random"]), _ci(e), _p(e["p"]), e["verdict"]])
+    return out if len(out) > 1 else []
 
 
 def flota_table(results: dict) -> list:
-    head = ["data", "segmentation", "k", "lr", "dev F1", "test F1 clean", "p vs standard", "test F1 noisy",
-            "p vs standard", "collapsed", "tokens per example"]
+    head = ["data", "segmentation", "k", "lr", "dev F1", "test F1 clean", "diff", "p", "p (Holm)", "test F1 noisy",
+            "diff", "p", "p (Holm)", "collapsed", "tokens per example"]
     out = [head]
     for e in results["analysis"]["flota"]:
         name = "standard" if e["mode"] is None else e["mode"].upper()
+        m = bool(e["mode"])
         out.append([e["task"], name, "-" if e["k"] is None else str(e["k"]), f"{e['lr']:g}", _ms(e["dev"]),
-                    _ms(e["clean"]), _p(e["clean_p"]) if e["mode"] else "", _ms(e["noisy"]),
-                    _p(e["noisy_p"]) if e["mode"] else "", f"{e['collapsed']} / {e['clean_runs']}",
-                    _f(e["tokens_per_example"], 1)])
+                    _ms(e["clean"]), _f(e["clean_diff"]) if m else "", _p(e["clean_p"]) if m else "",
+                    _p(e["clean_p_holm"]) if m else "", _ms(e["noisy"]), _f(e["noisy_diff"]) if m else "",
+                    _p(e["noisy_p"]) if m else "", _p(e["noisy_p_holm"]) if m else "",
+                    f"{e['collapsed']} / {e['clean_runs']}", _f(e["tokens_per_example"], 1)])
+    for f in results.get("floor", []):
+        if f["part"] == "flota":
+            out.append([f["task"], "floor (char n-gram NB)", "-", "-", _f(100 * f["dev"]["macro_f1"]),
+                        _f(100 * f["test"]["macro_f1"]), "", "", "",
+                        _f(100 * f["test_noisy"]["macro_f1"]) if "test_noisy" in f else "-", "", "", "", "", ""])
     return out
+
+
+def _verdict_line(what: str, size, c: dict, floor=None, below=False) -> str:
+    where = f" at {_size(size)} labelled words"
+    core = f"{_ci(c)} points, p {_p(c['p'])}"
+    if c["verdict"] == "helped":
+        text = f"{what}{where}: pretraining **helped** ({core})"
+    elif c["verdict"] == "hurt":
+        text = f"{what}{where}: pretraining **hurt** ({core})"
+    elif c["verdict"] == "no effect":
+        text = (f"{what}{where}: **no effect** of pretraining (the 95% interval of the difference, {core}, lies "
+                f"inside ±{HELPED_POINTS:g} point)")
+    else:
+        text = (f"{what}{where}: **undetermined** ({core}): neither >= {HELPED_POINTS:g} point with p < {HELPED_P} "
+                f"over >= {HELPED_SEEDS} runs, nor an interval inside ±{HELPED_POINTS:g}")
+    if below:
+        text += f"; the pretrained model is below the non-neural floor ({floor:.1f}) there: under-trained"
+    return text + "."
 
 
 def conclusions(results: dict) -> list:
@@ -187,34 +346,36 @@ def conclusions(results: dict) -> list:
     a, s = results["analysis"], results["meta"]["settings"]
     labels = _labels(results)
     out = []
+    for e in sorted(a["superbizarre"], key=lambda e: (e["task"], e["row"], e["size"] or 10 ** 12)):
+        if e["init"] == "pretrained" and "vs_control" in e:
+            out.append(_verdict_line(f"{labels.get(e['row'], e['row'])} ({e['task']}, fine-tuned)", e["size"],
+                                     e["vs_control"], e["floor"], e["below_floor"]))
+    for e in a.get("probe", []):
+        out.append(_verdict_line(f"{labels.get(e['row'], e['row'])} ({e['task']}, frozen-encoder probe)", e["size"],
+                                 e, e["floor"], e["floor"] is not None and e["pretrained"] < e["floor"]))
+    below = [e for e in a["superbizarre"] if e["init"] == "pretrained" and e["below_floor"]]
+    if below:
+        out.append("Below the non-neural floor (under-trained; no conclusion about tokenisers is drawn from them): "
+                   + ", ".join(f"{labels.get(e['row'], e['row'])} at {_size(e['size'])} words "
+                               f"({e['all_runs']['mean']:.1f} against {e['floor']:.1f})" for e in below) + ".")
     for e in a["superbizarre"]:
-        if e["init"] != "pretrained" or "pretraining_helped" not in e:
-            continue
-        if e["pretraining_helped"]:
-            out.append(f"{labels[e['row']]} ({e['task']}): pretraining helped: {e['vs_control_diff']:+.1f} points "
-                       f"over the same model fine-tuned from random weights (Welch p {_p(e['vs_control_p'])}).")
-        else:
-            out.append(f"{labels[e['row']]} ({e['task']}): pretraining did NOT measurably help at this budget "
-                       f"({_f(e['vs_control_diff'], 1)} points over random init, p {_p(e['vs_control_p'])}; the "
-                       f"definition is >= {HELPED_POINTS:g} point with p < {HELPED_P} over >= {HELPED_SEEDS} seeds). "
-                       "Differences between rows then measure the tokenisers at fine-tuning time, not what "
-                       "pretraining with them gives.")
-    for e in a["superbizarre"]:
-        if e.get("vs_baseline_p") is not None and e["vs_baseline_p"] < HELPED_P:
+        if e.get("vs_baseline_p") is not None and e["vs_baseline_p"] < HELPED_P and not e["below_floor"]:
             base = next((b for b in a["superbizarre"] if b["task"] == e["task"] and b["row"] == s["baseline"]
-                         and b["init"] == "pretrained"), None)
+                         and b["init"] == "pretrained" and b["size"] == e["size"]), None)
+            if base is None or base["below_floor"]:
+                continue
             lengths = ""
-            if base and base.get("tokens_per_example") and e.get("tokens_per_example"):
+            if base.get("tokens_per_example") and e.get("tokens_per_example"):
                 lengths = (f"; its inputs are {e['tokens_per_example']:.2f} tokens per word against "
                            f"{base['tokens_per_example']:.2f}: part of the difference can be a sequence-length "
                            "effect")
             out.append(f"{labels[e['row']]} differs from Unigram on {e['task']} by {e['vs_baseline_diff']:+.1f} "
-                       f"points (Welch p {_p(e['vs_baseline_p'])}){lengths}.")
+                       f"points (Welch p {_p(e['vs_baseline_p'])}, both above the floor){lengths}.")
     collapsed = sum(e["collapsed"] for e in a["superbizarre"]) + sum(e["collapsed"] for e in a["flota"])
-    out.append(f"{collapsed} fine-tuning run(s) collapsed to one class (shown, not averaged)." if collapsed else
-               "No fine-tuning run collapsed to one class.")
+    out.append(f"{collapsed} fine-tuning run(s) collapsed to one class: they count in the means over all runs and "
+               "are left out of the 'kept' means." if collapsed else "No fine-tuning run collapsed to one class.")
     out.append("Each row was pretrained once: the variance of pretraining itself (its seed, its data order) is not "
-               "covered; the seeds vary fine-tuning only.")
+               "covered; the seeds vary fine-tuning (and, for a random-init control, the random weights) only.")
     for sel in a.get("flota_dev_selected", []):   # the paper's protocol: k tuned on dev, then test (Tables 2 and 4)
         pick = next(e for e in a["flota"] if e["task"] == sel["task"] and e["mode"] == sel["mode"]
                     and e["k"] == sel["k"] and e["lr"] == sel["lr"])
@@ -222,15 +383,28 @@ def conclusions(results: dict) -> list:
                     and e["lr"] == sel["lr"]), None)
         if std is None:
             continue
-        out.append(f"{sel['mode'].upper()} with k = {sel['k']} (selected on dev) on {sel['task']}: macro F1 "
+        holds = [cond for cond in ("clean", "noisy") if pick[f"{cond}_p_holm"] is not None
+                 and pick[f"{cond}_p_holm"] < HELPED_P]
+        verdict = ("significant after Holm's correction: " + " and ".join(holds)) if holds else \
+            "not significant after Holm's correction, clean or noisy"
+        out.append(f"{sel['mode'].upper()} with k = {sel['k']} (selected on dev macro F1) on {sel['task']}: macro F1 "
                    f"{_ms(pick['clean'])} clean against {_ms(std['clean'])} for the standard segmentation (p "
-                   f"{_p(pick['clean_p'])}), {_ms(pick['noisy'])} against {_ms(std['noisy'])} with whitespace noise "
-                   f"(p {_p(pick['noisy_p'])}); {_f(pick['tokens_per_example'], 1)} tokens per title against "
-                   f"{_f(std['tokens_per_example'], 1)}.")
+                   f"{_p(pick['clean_p'])}, Holm {_p(pick['clean_p_holm'])}), {_ms(pick['noisy'])} against "
+                   f"{_ms(std['noisy'])} with whitespace noise (p {_p(pick['noisy_p'])}, Holm "
+                   f"{_p(pick['noisy_p_holm'])}): {verdict}; {_f(pick['tokens_per_example'], 1)} tokens per title "
+                   f"against {_f(std['tokens_per_example'], 1)}.")
     if a["flota"]:
+        out.append(f"The FLOTA table makes {a['flota_tests']} tests (every segmentation against the standard one, "
+                   f"clean and noisy): about {a['flota_tests'] * HELPED_P:.1f} would fall under p < {HELPED_P} by "
+                   "chance alone, hence Holm's correction beside the raw p.")
+        corpus = ", ".join(s["corpus"]) if isinstance(s["corpus"], list) else s["corpus"]
+        mech = (" The model was pretrained on in-domain text (the ArXiv titles), so the long pieces FLOTA keeps "
+                "have embeddings learned in the domain: the table tests the paper's mechanism (a few long, "
+                "informative pieces per word) rather than the transfer of a general-domain model."
+                if "arxiv" in corpus else "")
         out.append("FLOTA works over the row's own vocabulary (the baseline row's Unigram model, "
                    f"{s['vocab_size']:,} pieces), not BERT's, GPT-2's or XLNet's as in the paper; the FLOTA table "
-                   "is the paper's question asked of this model.")
+                   "is the paper's question asked of this model." + mech)
     return out
 
 
@@ -279,13 +453,43 @@ def _plot_seeds(results: dict, path: str) -> Optional[str]:
     fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(entries)), 4))
     for i, e in enumerate(entries):
         ax.scatter([i] * len(e["all"]), e["all"], color="tab:red" if e["collapsed"] else "tab:blue", s=14)
-        if e["mean"] is not None:
-            ax.hlines(e["mean"], i - 0.3, i + 0.3, color="black")
+        if e["all_runs"]["mean"] is not None:
+            ax.hlines(e["all_runs"]["mean"], i - 0.3, i + 0.3, color="black")
+        if e["floor"] is not None:
+            ax.hlines(e["floor"], i - 0.4, i + 0.4, color="tab:green", ls=":",
+                      label="floor (char n-gram NB)" if i == 0 else None)
     ax.axhline(entries[0]["majority"], color="grey", ls="--", lw=1, label="majority class")
     ax.set_xticks(range(len(entries)))
-    ax.set_xticklabels([f"{labels.get(e['row'], e['row'])}\n{e['init']}\n{e['task']}" for e in entries], fontsize=7)
-    ax.set(ylabel="test accuracy (%)", title="Superbizarre, every seed\n(red: collapsed; bar: mean of the others)")
+    ax.set_xticklabels([f"{labels.get(e['row'], e['row'])}\n{e['init']}\n{_size(e['size'])}" for e in entries],
+                       fontsize=7)
+    ax.set(ylabel="test accuracy (%)", title="Superbizarre, every seed\n(red: collapsed; bar: mean of all runs)")
     ax.legend(fontsize=8)
+    return _save(plt, fig, path)
+
+
+def _plot_learning_curve(results: dict, path: str) -> Optional[str]:
+    """Test accuracy against labelled words: fine-tuned and probed, pretrained and random init, and the floor."""
+    plt = _pyplot()
+    a, base = results["analysis"], results["meta"]["settings"]["baseline"]
+    curve = sorted((e for e in a["superbizarre"] if e["row"] == base and e["init"] == "pretrained"
+                    and "vs_control" in e), key=lambda e: e["size"] or 10 ** 12)
+    if len(curve) < 2:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    xs = [e["size"] or e.get("train_rows") or 0 for e in curve]
+    ax.plot(xs, [e["all_runs"]["mean"] for e in curve], marker="o", label="fine-tuned, pretrained")
+    ax.plot(xs, [e["control_all"]["mean"] for e in curve], marker="o", label="fine-tuned, random init")
+    probe = sorted((e for e in a.get("probe", []) if e["row"] == base), key=lambda e: e["size"] or 10 ** 12)
+    if probe:
+        px = [e["size"] for e in probe]
+        ax.plot(px, [e["pretrained"] for e in probe], marker="s", ls="--", label="probe, pretrained encoder")
+        ax.plot(px, [e["random"]["mean"] for e in probe], marker="s", ls="--", label="probe, random encoders")
+    ax.plot(xs, [e["floor"] for e in curve], color="tab:green", ls=":", marker="^", label="floor (char n-gram NB)")
+    ax.axhline(curve[0]["majority"], color="grey", ls="--", lw=1, label="majority class")
+    ax.set_xscale("log")
+    ax.set(xlabel="labelled training words", ylabel="test accuracy (%)",
+           title="Superbizarre: what pretraining adds, by labelled size")
+    ax.legend(fontsize=7)
     return _save(plt, fig, path)
 
 
@@ -317,15 +521,32 @@ NOTES = {
               "and epochs are what each row saw, read from fairseq's log. Loss per token is not comparable across "
               "rows that segment differently; per word and per character are (per-token loss x tokens per word "
               "or per character of the validation text; the no-spaces rows count no space tokens).",
-    "superbizarre": "Test accuracy of the best dev epoch, in points; mean ± sample sd of the seeds that did not "
-                    "collapse (a run whose best checkpoint predicts one class for every dev example is counted "
-                    "under 'collapsed' and left out). ▲/▼: Welch's t-test p < 0.05. 'random init': the same "
-                    "architecture and dictionary fine-tuned from random weights with the same seeds.",
-    "flota": "Macro F1 (points) of the best dev epoch on the clean test set and on a copy with unseen whitespace "
-             "noise (each space dropped with the stated probability; the same noisy text for every segmentation); "
-             "FLOTA, FIRST and LONGEST at k pieces per word over the same vocabulary as 'standard'; p: Welch's "
-             "t-test against the standard segmentation. The paper tunes k on dev: the row with the best dev F1 "
-             "per mode is its protocol's pick.",
+    "pppl": "Pseudo-perplexity per word (BITE paper, section 4.3; Salazar et al. 2020): every position of a sentence "
+            "masked in turn, the log-probabilities of the true pieces summed, exp(-total / words of the raw text), "
+            "so rows that segment differently are comparable. Held-out text: the first lines of the validation "
+            "split, clean and with the demo's inflection noise (the same seeded re-inflection for every row).",
+    "curve": "Test accuracy (points) of the best dev epoch on the same test words at every size; the same number "
+             "of updates at every labelled size (epochs = updates / updates per epoch). 'All runs': mean ± sd of "
+             "every seed; 'kept': without the runs that collapsed to one class on dev. Difference: pretrained minus "
+             "random init (all runs), its 95% interval and Welch's p. Verdict: helped (>= 1 point, p < 0.05, >= 5 "
+             "seeds each), hurt (the mirror), no effect (the interval inside ±1 point), else undetermined. Floor: "
+             "a character 3-6-gram Naive Bayes on the same training, dev and test rows (train_scripts/ngram_floor.py); "
+             "a model below it is under-trained.",
+    "rows": "Test accuracy of the best dev epoch (points; all runs and kept runs as above). ▲/▼: Welch's t-test "
+            "p < 0.05 against the Unigram row; no comparison is drawn for a row below the floor.",
+    "probe": "A linear probe on the frozen encoder (train_scripts/probe.py): the mean of the last layer's states "
+             "and the <s> state of every word, a logistic regression (C chosen on dev) on the first N training "
+             "words, scored on the test words. The pretrained encoder gives one deterministic score; the random "
+             "encoders (the same architecture and dictionary, one per seed) a mean ± sd; p: the one-sample t-test "
+             "of the random encoders' scores against the pretrained one, the interval likewise.",
+    "flota": "Macro F1 (points) of the best dev epoch, selected by dev macro F1 (the paper's A.2; "
+             "--lm-flota-select noisy-dev selects on a noisy copy of dev, as the authors' noise runs did), on the "
+             "clean test set and on a copy with unseen whitespace noise (each space dropped with the stated "
+             "probability; the same noisy text for every segmentation); mean ± sd over all seeds. FLOTA, FIRST "
+             "and LONGEST at k pieces per word over the same vocabulary as 'standard'; diff and p: against the "
+             "standard segmentation (Welch's t-test); p (Holm): Holm's correction over every test of the table. The "
+             "paper tunes k on dev: the row with the best dev F1 per mode is its protocol's pick. The floor row: "
+             "the character n-gram Naive Bayes on the same rows.",
 }
 
 
@@ -343,18 +564,41 @@ def sections(results: dict) -> list:
     """``[(heading, table or None, text)]`` of this part, shared by the markdown and the html."""
     s, meta = results["meta"]["settings"], results["meta"]
     data = results["data"]
-    intro = (f"Preset {s['preset']} ({s['note']}). Corpus: {s['corpus']} ({data['train']['words']:,} training "
-             f"words in {data['train']['documents']:,} documents, {data['valid']['words']:,} validation words). "
-             f"Fine-tuning: {s['ft_epochs']} epochs, batch {s['ft_batch']}, lr {s['ft_lr']:g}, "
-             f"{s['ft_rows'] or 'all'} rows per split, {s['seeds']} seeds; the recipe's own defaults are the "
-             "paper's (Table 10: lr 2e-3, batch 32, 20 epochs). "
+    leak = data.get("leakage")
+    leakage = "" if not leak else (
+        f" Leakage rules of the ArXiv corpus (train_scripts/lm_corpus.py): of {leak['titles']:,} ArXiv-L training "
+        f"titles, {leak['removed_heldout_title']:,} equal to an ArXiv-S/L dev or test title and "
+        f"{leak['removed_superbizarre_word']:,} containing a Superbizarre dev or test derivative as a word were "
+        f"removed; {leak['kept']:,} kept.")
+    corpus = ", ".join(s["corpus"]) if isinstance(s["corpus"], list) else s["corpus"]
+    sizes = ", ".join(_size(n) for n in s.get("ft_sizes", []))
+    budget = (f"{s['ft_updates']:,} updates at every labelled size" if s.get("ft_updates")
+              else f"{s['ft_epochs']} epochs")
+    intro = (f"Preset {s['preset']} ({s['note']}). Corpus: {corpus} ({data['train']['words']:,} training "
+             f"words in {data['train']['documents']:,} documents, {data['valid']['words']:,} validation words; "
+             f"each row's tokeniser learned on it).{leakage} "
+             f"Superbizarre fine-tuning: {sizes} labelled words, {budget}, batch {s['ft_batch']}, lr "
+             f"{s['ft_lr']:g}, weight decay {s.get('ft_wd', 0.1):g}, dev and test the first {s['ft_rows'] or 'all'} "
+             f"rows, {s['seeds']} seeds; the recipe's own defaults are the authors' released scripts' (lr 2e-5, "
+             "weight decay 0.1, 20 epochs; the paper's Table 10 values with --paper-table10: "
+             "docs/paper-scale-roberta.md). "
              f"Run {meta['date']}, {meta['seconds'] / 60:.0f} min, {s['jobs']} runs at a time with {s['threads']} "
              f"thread(s) each; load average at the end {', '.join(f'{x:.2f}' for x in meta['load'] or [])}."
              + _stage_time(meta))
     out = [("Pretraining -> fine-tuning (RoBERTa)", None, intro),
            ("Pretraining budget and loss", pretraining_table(results), NOTES["budget"])]
+    pppl = pppl_table(results)
+    if pppl:
+        out.append(("Pseudo-perplexity per word on held-out text (BITE's question, section 4.3)", pppl, NOTES["pppl"]))
     for task in s["tasks"]:
-        out.append((f"Superbizarre {task}", superbizarre_table(results, task), NOTES["superbizarre"]))
+        curve = learning_curve_table(results, task, s["baseline"])
+        if curve:
+            out.append((f"Superbizarre {task}: pretrained against random init, by labelled size", curve,
+                        NOTES["curve"]))
+        probe = probe_table(results, task)
+        if probe:
+            out.append((f"Superbizarre {task}: frozen-encoder probe", probe, NOTES["probe"]))
+        out.append((f"Superbizarre {task}: rows", rows_table(results, task), NOTES["rows"]))
     if results["analysis"]["flota"]:
         out.append((f"FLOTA on the pretrained {s['baseline']} model (ArXiv-{s['flota_set']}, "
                     f"{', '.join(s['flota_areas'])}; noise p {s['noise_p']})", flota_table(results), NOTES["flota"]))
@@ -364,6 +608,7 @@ def sections(results: dict) -> list:
 
 def write_report(results: dict, outdir: str) -> dict:
     plots = [p for p in (_plot_curves(results, os.path.join(outdir, "pretraining_curves.png")),
+                         _plot_learning_curve(results, os.path.join(outdir, "learning_curve.png")),
                          _plot_seeds(results, os.path.join(outdir, "superbizarre_seeds.png")),
                          _plot_flota(results, os.path.join(outdir, "flota_k.png"))) if p]
     md = []
@@ -422,7 +667,8 @@ def attach_to_demo_report(outdir: str) -> bool:
         return False
     with open(results_path, encoding="utf-8") as fh:
         results = json.load(fh)
-    plots = [os.path.join(part, p) for p in ("pretraining_curves.png", "superbizarre_seeds.png", "flota_k.png")
+    plots = [os.path.join(part, p) for p in ("pretraining_curves.png", "learning_curve.png", "superbizarre_seeds.png",
+                                             "flota_k.png")
              if os.path.isfile(os.path.join(part, p))]
     with open(os.path.join(part, "REPORT.md"), encoding="utf-8") as fh:
         md = fh.read()

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from preprocess.spm import SPACE_SYMBOL
 from train_scripts.binarize import read_record
-from train_scripts.lm_plan import Plan, lm_rows, majority_rate, prepare_corpus
+from train_scripts.lm_corpus import prepare_corpus
+from train_scripts.lm_plan import Plan, lm_rows, majority_rate
 from train_scripts.stages import say
 
 # --- running ----------------------------------------------------------------------------------------------------
@@ -145,8 +146,11 @@ class LmDemo:
     def data(self) -> dict:
         a = self.a
         return self.stages.run("lm/data", [self.plan.raw],
-                               lambda: prepare_corpus(a.corpus, self.plan.raw, a.lm_words),
-                               key={"corpus": str(a.corpus), "words": a.lm_words})
+                               lambda: prepare_corpus(a.corpus, self.plan.raw, a.lm_words,
+                                                      flota_data=a.flota_data, superbizarre=a.superbizarre,
+                                                      tasks=tuple(a.tasks)),
+                               key={"corpus": [str(c) for c in a.corpus], "words": a.lm_words,
+                                    "tasks": list(a.tasks)})
 
     def binarize_row(self, row: str) -> dict:
         p = self.plan
@@ -171,7 +175,7 @@ class LmDemo:
 
     def prepare(self, run: dict) -> dict:
         cmd = self.plan.prepare_command(run)
-        stage = f"prep/{run['task']}/{run['row']}/{run['encoding']}"
+        stage = run["prep"]
 
         def go():
             self.runner.run(stage, cmd, self.logs / (stage.replace("/", "_") + ".log"))
@@ -184,7 +188,7 @@ class LmDemo:
     def finetune(self, run: dict) -> dict:
         cmd = self.plan.finetune_command(run)
         stage = run["name"]
-        prep = f"prep/{run['task']}/{run['row']}/{run['encoding']}"
+        prep = run["prep"]
 
         def go():
             self.runner.run(stage, cmd, self.logs / (stage.replace("/", "_") + ".log"), merge_stderr=True)
@@ -195,6 +199,38 @@ class LmDemo:
         upstream = f"lm/{run['row']}/" + ("binarize" if run["init"] == "random" else "pretrain")
         key = [str(x) for x in cmd] + (["model:", *map(str, self.a.model)] if run["init"] == "random" else [])
         return self.stages.run(stage, [run["save"]], go, key=key, after=(prep, upstream), announce=False)
+
+    def probe(self, run: dict) -> dict:
+        """The frozen-encoder probe of ``run``'s row on its (the largest size's) data (``train_scripts/probe.py``)."""
+        cmd = self.plan.probe_command(run)
+        stage = f"probe/{run['task']}/{run['row']}"
+        out = self.plan.probe_path(run["task"], run["row"])
+
+        def go():
+            self.runner.run(stage, cmd, self.logs / (stage.replace("/", "_") + ".log"))
+            return {**json.loads(out.read_text()), "seconds": self.runner.seconds[stage]}
+
+        return self.stages.run(stage, [out], go, key=[str(x) for x in cmd],
+                               after=(run["prep"], f"lm/{run['row']}/pretrain"), announce=False)
+
+    def pseudo_perplexity(self, row: str, noisy: bool) -> dict:
+        """The row's pseudo-perplexity per word on the first ``pppl_lines`` validation lines, clean or with the
+        demo's inflection noise (``train_scripts/pseudo_perplexity.py``)."""
+        a, p = self.a, self.plan
+        kind = "noisy" if noisy else "clean"
+        stage = f"pppl/{row}/{kind}"
+        out = p.pppl_path(row).with_suffix(f".{kind}.json")
+        cmd = ["python", "-m", "train_scripts.pseudo_perplexity", "--lm-data", p.lm_dir(row), "--checkpoint",
+               p.pretrained(row), "--input", p.raw / "valid.en", "--max-lines", a.pppl_lines, "--output", out]
+        if noisy:
+            cmd += ["--infl-noise", a.noise_p, "--noise-seed", a.noise_seed]
+
+        def go():
+            self.runner.run(stage, cmd, self.logs / (stage.replace("/", "_") + ".log"))
+            return {**json.loads(out.read_text()), "seconds": self.runner.seconds[stage]}
+
+        return self.stages.run(stage, [out], go, key=[str(x) for x in cmd], after=(f"lm/{row}/pretrain",),
+                               announce=False)
 
     def run_all(self) -> dict:
         a, p = self.a, self.plan
@@ -212,13 +248,53 @@ class LmDemo:
         # fingerprint does not depend on it (see finetune)
         tuned = [sched.add(lambda r=run: self.finetune(r), [prepared[str(run["data"])], pretrained[run["row"]]])
                  for run in runs]
+        # the probe: every row with a random control, on its largest labelled size's data (one per task and row)
+        largest = max(a.ft_sizes, key=lambda n: n or float("inf"))
+        probe_runs = {(r["task"], r["row"]): r for r in runs if r["part"] == "superbizarre" and r["init"] == "random"
+                      and r["size"] == largest}
+        probed = {key: sched.add(lambda r=run: self.probe(r), [prepared[str(run["data"])], pretrained[run["row"]]])
+                  for key, run in probe_runs.items()}
+        pppl = {(row, noisy): sched.add(lambda r=row, n=noisy: self.pseudo_perplexity(r, n), [pretrained[row]])
+                for row in (a.rows if a.pppl_lines else []) for noisy in (False, True)}
         try:
             sched.wait()
         except BaseException:       # SIGINT/SIGTERM: no stage may be recorded from here on
             sched.stopping.set()
             raise
-        return collect_results(a, p, data, [pretrained[r].result() for r in a.rows], runs,
-                               [f.result() for f in tuned], {k: f.result() for k, f in prepared.items()})
+        results = collect_results(a, p, data, [pretrained[r].result() for r in a.rows], runs,
+                                  [f.result() for f in tuned], {k: f.result() for k, f in prepared.items()})
+        results["probe"] = [{"task": t, "row": r, **f.result()} for (t, r), f in probed.items()]
+        for rec in results["pretraining"]:
+            for noisy in (False, True):
+                if (rec["row"], noisy) in pppl:
+                    rec["pppl_noisy" if noisy else "pppl_clean"] = _pppl_summary(pppl[(rec["row"], noisy)].result())
+        results["floor"] = floors(a, runs, prepared)
+        return results
+
+
+def _pppl_summary(r: dict) -> dict:
+    keep = ("pppl_per_word", "bits_per_word", "pppl_per_token", "tokens_per_word", "words", "tokens", "lines",
+            "scored_lines", "truncated_lines", "unk_tokens", "seconds", "noise")
+    return {k: r[k] for k in keep if k in r}
+
+
+def floors(a, runs: list, prepared: dict) -> list:
+    """The character n-gram floor (``train_scripts/ngram_floor.py``) of every (task, labelled size) of the
+    Superbizarre runs and of every FLOTA task: the same training, dev and test rows as the runs (for FLOTA also
+    the noisy test copy), alpha chosen on dev by the runs' selection metric."""
+    from train_scripts.ngram_floor import floor_for_csv
+
+    out, seen = [], set()
+    for r in runs:
+        key = (r["part"], r["task"], r.get("size"))
+        if key in seen or r["encoding"] != "standard":
+            continue
+        seen.add(key)
+        noisy = r["data"] / "raw" / "test1.input0"
+        noisy_text = noisy.read_text(encoding="utf-8").splitlines() if noisy.is_file() else None
+        f = floor_for_csv(str(r["prefix"]), r.get("train_rows") or 0, r["rows"], r["metric"], noisy_text)
+        out.append({"part": r["part"], "task": r["task"], "size": r.get("size"), **f})
+    return out
 
 
 def finetune_result(save: Path, seconds: float) -> dict:
@@ -290,7 +366,7 @@ def collect_results(a, plan: Plan, data: dict, pre: list, runs: list, results: l
     for run, res in zip(runs, results):
         info = prepared[str(run["data"])]
         finetune.append({k: run.get(k) for k in ("part", "task", "row", "init", "seed", "encoding", "mode", "k",
-                                                 "lr")} | res
+                                                 "lr", "size", "epochs")} | res
                         | {"tokens_per_example": info.get("tokens_per_example", {}).get("test"),
                            "majority": majority_rate(run["data"] / "raw" / "test.label")})
     return {"data": data, "pretraining": rows, "finetune": finetune}
