@@ -97,6 +97,15 @@ def test_every_position_is_masked_alone(loaded, lm):
         ids = torch.tensor([d.bos(), *[d.index(p) for p in row.encode([line])[0]], d.eos()])
         assert got == pytest.approx(_slow_pll(hub.model, ids, hub.task.mask_idx), rel=1e-5)
     assert result["scored_lines"] == 2 and result["empty_lines"] == 1 and result["words"] == 13
+    assert result["space_tokens_dropped"] is False
+    # a checkpoint whose task dropped the ▁ tokens (a "no spaces" row) is given none, whatever the record says
+    hub.task.cfg.drop_space_tokens = True
+    try:
+        dropped = pp.score_lines(hub, info, lines[:1])
+    finally:
+        hub.task.cfg.drop_space_tokens = False
+    assert dropped["space_tokens_dropped"] is True
+    assert dropped["tokens"] == len([t for t in row.encode(lines[:1])[0] if t != "▁"]) < result["tokens"] / 2
 
 
 @pytest.mark.slow
