@@ -191,3 +191,54 @@ def test_command_line_noise_and_errors(lm, tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err, err
         assert not bad.exists()
+
+
+# --- fast: no model trained ----------------------------------------------------------------------------------------
+
+class _Recorder(torch.nn.Module):
+    """Stands in for RoBERTa: records every masked copy and gives log-probability -(position) to each true token
+    (uniform otherwise), so a sentence's PLL is known in closed form."""
+
+    def __init__(self, vocab=20):
+        super().__init__()
+        self.vocab, self.rows = vocab, []
+
+    def forward(self, tokens, features_only=False, return_all_hiddens=False, masked_tokens=None):
+        self.rows += [(row.clone(), m.clone()) for row, m in zip(tokens, masked_tokens)]
+        logits = torch.full((int(masked_tokens.sum()), self.vocab), -1e9)
+        pos = masked_tokens.nonzero()[:, 1]
+        original = self.truth[masked_tokens.nonzero()[:, 0], pos]
+        logits[torch.arange(len(pos)), original] = -pos.float()   # log_softmax of a one-hot-ish row: 0 ...
+        logits[torch.arange(len(pos)), (original + 1) % self.vocab] = 0.0   # ... with a rival at 0
+        return logits, {}
+
+
+def test_batched_copies_mask_one_position_each():
+    seqs = [torch.tensor([0, 5, 6, 7, 2]), torch.tensor([0, 8, 2]), torch.tensor([0, 9, 10, 11, 12, 13, 2])]
+    model = _Recorder()
+    # the stand-in reads each row's true tokens from the unmasked copies it is given in the same order
+    jobs = [(i, p) for i in sorted(range(3), key=lambda i: -len(seqs[i])) for p in range(1, len(seqs[i]) - 1)]
+    width = max(map(len, seqs))
+    model.truth = torch.stack([torch.nn.functional.pad(seqs[i], (0, width - len(seqs[i])), value=1)
+                               for i, _ in jobs])
+    plls = pp.sentence_plls(model, seqs, mask_idx=4, pad_idx=1, batch_size=len(jobs))
+    for (i, p), (row, masked) in zip(jobs, model.rows):
+        assert masked.sum() == 1 and masked[p] and row[p] == 4
+        assert torch.equal(row[:len(seqs[i])][torch.arange(len(seqs[i])) != p], seqs[i][torch.arange(len(seqs[i])) != p])
+        assert (row[len(seqs[i]):] == 1).all()   # padding
+    expected = [sum(math.log(math.exp(-p) / (math.exp(-p) + 1)) for p in range(1, len(s) - 1)) for s in seqs]
+    assert plls == pytest.approx(expected)
+
+
+def test_missing_files_are_one_line(tmp_path, capsys):
+    from preprocess.cli import run_main
+
+    text = tmp_path / "t.en"
+    text.write_text("A dog .\n")
+    for args, message in ((["--lm-data", str(tmp_path / "none"), "--checkpoint", str(text), "--input", str(text)],
+                           "--lm-data not found"),
+                          (["--lm-data", str(tmp_path), "--checkpoint", str(tmp_path / "c.pt"), "--input", str(text)],
+                           "--checkpoint not found")):
+        assert run_main(pp.main, args) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
