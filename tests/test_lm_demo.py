@@ -214,8 +214,8 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
     assert noisy[0] == noisy[1] != clean and noisy[0].count(" ") < clean.count(" ")
     # the control is fine-tuned from random weights, the other runs from the pretrained checkpoint
     logs = part / "logs"
-    random_log = (logs / "ft_arxiv_unigram_standard_random-seed1.log").read_text()
-    pretrained_log = (logs / "ft_arxiv_unigram_standard_pretrained-seed1.log").read_text()
+    random_log = (logs / "ft_arxiv_unigram_standard_n100_random-seed1.log").read_text()
+    pretrained_log = (logs / "ft_arxiv_unigram_standard_n100_pretrained-seed1.log").read_text()
     assert "from random weights" in random_log and "from random weights" not in pretrained_log
     assert "No existing checkpoint found" in random_log and "Loaded checkpoint" not in random_log
     assert f"Loaded checkpoint {part / 'rows' / 'unigram' / 'checkpoints' / 'checkpoint_last.pt'}" in pretrained_log

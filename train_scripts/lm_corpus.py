@@ -28,8 +28,9 @@ from preprocess.outputs import atomic_output
 #: the keyword of ``--lm-corpus`` for the in-domain ArXiv titles
 ARXIV = "arxiv"
 ARXIV_AREAS = ("cs", "maths", "physics")
-#: titles per document of the ArXiv corpus (a document is the unit of the train/valid split)
-TITLES_PER_DOCUMENT = 10
+#: titles per document of the ArXiv corpus: each title is a document of its own, so a pretraining sample
+#: (``--sample-break-mode complete_doc``) is one title, a coherent context, not ten unrelated titles packed together
+TITLES_PER_DOCUMENT = 1
 _WORD = re.compile(r"[a-z0-9]+")
 
 

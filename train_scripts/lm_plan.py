@@ -49,23 +49,23 @@ def lm_rows() -> dict:
 FLOTA_MODES = ("flota", "first", "longest")
 
 PRESETS = {
-    "cpu": {"note": "CPU, sized for make demo's 90 minutes on 2 cores: the --small RoBERTa (2 layers, 128 "
-                    "dimensions, 128 tokens per sample, 32 sequences per update) pretrained for 1,500 updates on "
-                    "the in-domain ArXiv titles (all three areas, leakage rules applied), 8k vocabularies learned "
-                    "on that corpus; Superbizarre Arxiv at 500, 1,000, 2,000 and 8,000 labelled words (dev and "
-                    "test: the first 8,000 words), the same 1,000 updates at every size, batch 32, lr 1e-3, "
-                    "weight decay 0.1, 5 seeds (the learning rate and budget from the sweep in bench/results); "
-                    "FLOTA on ArXiv-L physics, the first 4,000 training titles (dev and test whole), 5 epochs, "
-                    "5 seeds, k = 1-4",
-            "device": "cpu", "corpus": ["arxiv"], "lm_words": 0, "vocab_size": 8000, "max_update": 1500,
-            "max_epoch": 20, "model": ["--small"], "ft_rows": 8000, "ft_sizes": [500, 1000, 2000, 8000],
-            "ft_updates": 1000, "ft_epochs": 20, "ft_batch": 32, "ft_lr": 1e-3, "ft_wd": 0.1, "seeds": 5,
-            "pppl_lines": 300, "flota_rows": 4000, "flota_epochs": 5, "flota_batch": 32, "flota_lr": 3e-4,
-            "flota_seeds": 5, "flota_k": [1, 2, 3, 4], "flota_modes": ["flota"]},
-    "fast": {"note": "a smoke test: the --tiny RoBERTa for 10 updates on 20,000 words, 100 and 200 examples, "
+    "cpu": {"note": "CPU, sized for make demo on 2 cores: the --small RoBERTa (2 layers, 128 dimensions) pretrained "
+                    "for 3,000 updates of 128 titles (lr 2e-3, one title per sample) on the in-domain ArXiv titles "
+                    "(all three areas, leakage rules applied), 8k vocabularies learned on that corpus; Superbizarre "
+                    "Arxiv at 1,000 and 8,000 labelled words (dev and test: the first 8,000 words), 1,000 updates "
+                    "at every size, batch 32, lr 1e-3, weight decay 0.1, 5 seeds (the pretraining and fine-tuning "
+                    "settings from the sweep in bench/results/2026-11-28-pretraining-sweep.md); FLOTA on ArXiv-L "
+                    "physics, the first 4,000 training titles (dev and test whole), 5 epochs, 5 seeds, k = 2-4",
+            "device": "cpu", "corpus": ["arxiv"], "lm_words": 0, "vocab_size": 8000, "max_update": 3000,
+            "max_epoch": 20,
+            "model": ["--small", "--lr", "0.002", "--global-batch", "128", "--sample-break-mode", "complete_doc"],
+            "ft_rows": 8000, "ft_sizes": [1000, 8000], "ft_updates": 1000, "ft_epochs": 20, "ft_batch": 32,
+            "ft_lr": 1e-3, "ft_wd": 0.1, "seeds": 5, "pppl_lines": 600, "flota_rows": 4000, "flota_epochs": 5,
+            "flota_batch": 32, "flota_lr": 3e-4, "flota_seeds": 5, "flota_k": [2, 3, 4], "flota_modes": ["flota"]},
+    "fast": {"note": "a smoke test: the --tiny RoBERTa for 10 updates on 20,000 words, 100 examples per split, "
                      "1 epoch, 2 seeds, FLOTA at k = 2 only: shows that every stage runs, not what pretraining does",
              "device": "cpu", "corpus": ["arxiv"], "lm_words": 20_000, "vocab_size": 600, "max_update": 10,
-             "max_epoch": 1, "model": ["--tiny"], "ft_rows": 200, "ft_sizes": [100, 200], "ft_updates": 0,
+             "max_epoch": 1, "model": ["--tiny", "--sample-break-mode", "complete_doc"], "ft_rows": 100, "ft_sizes": [100], "ft_updates": 0,
              "ft_epochs": 1, "ft_batch": 16, "ft_lr": 3e-4, "ft_wd": 0.1, "seeds": 2, "pppl_lines": 20,
              "flota_rows": 100, "flota_epochs": 1, "flota_batch": 16, "flota_lr": 3e-4, "flota_seeds": 2,
              "flota_k": [2], "flota_modes": ["flota"]},
