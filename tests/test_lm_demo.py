@@ -19,6 +19,7 @@ from train_scripts.pipeline import split_parts
 
 def _run(row, init, seed, acc, collapsed=False, part="superbizarre", **kw):
     r = {"part": part, "task": kw.pop("task", "arxiv"), "row": row, "init": init, "seed": seed,
+         "size": kw.pop("size", 8000),
          "encoding": kw.pop("encoding", "standard"), "mode": kw.pop("mode", None), "k": kw.pop("k", None),
          "lr": 3e-4, "collapsed": collapsed, "majority": 0.526, "tokens_per_example": 4.0,
          "dev": {"accuracy": acc, "macro_f1": acc}, "test": {"accuracy": acc, "macro_f1": acc}}
@@ -27,7 +28,8 @@ def _run(row, init, seed, acc, collapsed=False, part="superbizarre", **kw):
 
 
 def _results(finetune):
-    return {"meta": {"settings": {"baseline": "unigram"}}, "finetune": finetune, "pretraining": []}
+    return {"meta": {"settings": {"baseline": "unigram", "corpus": ["arxiv"]}}, "finetune": finetune,
+            "pretraining": []}
 
 
 def test_collapsed_seeds_are_counted_not_averaged():
@@ -39,21 +41,62 @@ def test_collapsed_seeds_are_counted_not_averaged():
     assert 52.6 in e["all"]   # shown per seed
 
 
-def test_pretraining_helped_needs_a_point_p_and_five_seeds():
+def test_pretraining_verdicts_helped_no_effect_undetermined():
+    """helped: >= 1 point, p < 0.05, >= 5 seeds each; no effect: the 95% interval inside +-1; else undetermined.
+    A collapsed seed counts in the verdict (all runs), it does not force one."""
     pre = [0.680, 0.684, 0.679, 0.683, 0.681]
     runs = [_run("unigram", "pretrained", s, a) for s, a in enumerate(pre, 1)]
     ctrl = [_run("unigram", "random", s, a - 0.03) for s, a in enumerate(pre, 1)]
     e = lm_report.analyse(_results(runs + ctrl))["superbizarre"][0]
-    assert e["vs_control_diff"] == pytest.approx(3.0) and e["vs_control_p"] < 1e-6 and e["pretraining_helped"]
-    # the same gap over four seeds is not enough by the definition; nor is a gap under one point
-    e4 = lm_report.analyse(_results(runs[:4] + ctrl[:4]))["superbizarre"][0]
-    assert e4["vs_control_p"] < 0.05 and not e4["pretraining_helped"]
-    small = [_run("unigram", "random", s, a - 0.005) for s, a in enumerate(pre, 1)]
-    e_small = lm_report.analyse(_results(runs + small))["superbizarre"][0]
-    assert not e_small["pretraining_helped"]
-    text = "\n".join(lm_report.conclusions({**_results(runs + small), "pretraining": [
-        {"row": "unigram", "label": "Unigram"}], "analysis": lm_report.analyse(_results(runs + small))}))
-    assert "did NOT measurably help" in text
+    c = e["vs_control"]
+    assert c["diff"] == pytest.approx(3.0) and c["p"] < 1e-6 and c["verdict"] == "helped"
+    assert c["low"] < 3.0 < c["high"]
+    # the same gap over four seeds is not enough by the definition
+    assert lm_report.analyse(_results(runs[:4] + ctrl[:4]))["superbizarre"][0]["vs_control"]["verdict"] == \
+        "undetermined"
+    # a tiny, well-measured gap: no effect (the interval inside +-1 point)
+    small = [_run("unigram", "random", s, a - 0.001) for s, a in enumerate(pre, 1)]
+    assert lm_report.analyse(_results(runs + small))["superbizarre"][0]["vs_control"]["verdict"] == "no effect"
+    # a noisy gap: undetermined, and the conclusion says so instead of "did not help"
+    noisy = [_run("unigram", "random", s, a) for s, a in enumerate([0.66, 0.70, 0.64, 0.69, 0.67], 1)]
+    res = _results(runs + noisy)
+    res["pretraining"] = [{"row": "unigram", "label": "Unigram"}]
+    res["analysis"] = lm_report.analyse(res)
+    assert res["analysis"]["superbizarre"][0]["vs_control"]["verdict"] == "undetermined"
+    text = "\n".join(lm_report.conclusions(res))
+    assert "**undetermined**" in text and "NOT" not in text
+    # the mirror: hurt
+    worse = [_run("unigram", "random", s, a + 0.03) for s, a in enumerate(pre, 1)]
+    assert lm_report.analyse(_results(runs + worse))["superbizarre"][0]["vs_control"]["verdict"] == "hurt"
+
+
+def test_compare_one_sample_probe_and_holm():
+    from scipy import stats
+
+    # the probe: one deterministic pretrained score against five random encoders
+    c = lm_report.compare([60.0], [56.0, 56.5, 55.8, 56.2, 56.1])
+    assert c["verdict"] == "helped" and c["diff"] == pytest.approx(60.0 - 56.12)
+    assert c["p"] == pytest.approx(stats.ttest_1samp([56.0, 56.5, 55.8, 56.2, 56.1], 60.0).pvalue)
+    assert c["low"] < c["diff"] < c["high"]
+    # Holm: sorted p times (m - rank), running maximum, capped at 1; None stays None
+    assert lm_report.holm([0.01, None, 0.04, 0.03]) == pytest.approx([0.03, None, 0.06, 0.06])
+    assert lm_report.holm([0.5, 0.9]) == [1.0, 1.0]
+
+
+def test_floor_marks_rows_below_it_and_no_row_conclusion_is_drawn():
+    runs = [_run("unigram", "pretrained", s, a, size=8000) for s, a in enumerate([0.60, 0.61, 0.62], 1)]
+    runs += [_run("unigram_prime", "pretrained", s, a, size=8000) for s, a in enumerate([0.70, 0.71, 0.72], 1)]
+    res = _results(runs)
+    res["floor"] = [{"part": "superbizarre", "task": "arxiv", "size": 8000, "test": {"accuracy": 0.645}}]
+    res["pretraining"] = [{"row": "unigram", "label": "Unigram"}, {"row": "unigram_prime", "label": "Unigram'"}]
+    res["analysis"] = a = lm_report.analyse(res)
+    by_row = {e["row"]: e for e in a["superbizarre"]}
+    assert by_row["unigram"]["below_floor"] and not by_row["unigram_prime"]["below_floor"]
+    assert by_row["unigram"]["floor"] == pytest.approx(64.5)
+    text = "\n".join(lm_report.conclusions(res))
+    assert "Below the non-neural floor" in text and "Unigram at 8,000 words (61.0 against 64.5)" in text
+    # Unigram' beats Unigram significantly, but Unigram is below the floor: no tokeniser conclusion is drawn
+    assert "differs from Unigram" not in text
 
 
 def test_welch_against_the_baseline_row():
@@ -84,8 +127,12 @@ def test_flota_table_k_selected_on_dev_clean_and_noisy():
     results = {**_results(runs), "analysis": a}
     results["meta"]["settings"]["vocab_size"] = 8000
     line = next(x for x in lm_report.conclusions(results) if "selected on dev" in x)
-    assert line.startswith("FLOTA with k = 3 (selected on dev) on arxiv_physics_L: macro F1 54.2 ± 0.1 clean against "
-                           "50.2 ± 0.1") and "52.2 ± 0.1 against 40.2 ± 0.1 with whitespace noise" in line
+    assert line.startswith("FLOTA with k = 3 (selected on dev macro F1) on arxiv_physics_L: macro F1 54.2 ± 0.1 clean "
+                           "against 50.2 ± 0.1") and "52.2 ± 0.1 against 40.2 ± 0.1 with whitespace noise" in line
+    # four tests in the family (k1 and k3, clean and noisy): Holm multiplies the smallest p by 4
+    assert a["flota_tests"] == 4 and k3["noisy_p_holm"] == pytest.approx(min(1.0, 4 * min(
+        e[f"{c}_p"] for e in a["flota"] if e["mode"] for c in ("clean", "noisy"))))
+    assert "Holm" in line
 
 
 # --- data and options ---------------------------------------------------------------------------------------

@@ -1,0 +1,107 @@
+"""What the pretraining part measures with, apart from the models: the in-domain corpus and its leakage rules
+(train_scripts/lm_corpus.py), the character n-gram floor (train_scripts/ngram_floor.py) and the probe's
+classifier (train_scripts/probe.py)."""
+import csv
+
+import pytest
+
+from train_scripts import lm_corpus, ngram_floor, probe
+
+
+def _csv(path, header, rows):
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+@pytest.fixture()
+def sets(tmp_path):
+    """A made-up ArXiv folder and Superbizarre folder, with one leak of each kind."""
+    flota, sb = tmp_path / "flota", tmp_path / "sb"
+    flota.mkdir()
+    sb.mkdir()
+    for area in lm_corpus.ARXIV_AREAS:
+        for size in ("1e+02", "1e+03"):
+            for split in ("dev", "test"):
+                _csv(flota / f"arxiv_{area}_{size}_{split}.csv", ["text", "label"],
+                     [[f"held out {area} {size} {split} title", 0]])
+        _csv(flota / f"arxiv_{area}_1e+03_train.csv", ["text", "label"], [
+            [f"a {area} title about spin chains", 0],
+            [f"held  out {area} 1e+02 test title", 1],                  # = an ArXiv-S test title (spacing aside)
+            [f"semithermal, transport in {area}", 0],                  # a Superbizarre test derivative, punctuated
+            [f"{area} on hyper-cyberized graphs", 1],                  # a dev derivative inside a hyphenated word
+            [f"autoencoded {area} models", 1],                          # a training derivative: kept
+        ])
+    _csv(sb / "arxiv_train.csv", ["derivative", "score", "label"], [["autoencoded", 1.0, 1]])
+    _csv(sb / "arxiv_dev.csv", ["derivative", "score", "label"], [["cyberized", 1.0, 1]])
+    _csv(sb / "arxiv_test.csv", ["derivative", "score", "label"], [["Semithermal", 1.0, 0]])
+    return flota, sb
+
+
+def test_arxiv_leakage_rules_and_counts(sets, tmp_path):
+    flota, sb = sets
+    titles, counts = lm_corpus.arxiv_titles(flota, sb)
+    assert counts["titles"] == 15 and counts["removed_heldout_title"] == 3
+    assert counts["removed_superbizarre_word"] == 6 and counts["kept"] == 6 == len(titles)
+    assert all("held out" not in t and "semithermal" not in t and "cyberized" not in t for t in titles)
+    assert sum("autoencoded" in t for t in titles) == 3       # training derivatives are not a leak
+    out = lm_corpus.prepare_corpus(["arxiv"], tmp_path / "raw", 0, valid_every=3, flota_data=flota,
+                                   superbizarre=sb)
+    assert out["leakage"] == counts
+    assert out["train"]["documents"] + out["valid"]["documents"] == 6            # one title per document
+    text = (tmp_path / "raw" / "train.en").read_text() + (tmp_path / "raw" / "valid.en").read_text()
+    assert sorted(line for line in text.splitlines() if line) == sorted(titles)
+
+
+def test_corpus_sources_mix_and_fail_in_one_line(sets, tmp_path):
+    flota, sb = sets
+    english = tmp_path / "english.txt"
+    english.write_text("one line\nof a document\n\nanother document\n", encoding="utf-8")
+    out = lm_corpus.prepare_corpus(["arxiv", english], tmp_path / "mixed", 0, valid_every=100, flota_data=flota,
+                                   superbizarre=sb)
+    assert out["train"]["documents"] + out["valid"]["documents"] == 6 + 2   # the first document is validation text
+    mixed = (tmp_path / "mixed" / "train.en").read_text() + (tmp_path / "mixed" / "valid.en").read_text()
+    assert "one line\nof a document" in mixed and "spin chains" in mixed
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine\n\xff\xfe broken\n")
+    with pytest.raises(Exception, match=r"bad\.txt"):
+        lm_corpus.prepare_corpus([bad], tmp_path / "x", 0)
+    with pytest.raises(Exception, match="does not exist"):
+        lm_corpus.prepare_corpus([tmp_path / "missing"], tmp_path / "y", 0)
+
+
+def test_real_arxiv_corpus_holds_no_evaluation_text(shared_path):
+    flota, sb = shared_path("flota_arxiv"), shared_path("superbizarre")
+    titles, counts = lm_corpus.arxiv_titles(flota, sb)
+    assert counts["kept"] + counts["removed_heldout_title"] + counts["removed_superbizarre_word"] == counts["titles"]
+    heldout = {t for a in lm_corpus.ARXIV_AREAS for size in ("1e+02", "1e+03") for split in ("dev", "test")
+               for t in lm_corpus._csv_texts(flota / f"arxiv_{a}_{size}_{split}.csv")}
+    words = {w.lower() for split in ("dev", "test") for w in lm_corpus._csv_texts(sb / f"arxiv_{split}.csv")}
+    assert not set(titles) & heldout
+    assert not any(lm_corpus.title_words(t) & words for t in titles)
+
+
+def test_floor_learns_character_ngrams_and_uses_the_given_rows(tmp_path):
+    train = [(f"{p}thermal", "0") for p in ("semi", "anti", "hyper", "micro")] + \
+            [(f"{p}coded", "1") for p in ("auto", "re", "pre", "de")]
+    dev = [("nonthermal", "0"), ("uncoded", "1")]
+    test = [("megathermal", "0"), ("transcoded", "1")]
+    r = ngram_floor.char_ngram_floor(train, dev, {"test": test})
+    assert r["test"]["accuracy"] == 1.0 and r["alpha"] in ngram_floor.ALPHAS and r["train_rows"] == 8
+    prefix = tmp_path / "set"
+    for split, rows in (("train", train), ("dev", dev), ("test", test)):
+        _csv(f"{prefix}_{split}.csv", ["derivative", "score", "label"], [[t, 1.0, y] for t, y in rows])
+    # the first 2 training rows (both class 0): the floor cannot know class 1
+    small = ngram_floor.floor_for_csv(str(prefix), 2, 0)
+    assert small["train_rows"] == 2 and small["test"]["accuracy"] == 0.5
+
+
+def test_probe_classifier_picks_c_on_dev():
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(200, 4))
+    y = [str(int(v > 0)) for v in x[:, 0]]
+    r = probe.fit_and_score(x[:100], y[:100], x[100:150], y[100:150], x[150:], y[150:])
+    assert r["C"] in probe.CS and r["test"]["accuracy"] > 0.9
