@@ -4,7 +4,11 @@
 # data copied there for the transfer only), then binarize -> train_transformer_big.sh on 1 GPU (fp16) ->
 # average -> evaluate on the full Multi30k En-De, and a RoBERTa pretraining smoke run with --mask-whole-words.
 # Usage on the device: bash scripts/device_check.sh UPDATES [demo]   (logs and scores under $OUT); with "demo",
-# instead: the comparison pipeline's --preset gpu on two rows (Unigram, BITE+Unigram), shortened to UPDATES.
+# instead: the comparison pipeline's --preset gpu on two rows (Unigram, BITE+Unigram), shortened to UPDATES; with
+# "pretraining", instead: the pretraining part's --lm-preset gpu reduced to a first measurement that fits 10 minutes
+# on one GPU (the Unigram row pretrained for UPDATES updates on the in-domain ArXiv titles, the probe, 3 fine-tuning
+# seeds at 1,000 and 8,000 labelled words for 3 epochs, pretrained and from random weights, the pseudo-perplexity,
+# no FLOTA table) and the hub's fill_mask on the pretrained model.
 set -euo pipefail
 trap 'echo "device_check failed at line $LINENO" >&2' ERR
 updates=${1:-1500}
@@ -23,6 +27,19 @@ if [[ "${2:-}" == demo ]]; then
       --threads 8 > "$OUT/demo.log" 2>&1 || { tail -30 "$OUT/demo.log"; exit 1; }
   cp work-gpu/demo/REPORT.md work-gpu/demo/results.json "$OUT/"
   grep -E "^\| (Unigram|BITE)" work-gpu/demo/REPORT.md | head -8
+  echo "total: $(( $(date +%s) - t0 )) s"
+  exit 0
+fi
+if [[ "${2:-}" == pretraining ]]; then
+  python3 -m train_scripts.lm_demo --lm-preset gpu --output work-gpu/lm --lm-rows unigram --lm-corpus arxiv \
+      --lm-max-update "$updates" --lm-ft-sizes 1000 8000 --lm-ft-rows 8000 --lm-ft-epochs 3 --lm-seeds 3 \
+      --lm-pppl-lines 600 --lm-flota-set none --lm-superbizarre "$carry/superbizarre" \
+      --lm-flota-data "$carry/flota_arxiv" > "$OUT/pretraining.log" 2>&1 || { tail -30 "$OUT/pretraining.log"; exit 1; }
+  cp work-gpu/lm/pretraining/REPORT.md work-gpu/lm/pretraining/results.json "$OUT/"
+  python3 -c 'import sys; from train_scripts.hub import load_roberta
+m = load_roberta(sys.argv[1], sys.argv[2]).eval()
+print(m.fill_mask("quantum <mask> theory", topk=5))' work-gpu/lm/pretraining/rows/unigram/lm \
+      work-gpu/lm/pretraining/rows/unigram/checkpoints/checkpoint_last.pt | tee "$OUT/fill_mask.txt"
   echo "total: $(( $(date +%s) - t0 )) s"
   exit 0
 fi
