@@ -270,16 +270,22 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
     assert pre["updates"] == 10 and pre["sequences"] == 80 and pre["tokens"] > 0 and pre["valid_curve"]
     assert pre["valid_loss_per_word"] == pytest.approx(pre["valid_loss_per_token"] * pre["tokens_per_word"], rel=0.2)
     report = (part / "REPORT.md").read_text()
-    for heading in ("Pretraining budget and loss", "Superbizarre arxiv", "FLOTA on the pretrained",
-                    "What this run can and cannot conclude", "not covered"):
-        assert heading in report
+    for heading in ("Pretraining budget and loss", "Superbizarre arxiv: rows", "FLOTA on the pretrained",
+                    "What this run can and cannot conclude", "not covered", "by labelled size",
+                    "frozen-encoder probe", "Pseudo-perplexity per word", "floor (char n-gram NB)", "p (Holm)",
+                    "Leakage rules of the ArXiv corpus"):
+        assert heading in report, heading
+    # the probe (one pretrained encoder, a random one per seed), the floor and the pseudo-perplexity were measured
+    assert [p["row"] for p in res["probe"]] == ["unigram"] and len(res["probe"][0]["random"]) == 2
+    assert {(f["part"], f["size"]) for f in res["floor"]} == {("superbizarre", 100), ("flota", 100)}
+    assert pre["pppl_clean"]["words"] > 0 and pre["pppl_noisy"]["noise"] and pre["pppl_clean"]["pppl_per_word"] > 1
     assert (part / "report.html").read_text().count("data:image/png;base64") >= 2
     # appended to the demo's own report (the translation part's), replacing an earlier copy
     (out / "REPORT.md").write_text("# Translation\n\nBLEU table\n")
     (out / "report.html").write_text("<!doctype html>\n<html><body><h1>Translation</h1>\n</body></html>\n")
     assert lm_report.attach_to_demo_report(str(out)) and lm_report.attach_to_demo_report(str(out))
     md, page = (out / "REPORT.md").read_text(), (out / "report.html").read_text()
-    assert md.startswith("# Translation") and md.count(lm_report.MARK) == 1 and md.count("Superbizarre arxiv") == 1
+    assert md.startswith("# Translation") and md.count(lm_report.MARK) == 1 and md.count("Superbizarre arxiv: rows") == 1
     assert "](pretraining/pretraining_curves.png)" in md and (out / "pretraining" / "pretraining_curves.png").exists()
     assert page.count("<h1>Translation</h1>") == 1 and page.count(lm_report.MARK) == 1
     assert page.rstrip().endswith("</body></html>") and "data:image/png;base64" in page
