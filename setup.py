@@ -74,10 +74,10 @@ setup(
     description="Morphology-aware tokenisation schemes (space-as-token, BITE, FLOTA, Wordmap) for fairseq",
     packages=["fairseq_plugins", "preprocess", "preprocess.evaluate", "preprocess.wordmap", "train_scripts",
               "train_scripts.schemes"],
-    python_requires=">=3.9",
+    python_requires=">=3.10",   # torch 2.13, which the install takes, needs 3.10
     install_requires=[
         "sentencepiece", "sacrebleu", "sacremoses", "lemminflect", "nltk", "HanTa", "tqdm", "matplotlib",
-        "submitit", "scipy", "tensorboardX", "mwparserfromhell", "blingfire",
+        "submitit", "scipy", "scikit-learn", "tensorboardX", "mwparserfromhell", "blingfire",
     ],
     ext_modules=compiled_extensions(),
     extras_require={"fairseq": ["fairseq-fixed==0.12.3.1"], "test": ["pytest"],
