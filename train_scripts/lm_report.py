@@ -393,6 +393,12 @@ def conclusions(results: dict) -> list:
                    f"{_ms(std['noisy'])} with whitespace noise (p {_p(pick['noisy_p'])}, Holm "
                    f"{_p(pick['noisy_p_holm'])}): {verdict}; {_f(pick['tokens_per_example'], 1)} tokens per title "
                    f"against {_f(std['tokens_per_example'], 1)}.")
+    for f in results.get("floor", []):
+        cells = [e for e in a["flota"] if e["task"] == f["task"] and e["clean"]["mean"] is not None]
+        if f["part"] == "flota" and cells and max(e["clean"]["mean"] for e in cells) < 100 * f["test"]["macro_f1"]:
+            out.append(f"Every FLOTA-table cell on {f['task']} is below the non-neural floor ({max(e['clean']['mean'] for e in cells):.1f} "
+                       f"at best against {100 * f['test']['macro_f1']:.1f} macro F1): the fine-tuned models are "
+                       "under-trained there, and differences between segmentations are read as such.")
     if a["flota"]:
         out.append(f"The FLOTA table makes {a['flota_tests']} tests (every segmentation against the standard one, "
                    f"clean and noisy): about {a['flota_tests'] * HELPED_P:.1f} would fall under p < {HELPED_P} by "
