@@ -158,6 +158,10 @@ class Plan:
         return ["bash", REPO / "train_scripts" / "pretrain_roberta.sh", "--data", self.lm_dir(row),
                 "--save-dir", self.ckpt_dir(row), *device, *a.model, *budget, "--seed", 1]
 
+    def largest_size(self) -> int:
+        """The largest labelled size of the learning curve (0, the whole split, is the largest)."""
+        return max(self.a.ft_sizes, key=lambda n: n or float("inf"))
+
     def finetune_epochs(self, train_rows: int, batch: int) -> int:
         """Epochs of a Superbizarre run: ``ft_updates`` updates at every size (the nearest whole number of epochs
         of ``train_rows`` examples), or ``ft_epochs`` when ``ft_updates`` is 0."""
@@ -171,7 +175,7 @@ class Plan:
         """Every fine-tuning run: Superbizarre (the baseline row at every labelled size, pretrained and from random
         weights; the other rows at the largest size) and FLOTA (the baseline row's pretrained model)."""
         a, runs = self.a, []
-        largest = max(a.ft_sizes, key=lambda n: n or float("inf"))
+        largest = self.largest_size()
         for task in a.tasks:
             prefix = a.superbizarre / task
             for row in a.rows:
@@ -212,10 +216,14 @@ class Plan:
         return runs
 
     def prepare_command(self, run: dict) -> list:
-        cmd = ["python", "-m", "train_scripts.classification_data", "prepare", "--lm-data", self.lm_dir(run["row"]),
-               "--csv-prefix", run["prefix"], "--out", run["data"], "--max-rows", run["rows"]]
-        if run.get("train_rows"):
-            cmd += ["--train-rows", run["train_rows"]]
+        return ["python", "-m", "train_scripts.classification_data", "prepare", "--lm-data", self.lm_dir(run["row"]),
+                "--csv-prefix", run["prefix"], "--out", run["data"], "--max-rows", run["rows"],
+                *self.data_options(run)]
+
+    def data_options(self, run: dict) -> list:
+        """The options that say which data a run sees (rows, encoding, noise), the same for ``prepare`` and for
+        ``finetune_classification.sh``, which prepares (or reuses) the data with them."""
+        cmd = ["--train-rows", run["train_rows"]] if run.get("train_rows") else []
         if run["encoding"] != "standard":
             cmd += ["--encode", "flota", "--flota-mode", run["mode"], "--flota-k", run["k"]]
         if run["noise"]:
@@ -230,15 +238,7 @@ class Plan:
                self.pretrained(run["row"]), "--lm-data", self.lm_dir(run["row"]), "--csv-prefix", run["prefix"],
                "--work", run["data"], "--save-dir", run["save"], "--max-rows", run["rows"],
                "--epochs", run["epochs"], "--batch-size", run["batch"], "--seed", run["seed"], "--gpus", 1,
-               "--lr", run["lr"], "--weight-decay", run["wd"]]
-        if run.get("train_rows"):
-            cmd += ["--train-rows", run["train_rows"]]
-        if run["encoding"] != "standard":
-            cmd += ["--encode", "flota", "--flota-mode", run["mode"], "--flota-k", run["k"]]
-        if run["noise"]:
-            cmd += ["--noise-p", run["noise"], "--noise-seed", a.noise_seed]
-            if run.get("noisy_dev"):
-                cmd += ["--noise-splits", "valid"]
+               "--lr", run["lr"], "--weight-decay", run["wd"], *self.data_options(run)]
         if run["metric"] == "macro_f1":
             cmd += ["--best-metric", "macro_f1"]
         if run["init"] == "random":
@@ -261,11 +261,6 @@ class Plan:
         return ["python", "-m", "train_scripts.probe", "--checkpoint", self.pretrained(run["row"]), "--data",
                 run["data"], "--sizes", ",".join(str(n) for n in a.ft_sizes), "--random-seeds", a.seeds, "--output",
                 self.probe_path(run["task"], run["row"])]
-
-    def heldout(self, noisy: bool) -> Path:
-        """The held-out text of the pseudo-perplexity: the first ``pppl_lines`` validation lines, clean or with the
-        demo's inflection noise."""
-        return self.root / "heldout" / ("valid.infl.en" if noisy else "valid.en")
 
     def pppl_path(self, row: str) -> Path:
         return self.root / "rows" / row / "pseudo_perplexity.json"

@@ -482,7 +482,7 @@ def _plot_learning_curve(results: dict, path: str) -> Optional[str]:
     if len(curve) < 2:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
-    xs = [e["size"] or e.get("train_rows") or 0 for e in curve]
+    xs = [e["size"] for e in curve]
     ax.plot(xs, [e["all_runs"]["mean"] for e in curve], marker="o", label="fine-tuned, pretrained")
     ax.plot(xs, [e["control_all"]["mean"] for e in curve], marker="o", label="fine-tuned, random init")
     probe = sorted((e for e in a.get("probe", []) if e["row"] == base), key=lambda e: e["size"] or 10 ** 12)

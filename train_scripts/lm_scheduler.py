@@ -249,9 +249,8 @@ class LmDemo:
         tuned = [sched.add(lambda r=run: self.finetune(r), [prepared[str(run["data"])], pretrained[run["row"]]])
                  for run in runs]
         # the probe: every row with a random control, on its largest labelled size's data (one per task and row)
-        largest = max(a.ft_sizes, key=lambda n: n or float("inf"))
         probe_runs = {(r["task"], r["row"]): r for r in runs if r["part"] == "superbizarre" and r["init"] == "random"
-                      and r["size"] == largest}
+                      and r["size"] == p.largest_size()}
         probed = {key: sched.add(lambda r=run: self.probe(r), [prepared[str(run["data"])], pretrained[run["row"]]])
                   for key, run in probe_runs.items()}
         pppl = {(row, noisy): sched.add(lambda r=row, n=noisy: self.pseudo_perplexity(r, n), [pretrained[row]])
