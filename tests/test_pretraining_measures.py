@@ -105,3 +105,12 @@ def test_probe_classifier_picks_c_on_dev():
     y = [str(int(v > 0)) for v in x[:, 0]]
     r = probe.fit_and_score(x[:100], y[:100], x[100:150], y[100:150], x[150:], y[150:])
     assert r["C"] in probe.CS and r["test"]["accuracy"] > 0.9
+
+
+@pytest.mark.parametrize("content", [b"a b\n", b"PK\x03\x04truncated"])
+def test_probe_refuses_a_broken_checkpoint_in_one_line(tmp_path, content):
+    ckpt = tmp_path / "checkpoint_last.pt"
+    ckpt.write_bytes(content)
+    with pytest.raises(Exception, match=r"cannot read checkpoint .*checkpoint_last\.pt") as err:
+        probe.load_encoder(str(ckpt), str(tmp_path))
+    assert type(err.value).__name__ == "UserError" and "\n" not in str(err.value)

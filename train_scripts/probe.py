@@ -34,7 +34,15 @@ def load_encoder(checkpoint: str, data_bin: str, random_seed=None):
 
     if not os.path.isfile(checkpoint):
         raise UserError(f"checkpoint not found: {checkpoint}")
-    state = checkpoint_utils.load_checkpoint_to_cpu(checkpoint)
+    try:
+        state = checkpoint_utils.load_checkpoint_to_cpu(checkpoint)
+    except UserError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a truncated or foreign file fails in many ways: one line
+        raise UserError(f"cannot read checkpoint {checkpoint}: {str(exc).splitlines()[0] if str(exc) else exc!r}") \
+            from None
+    if not isinstance(state, dict) or "model" not in state or state.get("cfg") is None:
+        raise UserError(f"{checkpoint} is not a fairseq RoBERTa checkpoint (no 'model' or 'cfg' entry)")
     cfg = state["cfg"]
     cfg.task.data = os.path.join(data_bin, "input0")
     task = tasks.setup_task(cfg.task)
