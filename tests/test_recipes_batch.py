@@ -147,3 +147,14 @@ def test_plan_batch_nearest():
         plan_batch("sequences", 32, 32, 64)
     with pytest.raises(UserError, match="positive"):
         plan_batch("tokens", TRANSFORMER_BIG, 0, 8)
+
+
+def test_an_own_lr_scheduler_replaces_the_papers_with_its_options(run_cli, fake_bin, tmp_path):
+    """The plateau schedule's options would be refused by fairseq under another scheduler: they go with it."""
+    plateau = ("--lr-shrink", "--lr-patience", "--lr-floor", "--warmup-init-lr")
+    _, cmd = _dry_run(run_cli, "pretrain_roberta.sh", fake_bin, tmp_path, "--gpus", "1", "--cpu", "--small")
+    assert _option(cmd, "--lr-scheduler") == "reduce_lr_on_plateau_floor" and all(o in cmd for o in plateau)
+    _, cmd = _dry_run(run_cli, "pretrain_roberta.sh", fake_bin, tmp_path, "--gpus", "1", "--cpu", "--small",
+                      "--lr-scheduler", "polynomial_decay")
+    assert cmd.count("--lr-scheduler") == 1 and _option(cmd, "--lr-scheduler") == "polynomial_decay"
+    assert not any(o in cmd for o in plateau) and _option(cmd, "--warmup-updates") == "150"

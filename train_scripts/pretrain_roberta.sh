@@ -86,10 +86,14 @@ if [[ "$ALL" == *" --mask-whole-words "* && "$ALL" != *" --bpe "* ]]; then
     die "--mask-whole-words needs the scheme's --bpe options: give --data a binarize --lm folder (its binarize.json has them) or pass --bpe ... yourself"
 fi
 
+# the paper's schedule (above); an --lr-scheduler of your own replaces it together with its options, which another
+# scheduler would refuse (e.g. --lr-scheduler polynomial_decay: linear decay to 0 at --max-update, as fairseq's
+# RoBERTa recipe)
+SCHEDULE=(--lr-scheduler reduce_lr_on_plateau_floor --warmup-init-lr 0 --lr-shrink 0.2 --lr-patience 0 --lr-floor 0.0001)
+[[ "$ALL" == *" --lr-scheduler "* ]] && SCHEDULE=()
 ARGS=("$DATA_PATH" --user-dir "$(user_dir)" --task masked_lm_words --criterion masked_lm
       --sample-break-mode complete --optimizer adam --adam-betas "(0.9, 0.98)" --adam-eps 1e-06 --clip-norm 0.0
-      --lr-scheduler reduce_lr_on_plateau_floor --lr 0.0005 --warmup-init-lr 0 --lr-shrink 0.2 --lr-patience 0
-      --lr-floor 0.0001 --dropout 0.1 --attention-dropout 0.1 --weight-decay 0.01
+      ${SCHEDULE[@]+"${SCHEDULE[@]}"} --lr 0.0005 --dropout 0.1 --attention-dropout 0.1 --weight-decay 0.01
       --skip-invalid-size-inputs-valid-test --save-dir "$SAVE" --log-format json --log-file "$SAVE/train.log"
       ${LM_ARGS[@]+"${LM_ARGS[@]}"})
 if [[ $PRESET == tiny ]]; then
