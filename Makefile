@@ -16,9 +16,13 @@ install:
 	@bash scripts/install.sh
 
 # both parts (translation on Multi30k, RoBERTa pretraining -> fine-tuning; DEMO_ARGS="--part translation" for one);
-# data: ../shared/data/multi30k when present, else the pipeline downloads Multi30k (or says how to get it)
+# data: ../shared/data/multi30k when present, else the pipeline downloads Multi30k (or says how to get it); the other
+# inputs are checked before the first stage. Another SHARED reaches every input, not only Multi30k
+SHARED_ARGS = $(if $(filter-out ../shared/data,$(SHARED)),--gold-en $(SHARED)/morph_gold/eng.word.dev.tsv \
+	--gold-de $(SHARED)/morph_gold/deu.derivational.v1.tsv --lm-superbizarre $(SHARED)/superbizarre \
+	--lm-flota-data $(SHARED)/flota_arxiv)
 demo: install
-	$(PY) -m train_scripts.pipeline $(if $(wildcard $(SHARED)/multi30k),--data $(SHARED)/multi30k) --output $(OUT) $(DEMO_ARGS)
+	$(PY) -m train_scripts.pipeline $(if $(wildcard $(SHARED)/multi30k),--data $(SHARED)/multi30k) --output $(OUT) $(SHARED_ARGS) $(DEMO_ARGS)
 
 # everything (CI), the linter first, the 20 slowest tests listed; test-fast: what is not marked slow (pyproject.toml)
 test: install

@@ -386,9 +386,7 @@ def test_demo_output_is_a_file(part, dry_run, tmp_path, capsys):
     out = tmp_path / "demo-output"
     out.write_text("keep me\n")
     err = one_error(capsys, demo("--part", part, "--output", out, *(["--dry-run"] if dry_run else [])))
-    assert err == (f"error: --output {out} is a file, not a folder" if part != "pretraining" else
-                   f"error: cannot write --output file {out}/pretraining/results.json: {out} is a file, not a "
-                   "directory")
+    assert err == f"error: --output {out} is a file, not a folder"
     assert out.read_text() == "keep me\n"
     assert os.listdir(tmp_path) == ["demo-output"]
 
@@ -414,3 +412,64 @@ def test_demo_data_inside_the_folder_it_rewrites(tmp_path, capsys):
     err = one_error(capsys, demo("--part", "translation", "--output", tmp_path / "out", "--data", raw))
     assert err == f"error: --data {raw} overlaps {raw}, which the demo rewrites; give --output another folder"
     assert (raw / "train.en").read_text() == "a line\n"
+
+
+# --- morphtok-demo: every part's inputs before any stage ----------------------------------------------------------
+
+def data_root(tmp_path, leave_out=()):
+    """A data root with the files the default demo reads (empty: only their presence is checked before the
+    first stage), but the folders or files named in ``leave_out``."""
+    from train_scripts.lm_corpus import ARXIV_AREAS
+
+    names = [f"multi30k/{split}.{lang}" for split in ("train", "val", "test_2016_flickr") for lang in ("en", "de")]
+    names += [f"superbizarre/arxiv_{split}.csv" for split in ("train", "dev", "test")]
+    names += [f"flota_arxiv/arxiv_{area}_{size}_{split}.csv" for area in ARXIV_AREAS for size in ("1e+02", "1e+03")
+              for split in ("train", "dev", "test")]
+    root = tmp_path / "data"
+    for name in names:
+        if not any(name == gone or name.startswith(gone + "/") for gone in leave_out):
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text("")
+    return root
+
+
+@pytest.mark.parametrize("leave_out, expected", [
+    (["superbizarre"], "{root}/superbizarre (--lm-superbizarre; the Superbizarre sets: git clone "
+                       "https://github.com/valentinhofmann/superbizarre)"),
+    (["flota_arxiv/arxiv_maths_1e+02_dev.csv"], "{root}/flota_arxiv/arxiv_maths_1e+02_dev.csv (--lm-flota-data; "
+                                                "the FLOTA ArXiv sets: data/ of git clone "
+                                                "https://github.com/valentinhofmann/flota)"),
+    (["superbizarre/arxiv_train.csv", "flota_arxiv"], "{root}/flota_arxiv (--lm-flota-data; the FLOTA ArXiv sets: "
+                                                       "data/ of git clone https://github.com/valentinhofmann/flota); "
+                                                       "{root}/superbizarre/arxiv_train.csv (--lm-superbizarre;"),
+])
+def test_demo_checks_the_pretraining_inputs_before_the_translation_part(leave_out, expected, tmp_path, capsys,
+                                                                        monkeypatch):
+    """``make demo`` without ../shared/data/superbizarre ran the translation part for 25 minutes, then failed on the
+    pretraining part: now one line names what is missing and where it comes from, and nothing runs."""
+    from train_scripts import lm_demo, pipeline
+
+    root = data_root(tmp_path, leave_out)
+    monkeypatch.setattr(lm_demo, "SHARED_DATA", root)   # the pretraining part's defaults: the data root's folders
+    started = []
+    monkeypatch.setattr(pipeline, "translation_main", lambda argv: started.append(argv) or 0)
+    out = tmp_path / "demo-output"
+    err = one_error(capsys, demo("--data", root / "multi30k", "--output", out))
+    assert err.startswith("error: the pretraining part's input is missing: ")
+    assert expected.format(root=root) in err
+    assert err.endswith("Put it there (docs/data.md) or pass the option with your copy; --part translation runs "
+                        "without it")
+    assert started == [] and not out.exists()
+    capsys.readouterr()
+    assert demo("--data", root / "multi30k", "--output", out, "--part", "translation") == 0 and len(started) == 1
+    assert "note:" not in capsys.readouterr().err
+
+
+def test_demo_row_prints_no_note(tmp_path, capsys, monkeypatch):
+    """Every row the demo runs side by side is ``morphtok-demo ... --row NAME``: it said "note: --part translation
+    does not use --data --row" once per row, a note about options its own pipeline passed."""
+    from train_scripts import pipeline
+
+    monkeypatch.setattr(pipeline, "translation_main", lambda argv: 0)
+    assert demo("--data", tmp_path, "--output", tmp_path / "o", "--schemes", "unigram", "--row", "unigram") == 0
+    assert capsys.readouterr().err == ""

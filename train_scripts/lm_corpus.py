@@ -65,18 +65,37 @@ def title_words(title: str) -> set:
     return set(_WORD.findall(low)) | set(low.split())
 
 
+def _title_csvs(flota_data: Path) -> list[Path]:
+    """The ArXiv-L training titles of every area: the corpus."""
+    return [flota_data / f"arxiv_{area}_1e+03_train.csv" for area in ARXIV_AREAS]
+
+
+def _heldout_csvs(flota_data: Path) -> list[Path]:
+    """The ArXiv-S and ArXiv-L dev and test titles of every area (leakage rule 1)."""
+    return [flota_data / f"arxiv_{area}_{size}_{split}.csv" for area in ARXIV_AREAS for size in ("1e+02", "1e+03")
+            for split in ("dev", "test")]
+
+
+def _derivative_csvs(superbizarre: Path, tasks) -> list[Path]:
+    """The Superbizarre dev and test sets of ``tasks`` (leakage rule 2)."""
+    return [superbizarre / f"{task}_{split}.csv" for task in tasks for split in ("dev", "test")]
+
+
+def arxiv_inputs(flota_data: Path, superbizarre: Path, tasks=("arxiv",)) -> tuple[list, list]:
+    """Every CSV the ArXiv corpus reads: ``(FLOTA ArXiv CSVs, Superbizarre CSVs)``, for a check before any work."""
+    return [*_title_csvs(flota_data), *_heldout_csvs(flota_data)], _derivative_csvs(superbizarre, tasks)
+
+
 def arxiv_titles(flota_data: Path, superbizarre: Path, tasks=("arxiv",), seed: int = 1) -> tuple[list, dict]:
     """The ArXiv-L training titles of every area minus the two leakage rules (module docstring), in a seeded order:
     ``(titles, counts)``; counts has ``titles``, ``removed_heldout_title``, ``removed_superbizarre_word``, ``kept``."""
-    heldout = {t for area in ARXIV_AREAS for size in ("1e+02", "1e+03") for split in ("dev", "test")
-               for t in _csv_texts(flota_data / f"arxiv_{area}_{size}_{split}.csv")}
-    derivatives = {w.lower() for task in tasks for split in ("dev", "test")
-                   for w in _csv_texts(superbizarre / f"{task}_{split}.csv")}
+    heldout = {t for path in _heldout_csvs(flota_data) for t in _csv_texts(path)}
+    derivatives = {w.lower() for path in _derivative_csvs(superbizarre, tasks) for w in _csv_texts(path)}
     counts = {"titles": 0, "removed_heldout_title": 0, "removed_superbizarre_word": 0, "kept": 0,
               "heldout_titles": len(heldout), "superbizarre_words": len(derivatives)}
     kept = []
-    for area in ARXIV_AREAS:
-        for title in _csv_texts(flota_data / f"arxiv_{area}_1e+03_train.csv"):
+    for path in _title_csvs(flota_data):
+        for title in _csv_texts(path):
             counts["titles"] += 1
             if title in heldout:
                 counts["removed_heldout_title"] += 1

@@ -50,7 +50,7 @@ from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.outputs import check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
-from train_scripts.lm_corpus import ARXIV
+from train_scripts.lm_corpus import ARXIV, arxiv_inputs
 from train_scripts.lm_plan import (
     BASELINE,
     DEFAULT_LM_ROWS,
@@ -181,10 +181,54 @@ def parse_args(argv=None):
     return args
 
 
+#: where each input of this part comes from (docs/data.md says more)
+SOURCES = {
+    "--lm-superbizarre": "the Superbizarre sets: git clone https://github.com/valentinhofmann/superbizarre",
+    "--lm-flota-data": "the FLOTA ArXiv sets: data/ of git clone https://github.com/valentinhofmann/flota",
+    "--lm-corpus": "running text, a folder of *.txt[.gz] or one file (../shared/data/english_lm: NLTK's corpora)",
+    "--lm-rows": "the space-as-token paper's models: models/sentencepiece of git clone "
+                 "https://github.com/edwardgowsmith/improved-tokenisation-methods",
+}
+
+
+def input_paths(args) -> list[tuple[str, Path]]:
+    """Every file or folder this part reads, with the option that names it: the corpus (the ArXiv corpus reads
+    CSVs of both sets), the CSVs of every fine-tuning run and the published models of ``published_*`` rows."""
+    needed = [("--lm-corpus", c) for c in args.corpus if c != ARXIV]
+    if ARXIV in args.corpus:
+        flota, superbizarre = arxiv_inputs(args.flota_data, args.superbizarre, args.tasks)
+        needed += [("--lm-flota-data", p) for p in flota] + [("--lm-superbizarre", p) for p in superbizarre]
+    for run in Plan(args).finetune_runs():
+        option = "--lm-superbizarre" if run["part"] == "superbizarre" else "--lm-flota-data"
+        needed += [(option, Path(f"{run['prefix']}_{split}.csv")) for split in ("train", "dev", "test")]
+    rows = lm_rows()
+    needed += [("--lm-rows", Path(rows[r].config["spm_model"])) for r in args.rows if "spm_model" in rows[r].config]
+    return list(dict.fromkeys(needed))
+
+
+def missing_inputs(args) -> str | None:
+    """The inputs that are not there, as one sentence (a missing folder once, not each file in it), or None."""
+    missing: dict = {}
+    for option, path in input_paths(args):
+        if not path.exists():
+            shown = path if path.parent.exists() else path.parent
+            missing.setdefault(option, {})[shown] = None
+    if not missing:
+        return None
+    parts = []
+    for option, paths in missing.items():
+        first, more = list(paths)[0], len(paths) - 1
+        parts.append(f"{first}{f' and {more} more' if more else ''} ({option}; {SOURCES[option]})")
+    return ("the pretraining part's input is missing: " + "; ".join(parts)
+            + ". Put it there (docs/data.md) or pass the option with your copy; --part translation runs without it")
+
+
 def check_paths(args) -> None:
-    """Before any work: the output is a folder that no input lies in, and every input exists (one line each)."""
+    """Before any work: the output is a folder that no input lies in, and every input exists (one line)."""
     part = args.output / "pretraining"
     # before any work: --output (or its pretraining/) being a file is one line, not a FileExistsError later
+    if args.output.is_file():
+        raise UserError(f"--output {args.output} is a file, not a folder")
     check_output_path(str(part / "results.json"), "--output file")
     inputs = [("--lm-corpus", c) for c in args.corpus if c != ARXIV] + [("--lm-superbizarre", args.superbizarre)]
     if args.flota_set != "none" or ARXIV in args.corpus:   # the ArXiv corpus reads the ArXiv sets too
@@ -195,10 +239,9 @@ def check_paths(args) -> None:
             # the part rewrites its folder (an interrupted or changed stage is removed first): never an input
             raise UserError(f"{what} {path} overlaps the output folder {part}, which the demo rewrites; "
                             "give --output another folder")
-    if not args.dry_run:
-        for what, path in inputs:
-            if not path.exists():
-                raise UserError(f"{what} {path} does not exist (the shared data, ../shared/data, or your own copy)")
+    missing = None if args.dry_run else missing_inputs(args)
+    if missing:
+        raise UserError(missing)
 
 
 def stage_seconds(folder: Path) -> dict:

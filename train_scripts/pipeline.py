@@ -330,7 +330,7 @@ def split_parts(argv: list) -> tuple:
     if part not in PARTS:
         raise UserError(f"--part must be one of {', '.join(PARTS)}, not {part!r}")
     if "--row" in rest:         # one row of the translation part, started by the pipeline itself
-        return "translation", rest, rest
+        return "translation", rest, []
     translation, lm, i = [], [], 0
     while i < len(rest):
         token = rest[i]
@@ -366,6 +366,12 @@ def main(argv=None) -> int:
               if a.startswith("--") and a not in shared]
     if unused:   # e.g. make demo's --data with --part pretraining
         say(f"note: --part {part} does not use {' '.join(unused)}")
+    if part == "all" and not {"-h", "--help"} & set(argv):
+        try:   # the pretraining part's options and inputs, before the translation part runs
+            lm_demo.parse_args(lm)
+        except UserError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     status = 0
     if part in ("all", "translation"):
         status = translation_main(translation)
