@@ -59,7 +59,7 @@ bench: install
 	     echo "## $$b"; $(PY) $$b 2>&1 || echo "($$b failed)"; echo; done; echo '```'; } | tee $(BENCH_OUT)
 	@echo "written: $(BENCH_OUT)"
 
-# how each step's cost grows with the corpus, every scheme (issue 39; hours at the default 4M,16M,65M words, not CI):
+# how each step's cost grows with the corpus, every scheme (hours at the default 4M,16M,65M words, not CI):
 # bench/results/DATE-scale-corpus.{md,json}; e.g. SCALE_ARGS="--sizes 20k,80k --vocab-size 1000" for a quick look
 SCALE_ARGS ?=
 bench-scale: install

@@ -192,7 +192,7 @@ def main(argv=None) -> int:
 def vs_spaces(data: str, n_lines: int, rounds: int, spaces_repeat: int = 8) -> None:
     """Words per CPU second once started of ``preprocess.encode --workers 1`` for BITE (nltk and hanta taggers)
     and for the spaces scheme (the shared unigram_prime model) on the same English lines, in interleaved rounds
-    (bench/scale.py's ``per_core``); the ratio is the median over rounds (issue 27: >= 0.30x with nltk,
+    (bench/scale.py's ``per_core``); the ratio is the median over rounds (the goal: >= 0.30x with nltk,
     >= 0.10x with hanta)."""
     sys.path.insert(0, str(REPO / "bench"))
     from timing import load, per_core, print_ratios, repeated, report_spaces_cpu

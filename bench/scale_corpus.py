@@ -1,4 +1,4 @@
-"""How the cost of each step grows with the corpus, for every scheme (``make bench-scale``; issue 39, part 2).
+"""How the cost of each step grows with the corpus, for every scheme (``make bench-scale``).
 
     python bench/scale_corpus.py [--data ../shared/data/english_lm] [--sizes 4M,16M,65M] [--schemes spaces,bite]
         [--workers 2] [--vocab-size 8000] [--out-dir bench/results]

@@ -1,4 +1,4 @@
-"""The expected cost of a paper-scale corpus, from the scaling benchmark's measurements (issue 39, part 2).
+"""The expected cost of a paper-scale corpus, from the scaling benchmark's measurements.
 
     python bench/scale_estimate.py bench/results/*-scale-corpus.json [--corpus wmt14-en-de=230M]
         [--corpus enwiki=2500M] [--cores 2,16,64,256] [--out FILE.md]

@@ -4,7 +4,7 @@ workers, HanTa tagging against HanTa itself, and the vocabulary build against th
 ``encode``: words per CPU second once started (``preprocess.encode --workers 1``; CPU time of the command minus
 that of the same command on one line) of ``--scheme wordmap`` and of ``--scheme spaces`` with Wordmap's own base
 SentencePiece model, on the same German text (``--encode-lines`` of Multi30k), in interleaved rounds; the ratio is the
-median over rounds (issue 27: at least 0.10x, aim 0.25x).  ``tagging``: HanTa's ``tag_sent`` (taglevel 1, as
+median over rounds (the goal: at least 0.10x, aim 0.25x).  ``tagging``: HanTa's ``tag_sent`` (taglevel 1, as
 Wordmap used it, and 0) against ``preprocess.hanta_fast`` on the same sentences, tags asserted identical.
 ``learn``: ``binarize --scheme wordmap --learn-only`` (tagging, verbs, vocabulary, base model, encoding the
 training text, dictionary) with ``--workers 1`` and ``2``, wall clock.

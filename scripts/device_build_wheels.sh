@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the lent GPU machine (Python 3.12, torch preinstalled, no network): build fairseq-fixed's wheel for that
+# On the GPU machine (Python 3.12, torch preinstalled, no network): build fairseq-fixed's wheel for that
 # Python from the carried sdist, so later runs install it in seconds. Writes the wheel under $OUT.
 set -euo pipefail
 carry=.device-carry

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Here (with the package registries): fill .device-carry/ (git-ignored) with what scripts/device_check.sh installs
-# on a lent GPU machine that has Python 3.12 and torch but no network: the dependencies as Python 3.12 wheels,
+# on a GPU machine that has Python 3.12 and torch but no network: the dependencies as Python 3.12 wheels,
 # fairseq-fixed's sdist (built there), and, for the transfer only, Multi30k and the NLTK tagger data from the
 # shared data folder.  About 45 MB; the device tool carries it with `carry: [".device-carry"]`.
 #   bash scripts/device_carry.sh [SHARED_DATA]      (default ../shared/data)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# A real GPU run of the recipes on a lent machine (not part of the tests): installs from carried wheels
-# (.device-carry, filled by scripts/device_carry.sh: Python 3.12 wheels, fairseq-fixed's sdist, Multi30k and NLTK
-# data copied there for the transfer only), then binarize -> train_transformer_big.sh on 1 GPU (fp16) ->
-# average -> evaluate on the full Multi30k En-De, and a RoBERTa pretraining smoke run with --mask-whole-words.
+# A real GPU run of the recipes, on a GPU machine when one is available (not part of the tests): installs from
+# carried wheels (.device-carry, filled by scripts/device_carry.sh: Python 3.12 wheels, fairseq-fixed's sdist,
+# Multi30k and NLTK data copied there for the transfer only), then binarize -> train_transformer_big.sh on 1 GPU
+# (fp16) -> average -> evaluate on the full Multi30k En-De, and a RoBERTa pretraining smoke run with --mask-whole-words.
 # Usage on the device: bash scripts/device_check.sh UPDATES [demo]   (logs and scores under $OUT); with "demo",
 # instead: the comparison pipeline's --preset gpu on two rows (Unigram, BITE+Unigram), shortened to UPDATES; with
 # "pretraining", instead: the pretraining part's --lm-preset gpu reduced to a first measurement that fits 10 minutes

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Refactor safety net (issue 37, part 5): the outputs a refactor must leave byte-identical, hashed.
+"""Refactor safety net: the outputs a refactor must leave byte-identical, hashed.
 
 A refactor is not a behaviour change.  This script runs a checkout's command-line tools (``python -m ...``, never
 its internals, so a refactored module layout runs the same commands) and compares sha256 hashes of what they write

@@ -46,7 +46,7 @@ def learn_scheme(config: dict, dest: Path):
     return scheme
 
 
-#: scheme name -> learned scheme, once per session (both test modules import the fixtures below)
+#: scheme name -> learned scheme, once per test run (both test modules import the fixtures below)
 _LEARNED: dict = {}
 
 

@@ -524,7 +524,7 @@ def test_escapes_survive_sentencepiece_when_marks_are_user_symbols(tmp_path, sha
     assert back.startswith(f"The dogs [VBD] x[NNS] {ESCAPE}y ran ")
 
 
-# ---- escaping safe under a subword model's normalisation (issue 25, item 4) ------------------------------------
+# ---- escaping safe under a subword model's normalisation -------------------------------------------------
 
 #: words whose base + symbol re-inflects to themselves, so a round trip tests the escaping and the spacing only
 KNOWN_INFLECTED = {"dogs": "NNS", "cats": "NNS", "barked": "VBD", "walks": "VBZ", "played": "VBD",

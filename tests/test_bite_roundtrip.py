@@ -1,4 +1,4 @@
-"""BITE's exact round trips (issue 39, part 3): ``--bite-exact`` keeps a word as it is wherever decoding would not
+"""BITE's exact round trips: ``--bite-exact`` keeps a word as it is wherever decoding would not
 give it back, so every sentence survives encode -> decode; the default stays the published algorithm, which
 changes 753 of Multi30k's 29,000 English training sentences (``sleeps`` tagged NNS -> ``sleep [NNS]`` -> ``sleep``).
 """

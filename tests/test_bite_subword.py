@@ -270,7 +270,7 @@ def test_bite_input_applies_only_the_subword_step(models, moses):
     assert BiteLineEncoder("moses", "nltk", False, None, bite_input=True).encode_lines(word_form) == word_form
 
 
-# ---- escaping safe under the model's normalisation (issue 25, item 4) ------------------------------------------
+# ---- escaping safe under the model's normalisation -------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def nfkc_model(tmp_path_factory):

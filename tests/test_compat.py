@@ -47,7 +47,7 @@ def _default_mode(monkeypatch):
 
 
 def test_training_and_validation_batches_are_fairseqs_own():
-    """fairseq-fixed drops the last partial batch in training; the plugin must not change that (issue 29)."""
+    """fairseq-fixed drops the last partial batch in training; the plugin must not change that."""
     assert "fairseq.data.data_utils.batch_by_size" in compat.apply()  # the plugin is loaded and its fix active
     assert epoch_batches() == [8, 8, 8]  # 30 items, multiple 8: fairseq's own 3 batches of 24 items
     assert as_if_called_from("/x/fairseq/trainer.py", epoch_batches) == [8, 8, 8]

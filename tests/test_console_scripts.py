@@ -1,4 +1,4 @@
-"""Every console script of setup.py answers ``--help`` (issue 29: each one smoke-tested; real invocations of the
+"""Every console script of setup.py answers ``--help`` (each one smoke-tested; real invocations of the
 tools are in their own test files, e.g. test_metrics_cli.py)."""
 from __future__ import annotations
 

@@ -192,7 +192,7 @@ def interrupt(args, out_dir: Path, sig, whole_group: bool = True):
                 os.killpg(proc.pid, one)
             else:
                 os.kill(proc.pid, one)
-        _, err = proc.communicate(timeout=120)   # a deadlock (issue 16, FLOTA --workers 2) fails here
+        _, err = proc.communicate(timeout=120)   # a deadlock (once seen: FLOTA --workers 2) fails here
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -436,7 +436,7 @@ def read(path):
         return fh.read().split("\n")[:-1]
 
 
-# --- inputs read once (issue 25) -----------------------------------------------------------------------------------
+# --- inputs read once ---------------------------------------------------------------------------------------------
 
 class _ChangesItsInput:
     """A LineEncoder (upper-cases) that, on its first chunk in any process, changes the input file under the run:
@@ -543,7 +543,7 @@ def test_corrupt_gzip_input_is_one_line_with_file_and_position(workers, shared_p
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.gz", "plain.gz"]
 
 
-# --- workers die with their parent; signals (issue 25) --------------------------------------------------------------
+# --- workers die with their parent; signals ------------------------------------------------------------------------
 
 def _alive(pid: int) -> bool:
     try:

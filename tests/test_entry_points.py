@@ -1,4 +1,4 @@
-"""Entry points a newcomer runs by hand (issue 28 item 6): ``python -m fairseq_plugins`` answers without loading
+"""Entry points a newcomer runs by hand: ``python -m fairseq_plugins`` answers without loading
 torch or fairseq (and fairseq's --user-dir still registers every scheme), and ``morphtok-train-log`` never writes
 an empty file with exit status 0."""
 import json

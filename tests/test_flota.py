@@ -603,7 +603,7 @@ def test_evaluate_cli_reproduces_table3(shared_path, run_cli, tmp_path):
     assert m["BERT/flota"]["tokens_inf"] < m["BERT/first"]["tokens_inf"]
 
 
-# --- normalisation follows the vocabulary (issue 25, item 8) -------------------------------------------------
+# --- normalisation follows the vocabulary ----------------------------------------------------------------------
 
 def test_uncased_wordpiece_strips_accents_like_bert():
     """BERT's uncased tokenizer lower-cases and strips accents (NFD, nonspacing marks dropped); its vocabulary has

@@ -1,4 +1,4 @@
-"""A full disk is one line and an exit (issue 39, part 4): every command that writes, run as a subprocess against a
+"""A full disk is one line and an exit: every command that writes, run as a subprocess against a
 small tmpfs made in the test, exits non-zero well within its time limit (a hang check, not a speed limit) with
 exactly one ``error:`` line on stderr and leaves neither a partial nor a temporary file.
 

@@ -1,4 +1,4 @@
-"""Hostile input through every scheme's command line and fairseq adapter (issue 16).
+"""Hostile input through every scheme's command line and fairseq adapter.
 
 A seeded generator writes lines of twenty classes (control characters, zero-width and combining marks,
 right-to-left, CJK, emoji, 10k-character words, literal ``▁``, strings that look like BITE symbols or ``##``
@@ -363,11 +363,11 @@ def test_long_token_time_grows_linearly(path, shared_path, tmp_path):
         fn = lambda token: wm.encode_line(f"Die Hunde {token} bellen laut .")   # noqa: E731
     short = _best_time(fn, lambda i: _token(1_000, i))
     long = _best_time(fn, lambda i: _token(10_000, i))
-    # linear: about 10x; the quadratic HanTa analysis of issue 16 gave about 100x (800 -> 3,200 characters: 19x)
+    # linear: about 10x; the quadratic HanTa analysis once gave about 100x (800 -> 3,200 characters: 19x)
     assert long / max(short, 1e-4) < 35, (short, long)
 
 
-# --- property-based fuzzing through the public encode API (issue 25) --------------------------------------------------
+# --- property-based fuzzing through the public encode API ------------------------------------------------------------
 # `make test`: a fixed seed (derandomize) and a small budget; `make fuzz` (MORPHTOK_FUZZ_EXAMPLES=N) a long one.
 
 try:

@@ -1,4 +1,4 @@
-"""The layers point down (issue 37, part 3), read from the source with ``ast`` (nothing is imported).
+"""The layers point down, read from the source with ``ast`` (nothing is imported).
 
 ``preprocess/`` is the algorithm layer: it imports neither fairseq nor the recipes, the adapters or the
 benchmarks, and its tokenisers do not import the evaluation code built on them (``preprocess/evaluate/``).

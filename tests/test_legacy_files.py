@@ -1,7 +1,7 @@
 """Files written by the code before the refactor (commit a5265f7; see tests/data/legacy-a5265f7/README.md) still load
 and give the same output: each demo row's ``binarize.json`` and models encode the test text byte for byte as
 a5265f7 did, and its Hugging Face exports (BITE, FLOTA and Wordmap classes, the spaces ``tokenizer.json``) give the
-same ids (issue 37, part 5)."""
+same ids."""
 from __future__ import annotations
 
 import gzip

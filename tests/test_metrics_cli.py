@@ -1,4 +1,4 @@
-"""The intrinsic-metric console scripts run end to end on small inputs of their own (issue 29: one real
+"""The intrinsic-metric console scripts run end to end on small inputs of their own (one real
 invocation each; ``morphtok-metrics-wordmap`` crashed with NameError: SPACE_SYMBOL)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Models and vocabularies are checked when they are loaded (issue 25, item 5).
+"""Models and vocabularies are checked when they are loaded.
 
 A SentencePiece model cut at any byte, protobuf field boundaries included, fails at load with one line naming
 the file, wherever the project loads one (``--model``, ``--subword-model``, ``--wordmap-spm``, ``--flota-vocab``,

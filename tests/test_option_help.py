@@ -1,4 +1,4 @@
-"""Every option of every console script has help text (issue 29): the parsers each script builds for ``--help``,
+"""Every option of every console script has help text: the parsers each script builds for ``--help``,
 its subcommands' included, are collected and their options without help listed."""
 from __future__ import annotations
 

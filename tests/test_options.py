@@ -1,5 +1,5 @@
 """The scheme options as the command lines see them: sequences parsed as sequences, booleans settable both ways,
-defaults printed readably (issue 29)."""
+defaults printed readably."""
 from __future__ import annotations
 
 import dataclasses
@@ -94,7 +94,7 @@ def _adapters() -> dict:
 ADAPTERS = _adapters()
 #: options of the encode CLI only (a recipe computes the files its descriptor names from what it learned)
 ENCODE_ONLY = {"noise_p", "noise_seed", "training_text"}
-#: schemes whose options are not derived from one dataclass yet (issue 29, step 5): the known disagreement
+#: schemes whose options are not derived from one dataclass yet: the known disagreement
 ADAPTER_GAPS: dict = {}
 RECIPE_GAPS: dict = {}
 #: adapter options with no encode CLI counterpart (the encode CLI writes BITE's word form unless given a model)

@@ -1,4 +1,4 @@
-"""The one output policy of every preprocessing command (issue 25, docs/robustness.md): an output that is an input,
+"""The one output policy of every preprocessing command (docs/robustness.md): an output that is an input,
 model or vocabulary of the run is refused before any work; symlinks are followed (the link stays a link);
 devices, FIFOs and /dev/stdout are written in place; a write error (disk full, file size limit) is one line
 naming the path and leaves neither a partial file, nor a temporary file, nor a partial set (a model without its

@@ -1,4 +1,4 @@
-"""The pretraining commands against hostile input (issue 44, item 9), as the encoding path already is: a bad input,
+"""The pretraining commands against hostile input, as the encoding path already is: a bad input,
 option or output is one line ``error: ...`` and exit status 2, before any work; an input is never replaced by an
 output; nothing partial is left.  Commands: morphtok-classification-data, morphtok-lm-filter, morphtok-multiseed,
 morphtok-prepare-wikipedia and morphtok-demo's ``--output`` (both parts)."""
@@ -66,7 +66,7 @@ def assert_refused(capsys, status, csvs, before, out, expected):
 
 
 CSV_CASES = {
-    # issue 44 item 9.1: an invalid byte was a UnicodeDecodeError traceback
+    # an invalid byte was a UnicodeDecodeError traceback
     "invalid UTF-8": (TRAIN.encode() + b"caf\xe9ness,1.0,0\n", None,
                       "set_train.csv:10: invalid UTF-8 at byte 3 (invalid continuation byte); save the CSV as UTF-8"),
     "empty file": ("", None, "set_train.csv:1: expected a header with a 'label' column, got an empty file"),
@@ -84,7 +84,7 @@ CSV_CASES = {
     "huge field": (CSV_HEADER + "x" * 200_000 + ",1.0,0\n", None,
                    "set_train.csv:2: not a readable CSV row (field larger than field limit (131072))"),
     "NUL in the header": (b"deri\x00vative,score,label\nx,1,0\n", "ok", None),
-    # issue 44 item 9.2: a test label the training split never has was accepted (three classes from two)
+    # a test label the training split never has was accepted (three classes from two)
     "unseen test label": (TRAIN, "test", "set_test.csv:4: label '2' is not in the training split"),
     "unseen dev label": (TRAIN, "dev", "set_dev.csv:4: label '2' is not in the training split"),
 }

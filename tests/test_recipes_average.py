@@ -208,7 +208,7 @@ def test_num_best_checkpoints_like_fairseq(tmp_path):
         best_checkpoints([str(tmp_path)], 5)
 
 
-# --- what is averaged is checked (issue 25 item 6) ----------------------------------------------------------------
+# --- what is averaged is checked ------------------------------------------------------------------------------
 
 def _configured(path, seed, model_cfg=None, args=None):
     """A fake checkpoint with the same tensor shapes whatever its saved configuration."""
@@ -299,7 +299,7 @@ def test_output_policy(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
-# --- what the messages advise (issue 28 item 4) ------------------------------------------------------------------
+# --- what the messages advise -------------------------------------------------------------------------------
 
 def _tiny_folder(path):
     """What a short --max-update run leaves: checkpoint_best.pt and checkpoint_last.pt, saved mid-epoch."""

@@ -245,7 +245,7 @@ def test_boundary_rows_on_the_same_words_and_other_gold_apart(results, tmp_path)
 
 
 def test_tokeniser_scores_per_row(results, tmp_path):
-    """The field's intrinsic scores (issue 30): each row's Rényi efficiency, fertility and pieces per word, as the
+    """The field's intrinsic scores: each row's Rényi efficiency, fertility and pieces per word, as the
     pipeline computes them from the row's test encodings, shown per row; rows without them get a dash."""
     from train_scripts.translation_rows import tokenizer_scores
 

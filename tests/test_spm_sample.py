@@ -1,4 +1,4 @@
-"""Memory bounded by design in the learn step (issue 39, part 1): SentencePiece trains on a seeded, shuffled sample
+"""Memory bounded by design in the learn step: SentencePiece trains on a seeded, shuffled sample
 of ``SpmOptions.input_sentence_size`` sentences (1M by default, the space-as-token paper's size), declared once and
 taken by every path that trains a model; 0 keeps "every sentence".  A corpus below the bound is used whole, so
 small corpora (the reference tests, the demo) give the same models as before."""

@@ -1,4 +1,4 @@
-"""Translating raw text with an asymmetric scheme pair (issue 28 item 5): a tiny model whose English source is
+"""Translating raw text with an asymmetric scheme pair: a tiny model whose English source is
 BITE-encoded and whose German target is Wordmap-encoded.  ``morphtok-translate`` must encode the source with the
 source's options (BITE's inflection symbols appear in what the model reads) and decode the output with the
 target's (Wordmap's decoder); the options that would silently mis-encode the pair are refused.  Checks the
