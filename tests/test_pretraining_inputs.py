@@ -473,3 +473,23 @@ def test_demo_row_prints_no_note(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(pipeline, "translation_main", lambda argv: 0)
     assert demo("--data", tmp_path, "--output", tmp_path / "o", "--schemes", "unigram", "--row", "unigram") == 0
     assert capsys.readouterr().err == ""
+
+
+def test_demo_refuses_a_corpus_folder_without_text_files(tmp_path, capsys, monkeypatch):
+    """The docs once gave ``--lm-corpus wiki/`` for morphtok-prepare-wikipedia's output (``train.en``,
+    ``valid.en``), which the corpus reader refuses: it reads a folder's ``*.txt[.gz]`` or one file.  Refused before
+    any stage now; the file itself is accepted."""
+    from train_scripts import lm_demo, pipeline
+
+    root = data_root(tmp_path)
+    monkeypatch.setattr(lm_demo, "SHARED_DATA", root)
+    monkeypatch.setattr(pipeline, "translation_main", lambda argv: pytest.fail("the translation part ran"))
+    wiki = tmp_path / "wiki"
+    wiki.mkdir()
+    (wiki / "train.en").write_text("one article\n\nanother article\n")
+    err = one_error(capsys, demo("--data", root / "multi30k", "--output", tmp_path / "out", "--lm-corpus", "arxiv",
+                                 wiki))
+    assert err == (f"error: --lm-corpus {wiki}: no *.txt or *.txt.gz files in the folder (give a folder of them, or "
+                   "one file, e.g. morphtok-prepare-wikipedia's OUT/train.en)")
+    args = lm_demo.parse_args(["--output", str(tmp_path / "out"), "--lm-corpus", "arxiv", str(wiki / "train.en")])
+    assert args.corpus == ["arxiv", wiki / "train.en"] and not (tmp_path / "out").exists()

@@ -108,6 +108,19 @@ def arxiv_titles(flota_data: Path, superbizarre: Path, tasks=("arxiv",), seed: i
     return kept, counts
 
 
+def corpus_files(path: Path) -> list[Path]:
+    """The files of a running-text source: a folder's ``*.txt`` and ``*.txt.gz`` files, or the one file given."""
+    if not path.exists():
+        raise UserError(f"--lm-corpus {path} does not exist (a folder of *.txt[.gz], one file, or '{ARXIV}')")
+    if not path.is_dir():
+        return [path]
+    files = sorted(p for p in path.iterdir() if p.name.endswith((".txt", ".txt.gz")))
+    if not files:
+        raise UserError(f"--lm-corpus {path}: no *.txt or *.txt.gz files in the folder (give a folder of them, or "
+                        "one file, e.g. morphtok-prepare-wikipedia's OUT/train.en)")
+    return files
+
+
 def corpus_documents(sources: list, flota_data: Path, superbizarre: Path, tasks=("arxiv",)) -> tuple[list, dict]:
     """Every document of the sources (``arxiv`` or a path), and what the ArXiv leakage rules removed."""
     docs, leakage = [], None
@@ -116,14 +129,7 @@ def corpus_documents(sources: list, flota_data: Path, superbizarre: Path, tasks=
             titles, leakage = arxiv_titles(flota_data, superbizarre, tasks)
             docs += [titles[i:i + TITLES_PER_DOCUMENT] for i in range(0, len(titles), TITLES_PER_DOCUMENT)]
             continue
-        path = Path(source)
-        if not path.exists():
-            raise UserError(f"--lm-corpus {path} does not exist (a folder of *.txt[.gz], one file, or '{ARXIV}')")
-        files = sorted(p for p in path.iterdir() if p.name.endswith((".txt", ".txt.gz"))) if path.is_dir() \
-            else [path]
-        if not files:
-            raise UserError(f"no *.txt or *.txt.gz files in {path}")
-        docs += [d for f in files for d in read_documents(f)]
+        docs += [d for f in corpus_files(Path(source)) for d in read_documents(f)]
     return docs, {"leakage": leakage}
 
 

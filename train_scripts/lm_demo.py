@@ -50,7 +50,7 @@ from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.outputs import check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
-from train_scripts.lm_corpus import ARXIV, arxiv_inputs
+from train_scripts.lm_corpus import ARXIV, arxiv_inputs, corpus_files
 from train_scripts.lm_plan import (
     BASELINE,
     DEFAULT_LM_ROWS,
@@ -239,9 +239,14 @@ def check_paths(args) -> None:
             # the part rewrites its folder (an interrupted or changed stage is removed first): never an input
             raise UserError(f"{what} {path} overlaps the output folder {part}, which the demo rewrites; "
                             "give --output another folder")
-    missing = None if args.dry_run else missing_inputs(args)
+    if args.dry_run:
+        return
+    missing = missing_inputs(args)
     if missing:
         raise UserError(missing)
+    for source in args.corpus:   # a folder without text files is refused here, not at the corpus stage
+        if source != ARXIV:
+            corpus_files(source)
 
 
 def stage_seconds(folder: Path) -> dict:
