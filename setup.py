@@ -1,23 +1,20 @@
 import hashlib
 import os
+import runpy
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 
-#: the command-line tools people type; each is also `python -m MODULE`
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+#: the command-line tools people type that are no scheme's; each is also `python -m MODULE`.  A scheme's own tools
+#: (morphtok-bite, morphtok-metrics-bite...) are listed in its module's CONSOLE_SCRIPTS (preprocess/scheme_scripts.py)
 CONSOLE_SCRIPTS = {
     # preprocessing (fairseq-free)
     "morphtok-encode": "preprocess.encode",              # any scheme, order-preserving, multi-process
     "morphtok-spm": "preprocess.spm",                    # train SentencePiece / write its fairseq dict.txt
-    "morphtok-spaces": "preprocess.spaces",              # the same, space-as-token (BPE'/Unigram') by default
-    "morphtok-bite": "preprocess.bite",                  # BITE encode / decode
-    "morphtok-flota": "preprocess.flota",                # fairseq dict.txt of a FLOTA vocabulary
-    "morphtok-wordmap": "preprocess.wordmap",            # build a Wordmap vocabulary, segment words
     "morphtok-export": "preprocess.export",              # Hugging Face tokenizer directory (extra: hf)
     # intrinsic metrics
     "morphtok-metrics-morph": "preprocess.evaluate.morph",
-    "morphtok-metrics-bite": "preprocess.evaluate.bite",
-    "morphtok-metrics-flota": "preprocess.evaluate.flota",
-    "morphtok-metrics-wordmap": "preprocess.evaluate.wordmap",
     "morphtok-noise": "preprocess.evaluate.noise",       # perturbed test sets, similarity
     "morphtok-metrics-intrinsic": "preprocess.evaluate.intrinsic",  # Rényi efficiency, fertility (extra: hf)
     # recipes
@@ -36,6 +33,11 @@ CONSOLE_SCRIPTS = {
     "morphtok-demo": "train_scripts.pipeline",            # make demo
     "morphtok-report": "train_scripts.report",
 }
+
+
+def console_scripts() -> dict:
+    """CONSOLE_SCRIPTS and every scheme's own (read from the scheme modules' source: nothing is installed yet)."""
+    return runpy.run_path(os.path.join(HERE, "preprocess", "scheme_scripts.py"))["console_scripts"](HERE)
 
 
 #: pure-Python modules compiled with Cython where it and a C compiler exist: source -> compiled module (each module
@@ -72,8 +74,8 @@ setup(
     name="morphtok-fairseq",
     version="0.1.0",
     description="Morphology-aware tokenisation schemes (space-as-token, BITE, FLOTA, Wordmap) for fairseq",
-    packages=["fairseq_plugins", "preprocess", "preprocess.evaluate", "preprocess.wordmap", "train_scripts",
-              "train_scripts.schemes"],
+    packages=find_packages(HERE, include=["fairseq_plugins", "fairseq_plugins.*", "preprocess", "preprocess.*",
+                                          "train_scripts", "train_scripts.*"]),
     python_requires=">=3.10",   # torch 2.13, which the install takes, needs 3.10
     install_requires=[
         "sentencepiece", "sacrebleu", "sacremoses", "lemminflect", "nltk", "HanTa", "tqdm", "matplotlib",
@@ -83,5 +85,5 @@ setup(
     extras_require={"fairseq": ["fairseq-fixed==0.12.3.1"], "test": ["pytest"],
                     # morphtok-export / morphtok-metrics-intrinsic (docs/export.md)
                     "hf": ["tokenizers", "transformers", "protobuf", "tokenization-scorer"]},
-    entry_points={"console_scripts": [f"{name} = {module}:cli" for name, module in CONSOLE_SCRIPTS.items()]},
+    entry_points={"console_scripts": [f"{name} = {module}:cli" for name, module in console_scripts().items()]},
 )

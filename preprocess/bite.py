@@ -208,6 +208,9 @@ def make_encoder(args) -> BiteLineEncoder:
 
 from preprocess.registry import SchemeDescriptor  # noqa: E402  (the scheme's one declaration, docs/adding-a-scheme.md)
 
+#: this scheme's command-line tools, installed by setup.py (preprocess/scheme_scripts.py reads the literal)
+CONSOLE_SCRIPTS = {"morphtok-bite": "preprocess.bite", "morphtok-metrics-bite": "preprocess.evaluate.bite"}
+
 SCHEME = SchemeDescriptor(
     name="bite",
     options=BiteOptions,
@@ -216,8 +219,9 @@ SCHEME = SchemeDescriptor(
     files=("subword_model",),
     fairseq_tokenizer="bite",
     adapter="fairseq_plugins.bite",
-    hf_export="preprocess.hf_tokenizers:MorphtokBiteTokenizer",
+    hf_export="preprocess.hf.bite:MorphtokBiteTokenizer",
     recipe="train_scripts.schemes.bite:BiteScheme",
+    user_symbols={"bite": USER_SYMBOLS, "bite-single": USER_SYMBOLS_SINGLE},   # morphtok-spm --user-symbols
 )
 
 

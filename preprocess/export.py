@@ -9,7 +9,7 @@
 The scheme's options are those of ``morphtok-encode --scheme NAME`` (same names, same meaning); ``sentencepiece``
 is ``spaces`` for a plain SentencePiece model.  ``spaces``/``sentencepiece`` write a ``tokenizer.json`` that the
 ``tokenizers`` library (and ``transformers``) load without this project; ``bite``, ``flota`` and ``wordmap``
-write a directory for the tokenizer classes of :mod:`preprocess.hf_tokenizers`, with the models copied into it.
+write a directory for the tokenizer classes of :mod:`preprocess.hf`, with the models copied into it.
 Ids are the fairseq dictionary ids (``dict.txt``: the scheme's own dictionary unless ``--dict`` gives one).
 The directory appears only when everything was written.  See docs/export.md.
 """
@@ -70,7 +70,7 @@ def _hf_modules():
 def export(args: argparse.Namespace, out_dir: str) -> list[str]:
     """Write the tokenizer of ``args`` (parsed options) into the existing directory ``out_dir``: what the scheme's
     descriptor names as its Hugging Face export (:mod:`preprocess.registry`), a ``tokenizer.json`` writer or a
-    tokenizer class of :mod:`preprocess.hf_tokenizers`."""
+    tokenizer class of :mod:`preprocess.hf`."""
     from preprocess import hf_export
 
     dictionary = hf_export.read_fairseq_dict(args.dict) if args.dict else None
@@ -87,7 +87,7 @@ def export(args: argparse.Namespace, out_dir: str) -> list[str]:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     # auto_map: AutoTokenizer.from_pretrained(DIR, trust_remote_code=True) finds the class through the shim that
-    # save_pretrained wrote, which imports it from the installed package (importing preprocess.hf_tokenizers
+    # save_pretrained wrote, which imports it from the installed package (importing preprocess.hf
     # registers it, no flag needed)
     config_path = os.path.join(out_dir, "tokenizer_config.json")
     with open(config_path, encoding="utf-8") as fh:

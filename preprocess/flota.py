@@ -439,6 +439,9 @@ def make_encoder(args, noise: Optional[NoiseOptions] = None) -> FlotaEncoder:
 
 from preprocess.registry import SchemeDescriptor  # noqa: E402  (the scheme's one declaration, docs/adding-a-scheme.md)
 
+#: this scheme's command-line tools, installed by setup.py (preprocess/scheme_scripts.py reads the literal)
+CONSOLE_SCRIPTS = {"morphtok-flota": "preprocess.flota", "morphtok-metrics-flota": "preprocess.evaluate.flota"}
+
 SCHEME = SchemeDescriptor(
     name="flota",
     options=FlotaOptions,
@@ -447,7 +450,7 @@ SCHEME = SchemeDescriptor(
     files=("flota_vocab", "flota_gpt2_encoder"),
     fairseq_bpe="flota",
     adapter="fairseq_plugins.flota",
-    hf_export="preprocess.hf_tokenizers:MorphtokFlotaTokenizer",
+    hf_export="preprocess.hf.flota:MorphtokFlotaTokenizer",
     recipe="train_scripts.schemes.flota:FlotaScheme",
 )
 

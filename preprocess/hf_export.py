@@ -9,7 +9,7 @@ pieces alone).
 
 The dictionary is the scheme's own (see ``train_scripts.schemes``, "Dictionary policy"): a SentencePiece model's
 pieces (:func:`preprocess.spm.dictionary_pieces`) for space-as-token, plain SentencePiece and BITE's subword model;
-the vocabulary's tokens for FLOTA (:func:`flota_dictionary`, what the flota scheme writes); for Wordmap the
+the vocabulary's tokens for FLOTA (:func:`preprocess.hf.flota.flota_dictionary`, what the flota scheme writes); for Wordmap the
 ``dict.wordmap.LANG.txt`` that ``binarize`` wrote (its inventory is open, so it must be given).  ``--dict`` gives
 any other fairseq ``dict.txt`` (e.g. the one ``binarize --srcdict`` used).
 
@@ -73,17 +73,6 @@ def fairseq_ids(tokens: Sequence[str]) -> dict[str, int]:
     for i, t in enumerate(tokens):
         ids.setdefault(t, len(FAIRSEQ_SPECIALS) + i)
     return ids
-
-
-def flota_dictionary(vocab_path: str) -> list[str]:
-    """The dictionary the flota scheme writes for ``--flota-vocab`` (``train_scripts/schemes/flota.py``:
-    :func:`preprocess.vocabularies.fairseq_dict_tokens`).  A fairseq ``dict.txt`` (e.g. an official checkpoint's, for
-    ``--flota-gpt2-encoder``) is read as fairseq reads it."""
-    from preprocess.vocabularies import fairseq_dict_tokens, load_vocab
-    vocab = load_vocab(vocab_path)
-    if vocab.kind == "fairseq":
-        return read_fairseq_dict(vocab_path)
-    return fairseq_dict_tokens(vocab)[0]
 
 
 # --- SentencePiece -> tokenizer.json -----------------------------------------------------------------------------
@@ -221,9 +210,9 @@ def sentencepiece_tokenizer(model_path: str, spaces: str = "keep", dictionary: O
 
 
 def export_sentencepiece(model_path: str, out_dir: str, spaces: str = "keep",
-                         dictionary: Optional[Sequence[str]] = None, scheme: str = "spaces") -> list[str]:
+                         dictionary: Optional[Sequence[str]] = None, *, scheme: str) -> list[str]:
     """Write ``tokenizer.json``, ``tokenizer_config.json``, ``special_tokens_map.json`` and ``dict.txt`` into
-    ``out_dir``; returns the paths written."""
+    ``out_dir``; returns the paths written.  ``scheme``: the name ``tokenizer_config.json`` records (``morphtok``)."""
     tok = sentencepiece_tokenizer(model_path, spaces, dictionary)
     os.makedirs(out_dir, exist_ok=True)
     tokens = list(dictionary) if dictionary is not None else dictionary_pieces(model_path)
@@ -241,12 +230,6 @@ def export_sentencepiece(model_path: str, out_dir: str, spaces: str = "keep",
     write_dict(tokens, dict_path)
     written.append(dict_path)
     return written
-
-
-def export_spaces(args, out_dir: str, dictionary: Optional[Sequence[str]] = None, scheme: str = "spaces") -> list[str]:
-    """The Hugging Face export of the ``spaces`` scheme (and its ``sentencepiece`` alias), as its descriptor names
-    it (:mod:`preprocess.registry`): :func:`export_sentencepiece` of the parsed encode options ``args``."""
-    return export_sentencepiece(args.spaces_model, out_dir, args.spaces, dictionary, scheme=scheme)
 
 
 def write_json(path: str, obj) -> str:

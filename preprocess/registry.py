@@ -14,7 +14,7 @@ Each scheme declares itself once, in its ``preprocess`` module (a module or a pa
 
 and every consumer reads it: ``preprocess.encode`` (``--scheme``, the options, the encoder, the files no output
 may overwrite), ``morphtok-export`` (the options, the Hugging Face export, its input files),
-:mod:`preprocess.hf_tokenizers` (the classes ``AutoTokenizer`` knows), ``train_scripts.schemes`` (the recipe
+:mod:`preprocess.hf` (the classes ``AutoTokenizer`` knows), ``train_scripts.schemes`` (the recipe
 classes of ``morphtok-binarize``, the recipes and the demo), ``fairseq_plugins`` (the adapters it imports) and
 ``morphtok-translate`` (the options it refuses).  Classes outside ``preprocess`` (the recipe, the fairseq
 adapter, a tokenizer class) are named by dotted path and imported only when used, so this package stays free of
@@ -41,19 +41,16 @@ import importlib
 import importlib.util
 import os
 import pkgutil
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
 from preprocess.common import UserError
+from preprocess.scheme_scripts import DECLARES  # a line that declares the scheme (or imports it)
 
 #: environment variable naming more scheme modules or packages (comma-separated)
 ENV = "MORPHTOK_SCHEMES"
 #: entry-point group of installed scheme modules (name = module)
 ENTRY_POINT_GROUP = "morphtok.schemes"
-#: a line that declares the scheme (``SCHEME = SchemeDescriptor(``) or, in a package's ``__init__.py``, imports it
-#: from a submodule (``from .hooks import SCHEME``, one line)
-_DECLARES = re.compile(r"^(SCHEME\s*=\s*SchemeDescriptor\(|from\s+[\w.]+\s+import\s+[^#\n]*\bSCHEME\b)", re.M)
 
 
 @dataclass(frozen=True)
@@ -66,11 +63,12 @@ class SchemeDescriptor:
     ``morphtok-export`` checks and copies them, and no output of ``preprocess.encode`` may overwrite one.
     ``fairseq_bpe`` / ``fairseq_tokenizer``: the ``--bpe`` / ``--tokenizer`` names its fairseq adapter registers, in
     the module ``adapter`` (``fairseq_plugins`` imports it).  ``hf_export``: ``"module:attr"`` of a
-    ``preprocess.hf_tokenizers.MorphtokTokenizer`` subclass (with a ``from_options`` class method) or of a function
+    ``preprocess.hf.MorphtokTokenizer`` subclass (with a ``from_options`` class method) or of a function
     ``(args, out_dir, dictionary, scheme) -> [files]`` writing a ``tokenizer.json``.  ``recipe``: ``"module:Class"``
     of its ``train_scripts.schemes.Scheme`` subclass (or the class).  ``aliases``: further recipe names over the same
     encoder, options and export, each with its own recipe class (``sentencepiece`` is ``spaces`` for a plain
-    SentencePiece model).
+    SentencePiece model).  ``user_symbols``: named symbol sets that ``morphtok-spm train --user-symbols NAME``
+    reserves in a SentencePiece model (BITE's ``bite`` and ``bite-single``).
     """
 
     name: str
@@ -85,6 +83,7 @@ class SchemeDescriptor:
     hf_export: Optional[str] = None
     recipe: Any = None
     aliases: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    user_symbols: Mapping[str, tuple] = field(default_factory=dict, hash=False)
 
     # -- what the consumers call ---------------------------------------------------------------------------------
     def add_encoder_args(self, parser) -> None:
@@ -149,7 +148,7 @@ def _declares(path: Optional[str]) -> bool:
     if not path or not os.path.isfile(path):
         return False
     with open(path, encoding="utf-8") as fh:
-        return bool(_DECLARES.search(fh.read()))
+        return bool(DECLARES.search(fh.read()))
 
 
 def _source(finder, name: str, ispkg: bool) -> Optional[str]:
@@ -291,6 +290,17 @@ def recipe_names() -> list:
                   if (d.recipe if n == d.name else d.aliases[n]) is not None)
 
 
+def user_symbols() -> dict:
+    """``{name: symbols}`` of every scheme's named symbol sets (``--user-symbols NAME``; imports the schemes)."""
+    out = {}
+    for descriptor in descriptors():
+        for name, symbols in descriptor.user_symbols.items():
+            if name in out:
+                raise TypeError(f"symbol set {name!r} is declared by two schemes")
+            out[name] = tuple(symbols)
+    return out
+
+
 def from_module(module) -> Optional[SchemeDescriptor]:
     """Register the ``SCHEME`` that an imported module declares (``--scheme-module``); None when it has none."""
     descriptor = getattr(module, "SCHEME", None)
@@ -300,4 +310,4 @@ def from_module(module) -> Optional[SchemeDescriptor]:
 
 
 __all__ = ["SchemeDescriptor", "ENV", "ENTRY_POINT_GROUP", "load", "register", "reset", "names", "descriptors",
-           "all_names", "get", "recipes", "recipe_names", "from_module"]
+           "all_names", "get", "recipes", "recipe_names", "user_symbols", "from_module"]

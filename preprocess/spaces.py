@@ -114,7 +114,19 @@ def make_encoder(args) -> SpacesEncoder:
     return SpacesEncoder(options.spaces_model, options.spaces)  # parallel across preprocess.encode's worker processes
 
 
+def write_tokenizer_json(args, out_dir: str, dictionary=None, scheme: str = "spaces") -> list:
+    """The Hugging Face export of this scheme (and its ``sentencepiece`` alias; ``morphtok-export``), as its
+    descriptor names it: :func:`preprocess.hf_export.export_sentencepiece` of the parsed encode options ``args``
+    (imports ``tokenizers``)."""
+    from preprocess.hf_export import export_sentencepiece
+
+    return export_sentencepiece(args.spaces_model, out_dir, args.spaces, dictionary, scheme=scheme)
+
+
 from preprocess.registry import SchemeDescriptor  # noqa: E402  (the scheme's one declaration, docs/adding-a-scheme.md)
+
+#: this scheme's command-line tools, installed by setup.py (preprocess/scheme_scripts.py reads the literal)
+CONSOLE_SCRIPTS = {"morphtok-spaces": "preprocess.spaces"}
 
 SCHEME = SchemeDescriptor(
     name="spaces",
@@ -124,7 +136,7 @@ SCHEME = SchemeDescriptor(
     files=("spaces_model",),
     fairseq_bpe="spaces",
     adapter="fairseq_plugins.spaces",
-    hf_export="preprocess.hf_export:export_spaces",
+    hf_export="preprocess.spaces:write_tokenizer_json",
     recipe="train_scripts.schemes.spaces:SpacesScheme",
     # a plain SentencePiece model: the same encoder, options and tokenizer.json, decoded by fairseq's own --bpe
     aliases={"sentencepiece": "train_scripts.schemes.sentencepiece:SentencePieceScheme"},

@@ -193,12 +193,17 @@ def is_prime_model(sp) -> bool:
 
 
 def named_user_symbols(spec: str | None) -> list[str]:
-    """A symbol list for ``--user-symbols``: a comma-separated list, or ``MODULE:ATTRIBUTE`` naming a tuple of
-    symbols in a ``preprocess`` module, with the shorthands ``bite`` (= ``bite:USER_SYMBOLS``) and
-    ``bite-single`` (= ``bite:USER_SYMBOLS_SINGLE``)."""
+    """A symbol list for ``--user-symbols``: a comma-separated list, ``MODULE:ATTRIBUTE`` naming a tuple of
+    symbols in a ``preprocess`` module, or the name of a symbol set a scheme declares (its descriptor's
+    ``user_symbols``: BITE's ``bite`` and ``bite-single``; :mod:`preprocess.registry`)."""
     if not spec:
         return []
-    spec = {"bite": "bite:USER_SYMBOLS", "bite-single": "bite:USER_SYMBOLS_SINGLE"}.get(spec, spec)
+    if ":" not in spec and "," not in spec:
+        from preprocess import registry
+
+        named = registry.user_symbols()
+        if spec in named:
+            return list(named[spec])
     if ":" in spec and "," not in spec:
         module, attr = spec.split(":", 1)
         try:
@@ -402,8 +407,9 @@ def build_parser(prog: str = "python -m preprocess.spm", default_variant: str = 
     add_arguments(t, SpmOptions)
     t.add_argument("--num-threads", type=int, default=2, help="trainer threads")
     t.add_argument("--user-symbols", default=None,
-                   help="extra user-defined symbols: 'bite' (BITE's [NNS]... symbols and its escape/spacing "
-                        "marks), 'bite-single' (the single-character symbols) or a comma-separated list")
+                   help="extra user-defined symbols: a comma-separated list, or the name of a symbol set a scheme "
+                        "declares (its descriptor's user_symbols: BITE's [NNS]... symbols and its escape/spacing "
+                        "marks are 'bite', the single-character ones 'bite-single')")
     t.add_argument("--spm-option", action="append", metavar="KEY=VALUE",
                    help="any other SentencePiece trainer option, e.g. byte_fallback=true (repeatable)")
     d = sub.add_parser("dict", help="write the fairseq dict.txt of an existing model")

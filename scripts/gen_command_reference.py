@@ -18,7 +18,6 @@ the demo's defaults name when it exists, as ../shared/data, shown as present).
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
 import difflib
 import importlib
@@ -52,12 +51,11 @@ shared data folder beside it, which some defaults name when it exists.
 
 
 def console_scripts() -> dict[str, str]:
-    """name -> module of setup.py's CONSOLE_SCRIPTS (read, not executed)."""
-    tree = ast.parse((REPO / "setup.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "CONSOLE_SCRIPTS" for t in node.targets):
-            return ast.literal_eval(node.value)
-    raise SystemExit("setup.py has no CONSOLE_SCRIPTS")
+    """name -> module of every console script setup.py installs: its CONSOLE_SCRIPTS and each scheme's own (read,
+    not executed: preprocess/scheme_scripts.py, which setup.py runs)."""
+    import runpy
+
+    return runpy.run_path(str(REPO / "preprocess" / "scheme_scripts.py"))["console_scripts"](str(REPO))
 
 
 def recipe_scripts() -> list[Path]:

@@ -119,15 +119,11 @@ def multi30k_slice(dest: Path, n_train: int = 1500, n_valid: int = 60, n_test: i
 
 
 def console_scripts() -> dict[str, str]:
-    """name -> module of setup.py's CONSOLE_SCRIPTS (read, not executed); scripts/gen_command_reference.py reads it
-    the same way (it may not import the tests)."""
-    import ast
+    """name -> module of every console script setup.py installs: its CONSOLE_SCRIPTS and each scheme's own (read,
+    not executed: preprocess/scheme_scripts.py, which setup.py runs)."""
+    import runpy
 
-    tree = ast.parse((REPO / "setup.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "CONSOLE_SCRIPTS" for t in node.targets):
-            return ast.literal_eval(node.value)
-    raise AssertionError("setup.py has no CONSOLE_SCRIPTS")
+    return runpy.run_path(str(REPO / "preprocess" / "scheme_scripts.py"))["console_scripts"](str(REPO))
 
 
 # --- the fast loop: `make test-fast` = `pytest -m "not slow"` --------------------------------------------------

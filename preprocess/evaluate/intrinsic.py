@@ -85,7 +85,7 @@ def text_scores(encoded: Sequence, raw: Sequence[str], power: float = RENYI_POWE
 def load_tokenizer(directory: str) -> Callable[[str], list[str]]:
     """text -> pieces for a tokenizer directory: ``tokenizers.Tokenizer.from_file`` for a ``tokenizer.json``
     export (no project code), ``AutoTokenizer.from_pretrained`` for the tokenizer classes (registered by importing
-    :mod:`preprocess.hf_tokenizers`)."""
+    :mod:`preprocess.hf`)."""
     if not os.path.isdir(directory):
         raise UserError(f"tokenizer directory not found: {directory}")
     config = {}
@@ -101,7 +101,7 @@ def load_tokenizer(directory: str) -> Callable[[str], list[str]]:
             return lambda text: tok.encode(text, add_special_tokens=False).tokens
         from transformers import AutoTokenizer
 
-        import preprocess.hf_tokenizers  # noqa: F401  (registers the classes with AutoTokenizer)
+        import preprocess.hf  # noqa: F401  (registers the classes with AutoTokenizer)
         hf = AutoTokenizer.from_pretrained(directory)
     except ImportError as exc:
         raise UserError(f"loading exported tokenizers needs the hf extra (pip install .[hf]): {exc}") from None

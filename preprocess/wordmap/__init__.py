@@ -85,6 +85,9 @@ from preprocess.wordmap.tagging import extract_verbs, extract_verbs_file, load_t
 from preprocess.wordmap.tokenizer import WordmapTokenizer, decode_line, segmenter_pieces, train_spm
 from preprocess.wordmap.vocabulary import WordmapVocabulary, build_vocabulary
 
+#: this scheme's command-line tools, installed by setup.py (preprocess/scheme_scripts.py reads the literal)
+CONSOLE_SCRIPTS = {"morphtok-wordmap": "preprocess.wordmap", "morphtok-metrics-wordmap": "preprocess.evaluate.wordmap"}
+
 __all__ = ["SCHEME", "WordmapOptions", "add_encoder_args", "make_encoder", "WordmapTokenizer", "decode_line",
            "WordmapVocabulary", "build_vocabulary", "segment", "segmenter_pieces", "extract_verbs",
            "extract_verbs_file", "load_tagger", "train_spm", "DEFAULT_SPLIT", "SPLIT_MODES", "main", "cli"]

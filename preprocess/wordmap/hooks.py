@@ -48,6 +48,6 @@ SCHEME = SchemeDescriptor(
     files=("wordmap_vocab", "wordmap_spm", "wordmap_dict"),
     fairseq_bpe="wordmap",
     adapter="fairseq_plugins.wordmap",
-    hf_export="preprocess.hf_tokenizers:MorphtokWordmapTokenizer",
+    hf_export="preprocess.hf.wordmap:MorphtokWordmapTokenizer",
     recipe="train_scripts.schemes.wordmap:WordmapScheme",
 )
