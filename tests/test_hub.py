@@ -104,7 +104,7 @@ def roberta(raw, tmp_path_factory):
     binarize({"scheme": "spaces", "vocab_size": 500}, str(text), str(lm), "en", None, lm=True)
     run_command(["bash", "train_scripts/pretrain_roberta.sh", "--data", lm, "--save-dir", pre, "--tiny"])
     tuned = {}
-    for name, encoding in (("spaces", {}), ("flota", {"encode": "flota", "flota_options": FlotaOptions(flota_k=2)})):
+    for name, encoding in (("spaces", {}), ("flota", {"encode": "flota", "encode_options": FlotaOptions(flota_k=2)})):
         work, save = root / f"cls-{name}", root / f"cls-{name}-ckpt"
         info = prepare(str(lm), prefix, str(work), max_rows=30, **encoding)
         run_command(["fairseq-train", work / "data-bin", "--user-dir", plugins_dir(), "--restore-file",

@@ -9,7 +9,8 @@ ArXiv sets: ``text,label``; the text is the first column, the label the ``label`
 exactly as the pretrained model's data was encoded (``--lm-data``: the ``train_scripts.binarize --lm`` folder),
 and binarises it with the pretrained dictionary into ``OUT/data-bin/{input0,label}`` (dev becomes ``valid``).
 ``--encode flota`` segments with FLOTA over the pretrained SentencePiece vocabulary instead (FLOTA is a
-fine-tuning-time tokeniser: the model is pretrained with the standard segmentation); ``--noise-p`` drops spaces
+fine-tuning-time tokeniser: the model is pretrained with the standard segmentation; any scheme whose recipe class
+has ``finetune_encoder`` is offered the same way); ``--noise-p`` drops spaces
 between words with that probability in the ``--noise-splits`` (default: test only, i.e. evaluation time).
 
 ``score`` predicts a split with a fine-tuned checkpoint and reports accuracy and macro-F1.
@@ -18,13 +19,11 @@ from __future__ import annotations
 
 import argparse
 import csv
-import functools
 import json
 import os
 import shutil
 import sys
 
-from preprocess import flota
 from preprocess.cli import run_main
 from preprocess.common import UserError, flatten_line
 from preprocess.inputs import read_lines, require_file
@@ -128,19 +127,29 @@ def _label_key(label: str):
     return (0, int(label), "") if label.lstrip("-").isdigit() else (1, 0, label)
 
 
+def finetune_recipes() -> dict:
+    """``{name: recipe class}`` of the schemes with a fine-tuning-time encoding (``--encode NAME``), from the
+    registry."""
+    from preprocess import registry
+
+    return {name: cls for name, cls in registry.recipes().items() if cls.finetune_options}
+
+
 #: the fairseq subset of the noisy copy of the test split (``--noise-p``), scored beside the clean ``test``
 NOISY_TEST = "test1"
 
 
 def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, encode: str = "model",
-            flota_options=None, noise=None, noise_splits=(), workers: int = 1, quiet: bool = True,
+            encode_options=None, noise=None, noise_splits=(), workers: int = 1, quiet: bool = True,
             train_rows: int = 0) -> dict:
     """Write ``OUT/data-bin/{input0,label}`` and ``OUT/classification.json``; returns the latter's dict.
 
     ``max_rows``: the first N rows of every split (0: all); ``train_rows``: the first N training rows instead (a
     point of a learning curve, scored on the same ``max_rows`` dev and test rows; 0: ``max_rows``).
-    ``flota_options``: with ``encode="flota"``, a :class:`preprocess.flota.FlotaOptions` (or a dict, a namespace)
-    whose ``flota_k`` and ``flota_mode`` are used (the vocabulary and style are the pretrained model's); ``noise``: a
+    ``encode``: ``model`` (as the pretraining data was encoded) or a scheme whose recipe class has a fine-tuning-time
+    encoding over the pretrained vocabulary (:meth:`train_scripts.schemes.Scheme.finetune_encoder`: FLOTA's);
+    ``encode_options``: that scheme's options (its options class, a dict or a namespace: the fields of the recipe's
+    ``finetune_options`` are used); ``noise``: a
     :class:`preprocess.whitespace_noise.NoiseOptions` (or a dict, a namespace; None: no noise).  A noise ``noise_p``
     > 0 adds a noisy copy of the test split (subset ``test1``, :data:`NOISY_TEST`) beside the clean
     ``test``, so one fine-tuned model is scored in both conditions; ``noise_splits`` (``train``, ``valid``)
@@ -149,8 +158,6 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
     from preprocess.evaluate.noise import write_noisy
     from train_scripts.binarize import encode_file, scheme_from_info
     from train_scripts.evaluate import load_binarize_info
-
-    flota_options = options_from(flota.FlotaOptions, flota_options)
     noise = options_from(NoiseOptions, noise)
     noise_p, noise_seed = noise.noise_p, noise.noise_seed
     if not 0.0 <= noise_p <= 1.0:
@@ -171,19 +178,12 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
     if encode == "model":
         model_factory = scheme_from_info(lm).encoder(lm["lang"], workers)
         described = {"scheme": lm["config"]["scheme"]}
-    elif encode == "flota":
-        vocab = lm.get("subword_model") or lm["config"].get("flota_vocab")
-        if not vocab:
-            raise UserError("the pretrained model has no subword vocabulary for FLOTA")
-        style = "sentencepiece" if vocab.endswith(".model") else lm["config"].get("flota_style", "auto")
-        described = {"scheme": "flota", "flota_vocab": vocab, "flota_style": style,
-                     "flota_k": flota_options.flota_k, "flota_mode": flota_options.flota_mode}
-        # the noise is written into the raw text (write_noisy below), not applied by the encoder
-        model_factory = functools.partial(flota.make_encoder, flota.FlotaOptions(
-            flota_vocab=vocab, flota_style=style, flota_k=flota_options.flota_k,
-            flota_mode=flota_options.flota_mode), NoiseOptions())
     else:
-        raise UserError(f"--encode must be model or flota, not {encode!r}")
+        recipe = finetune_recipes().get(encode)
+        if recipe is None:
+            raise UserError(f"--encode must be one of {', '.join(['model', *finetune_recipes()])}, not {encode!r}")
+        # the noise is written into the raw text (write_noisy below), not applied by the encoder
+        described, model_factory = recipe.finetune_encoder(lm, options_from(recipe.Options, encode_options))
 
     out_dir = os.path.abspath(out_dir)
     key = {"lm_data": os.path.abspath(lm_data), "lm_dict_mtime": os.path.getmtime(lm["dict"]),
@@ -338,11 +338,14 @@ def main(argv=None) -> int:
     a.add_argument("--max-rows", type=int, default=0, help="use the first N rows of each CSV (0 = all)")
     a.add_argument("--train-rows", type=int, default=0,
                    help="use the first N training rows instead (a learning curve; 0 = --max-rows)")
-    a.add_argument("--encode", choices=["model", "flota"], default="model",
-                   help="model: as the pretraining data; flota: FLOTA over the pretrained vocabulary")
-    # FLOTA's and the noise's options as their dataclasses declare them (preprocess.options)
-    add_arguments(a.add_argument_group("with --encode flota"), flota.FlotaOptions, only=("flota_k", "flota_mode"),
-                  aliases=False)
+    recipes = finetune_recipes()
+    a.add_argument("--encode", choices=["model", *recipes], default="model",
+                   help="model: as the pretraining data; a scheme: its fine-tuning-time encoding over the pretrained "
+                        "vocabulary (" + "; ".join(f"{n}: {r.label or n}" for n, r in recipes.items()) + ")")
+    # each such scheme's options and the noise's, as their dataclasses declare them (preprocess.options)
+    for name, recipe in recipes.items():
+        add_arguments(a.add_argument_group(f"with --encode {name}"), recipe.Options, only=recipe.finetune_options,
+                      aliases=False)
     add_arguments(a.add_argument_group("whitespace noise (FLOTA's Table 4), for either --encode: dropped in a copy "
                                        "of the test split (subset test1, scored beside the clean test)"),
                   NoiseOptions)
@@ -366,8 +369,9 @@ def main(argv=None) -> int:
         print(" ".join(arch_args(args.checkpoint)))
         return 0
     if args.command == "prepare":
+        recipe = finetune_recipes().get(args.encode)
         info = prepare(args.lm_data, args.csv_prefix, args.out, args.max_rows, args.encode,
-                       options_from(flota.FlotaOptions, args), options_from(NoiseOptions, args),
+                       options_from(recipe.Options, args) if recipe else None, options_from(NoiseOptions, args),
                        tuple(x for x in args.noise_splits.split(",") if x), args.workers, train_rows=args.train_rows)
         print(json.dumps({k: info.get(k) for k in ("data", "num_classes", "rows", "test_subsets", "reused")}))
     else:

@@ -101,15 +101,15 @@ class RowEncoder:
         from train_scripts.binarize import scheme_from_info
 
         self.info = info
-        self.encoder = scheme_from_info(info).encoder(info["lang"])()
+        scheme = scheme_from_info(info)
+        self.encoder = scheme.encoder(info["lang"])()
         self.drop_spaces = info.get("spaces") == "drop" if drop_spaces is None else bool(drop_spaces)
         self.space = SPACE_SYMBOL
         config = info.get("config") or {}
-        self.bite = config.get("scheme") == "bite"
-        self._symbols = None
+        # the pieces that count as words of their own (BITE's inflection symbols), as the row's recipe says
+        self._symbols = scheme.word_symbols(info["lang"])
         self._pretokenizer = None
-        self._pretokenizer_name = config.get("bite_pretokenizer") if self.bite else None
-        self._single_char = bool(config.get("bite_single_char")) if self.bite else False
+        self._pretokenizer_name = config.get("bite_pretokenizer")   # a BITE row's own pretokeniser, else the default
 
     def encode(self, lines: Sequence[str]) -> list[list[str]]:
         from preprocess.encode import encode_chunk
@@ -124,13 +124,9 @@ class RowEncoder:
         return out
 
     def inflection_symbols(self, pieces: Sequence[str]) -> int:
-        """BITE's inflection symbols among a line's pieces (0 on a row without BITE)."""
-        if not self.bite:
-            return 0
-        if self._symbols is None:
-            from preprocess.bite import INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS
-            self._symbols = frozenset(SINGLE_CHAR_SYMBOLS if self._single_char else INFLECTION_SYMBOLS)
-        return sum(p in self._symbols for p in pieces)
+        """The pieces of a line that stand for words of their own (BITE's inflection symbols; 0 on a row whose
+        scheme has none: :meth:`train_scripts.schemes.Scheme.word_symbols`)."""
+        return sum(p in self._symbols for p in pieces) if self._symbols else 0
 
     def pretokenized_words(self, line: str) -> int:
         """The words BITE's pretokeniser (the row's, else BITE's default) makes of a raw line."""

@@ -97,6 +97,9 @@ class Scheme:
     name: ClassVar[str] = ""
     label: ClassVar[str] = ""
     Options: ClassVar[type] = SpmOptions   # the SentencePiece options; a scheme's class extends it
+    #: the fields of ``Options`` that :meth:`finetune_encoder` takes (``morphtok-classification-data prepare
+    #: --encode NAME`` offers them); empty: the scheme has no fine-tuning-time encoding
+    finetune_options: ClassVar[tuple] = ()
 
     def __init__(self, options, langs: tuple[str, ...], models_dir: str):
         self.options = options if isinstance(options, self.Options) else make_options(self.Options, options)
@@ -127,6 +130,14 @@ class Scheme:
         raise NotImplementedError
 
     # -- optional ------------------------------------------------------------------------------------------
+    @classmethod
+    def finetune_encoder(cls, lm: dict, options) -> tuple[dict, EncoderFactory]:
+        """A fine-tuning-time encoding by this scheme over a pretrained model's vocabulary (FLOTA's use: the model
+        is pretrained with the standard segmentation): ``(description, factory)`` for the ``binarize --lm``
+        record ``lm``, with ``options`` (the scheme's ``Options``; the fields of :attr:`finetune_options` are
+        used).  The description is what ``classification.json`` records as ``encoding``."""
+        raise UserError(f"scheme {cls.name!r} has no fine-tuning-time encoding")
+
     @property
     def joined(self) -> bool:
         """Both sides share one dictionary (``--joined-dictionary``, ``--share-all-embeddings``)."""
@@ -136,6 +147,11 @@ class Scheme:
         """Symbols of this scheme's own that decoded text must not contain (besides ``▁``, which no scheme's
         decoded text may hold): the demo counts hypotheses that still hold one."""
         return ()
+
+    def word_symbols(self, lang: str) -> frozenset:
+        """Pieces of this scheme's own that stand for a word of their own in ``lang`` (BITE's inflection
+        symbols): pseudo-perplexity per word counts each as a word, as the BITE paper counts them."""
+        return frozenset()
 
     def encoded_train(self, lang: str) -> str | None:
         """The complete training text of ``lang`` already encoded while learning (so expensive work such as

@@ -44,6 +44,12 @@ class BiteScheme(SentencePieceScheme):
     def applies(self, lang: str) -> bool:
         return lang in self.options.bite_langs
 
+    def word_symbols(self, lang: str) -> frozenset:
+        """The inflection symbols in the spelling ``--bite-single-char`` chose (none where BITE does not apply)."""
+        if not self.applies(lang):
+            return frozenset()
+        return frozenset(bite.SINGLE_CHAR_SYMBOLS if self.options.bite_single_char else bite.INFLECTION_SYMBOLS)
+
     def _bite_options(self) -> bite.BiteOptions:
         """The BITE part of the scheme's options (:class:`preprocess.bite.BiteOptions`)."""
         return options_from(bite.BiteOptions, self.options)
@@ -93,17 +99,15 @@ class BiteScheme(SentencePieceScheme):
         lang = next((lang for lang in self.langs if self.applies(lang)), None)
         if lang is None:
             return {}
-        o = self.options
-        cov = bite_eval.coverage_report(raw[f"train.{lang}"], [500, 1000, 2000, 4000], o.bite_pretokenizer,
-                                        o.bite_tagger)
+        o, bite_options = self.options, self._bite_options()
+        cov = bite_eval.coverage_report(raw[f"train.{lang}"], [500, 1000, 2000, 4000], bite_options)
         words = sorted({w for line in raw[f"test.{lang}"] for w in line.split()})
         # the paper's Figure 8 at this vocabulary size: the same algorithm without BITE, trained on the raw text
         baseline = spm.train([], self.path("figure8-baseline"), model_type=o.model_type, variant=o.variant,
                              vocab_size=o.vocab_size, character_coverage=o.character_coverage, seed=o.seed,
                              sentences=[line for l in self.langs for line in raw[f"train.{l}"]],
                              extra_options={"hard_vocab_limit": False})
-        o8 = bite_eval.sequence_lengths(raw[f"test.{lang}"], baseline, self.model, o.bite_pretokenizer,
-                                        o.bite_tagger, o.bite_single_char)
+        o8 = bite_eval.sequence_lengths(raw[f"test.{lang}"], baseline, self.model, bite_options)
         return {"coverage": {k: cov[k] for k in ("types_unencoded", "types_bite", "coverage_unencoded",
                                                  "coverage_bite")},
                 "symbol_complexity_lambda2": bite_eval.model_complexity(self.model, words),
@@ -111,5 +115,4 @@ class BiteScheme(SentencePieceScheme):
                 # encode -> decode of the test sentences, the published algorithm and --bite-exact
                 "round_trip": {mode: {k: r[k] for k in ("sentences", "unchanged", "rate")}
                                for mode, r in bite_eval.round_trip_report(
-                                   raw[f"test.{lang}"], o.bite_pretokenizer, o.bite_tagger, o.bite_single_char,
-                                   self.model).items()}}
+                                   raw[f"test.{lang}"], bite_options, self.model).items()}}

@@ -36,6 +36,7 @@ class FlotaScheme(SentencePieceScheme):
     label = "FLOTA"
     takes_spm_model = False
     Options = FlotaSchemeOptions
+    finetune_options = ("flota_k", "flota_mode")
 
     def validate(self):
         if self.options.flota_vocab:
@@ -93,6 +94,22 @@ class FlotaScheme(SentencePieceScheme):
         if not self.applies(lang):
             return super().segmenter(lang)
         return flota.tokenizer_from_options(self.tokenizer_options()).tokenize_word
+
+    @classmethod
+    def finetune_encoder(cls, lm, options):
+        """FLOTA over the pretrained model's SentencePiece vocabulary (or the FLOTA vocabulary it was binarised
+        with), with ``options``' ``flota_k`` and ``flota_mode``: FLOTA is a fine-tuning-time tokeniser."""
+        vocab = lm.get("subword_model") or lm["config"].get("flota_vocab")
+        if not vocab:
+            raise UserError("the pretrained model has no subword vocabulary for FLOTA")
+        style = "sentencepiece" if vocab.endswith(".model") else lm["config"].get("flota_style", "auto")
+        chosen = _tokenizer_options(options, flota_vocab=vocab, flota_style=style)
+        described = {"scheme": cls.name, "flota_vocab": vocab, "flota_style": style,
+                     "flota_k": chosen.flota_k, "flota_mode": chosen.flota_mode}
+        # any noise is written into the raw text by the caller, not applied by the encoder
+        return described, functools.partial(flota.make_encoder, flota.FlotaOptions(
+            flota_vocab=vocab, flota_style=style, flota_k=chosen.flota_k, flota_mode=chosen.flota_mode),
+            flota.NoiseOptions())
 
     def intrinsic(self, raw, gold):
         if not gold.get("en") or not any(self.applies(lang) for lang in self.langs):
