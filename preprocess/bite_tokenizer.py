@@ -103,6 +103,15 @@ class BiteTokenizer:
         self._inflect_cache: Dict[Tuple[str, str], str] = {}
         self._cache_size = 1_000_000
 
+    @classmethod
+    def from_options(cls, options, **overrides) -> "BiteTokenizer":
+        """The tokenizer of :class:`BiteOptions` (or what :func:`~preprocess.options.options_from` converts: a
+        namespace, a dict); ``overrides``: fields replaced."""
+        from preprocess.options import options_from
+
+        o = options_from(BiteOptions, options, **overrides)
+        return cls(o.bite_pretokenizer, o.bite_tagger, o.bite_single_char, o.bite_exact)
+
     # ---- encoding -------------------------------------------------------------------------------------------
     def pretokenize(self, sentence: str) -> List[str]:
         return self._split(self._spaced(sentence))[0]

@@ -132,7 +132,7 @@ def test_round_trip_rate_function(train_en):
     assert round_trip_rate([])["rate"] == 1.0
     default = round_trip_rate(train_en[:500])
     assert default["sentences"] == 500 and default["unchanged"] < 500 and default["examples"]
-    assert round_trip_rate(train_en[:500], exact=True)["unchanged"] == 500
+    assert round_trip_rate(train_en[:500], BiteOptions(bite_exact=True))["unchanged"] == 500
 
 
 def _small_model(tmp_path_factory, byte_fallback: bool) -> str:

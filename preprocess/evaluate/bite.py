@@ -42,7 +42,7 @@ from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.evaluate.noise import InflectionNoise, sequence_similarity
 from preprocess.inputs import read_lines, require_file
-from preprocess.options import add_arguments
+from preprocess.options import add_arguments, options_from
 from preprocess.spm import SpmOptions, load_model
 from preprocess.whitespace_noise import PAPER_FRACTION, NoiseOptions
 
@@ -80,10 +80,17 @@ def word_coverage(groups: Sequence[Sequence[Tuple[str, ...]]], sizes: Sequence[i
     return out
 
 
-def coverage_report(lines: Sequence[str], sizes: Sequence[int], pretokenizer: str = BiteOptions.bite_pretokenizer,
-                    tagger: str = BiteOptions.bite_tagger) -> dict:
+def _tokenizer(options, **overrides):
+    """The :class:`~preprocess.bite.BiteTokenizer` of BITE's ``options`` (``overrides``: fields replaced)."""
     from preprocess.bite import BiteTokenizer
-    b = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger)
+
+    return BiteTokenizer.from_options(options_from(BiteOptions, options, **overrides))
+
+
+def coverage_report(lines: Sequence[str], sizes: Sequence[int], options=None) -> dict:
+    """``options``: BITE's (:class:`~preprocess.bite.BiteOptions`, a namespace or a dict; its pretokeniser and
+    tagger are used), as every function here takes them."""
+    b = _tokenizer(options)
     words = [b.pretokenize(l) for l in lines]
     tags = b.tagger.tag_sents(words)
     groups = [[b._encode_word(w, t) for w, t in zip(ws, ts)] for ws, ts in zip(words, tags)]
@@ -121,14 +128,13 @@ def model_complexity(model_path: str, words: Sequence[str], lam: float = 2.0) ->
 
 # ---- Ratcliff/Obershelp over inflectional noise (one noise, one similarity: preprocess.evaluate.noise) ----------
 def similarity_report(lines: Sequence[str], seed: int = NoiseOptions.noise_seed, fraction: float = PAPER_FRACTION,
-                      pretokenizer: str = BiteOptions.bite_pretokenizer, tagger: str = BiteOptions.bite_tagger,
-                      model: Optional[str] = None, bite_model: Optional[str] = None) -> dict:
+                      options=None, model: Optional[str] = None, bite_model: Optional[str] = None) -> dict:
     """Mean Ratcliff/Obershelp similarity of clean vs inflection-perturbed encodings (the noise of
     :class:`preprocess.evaluate.noise.InflectionNoise`, the similarity of :func:`~preprocess.evaluate.noise.
-    sequence_similarity`), over the sentences the noise changed."""
-    from preprocess.bite import BiteTokenizer
-    b = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger)
-    noise = InflectionNoise(fraction, seed, tagger)
+    sequence_similarity`), over the sentences the noise changed; the noise tags with BITE's tagger."""
+    options = options_from(BiteOptions, options)
+    b = _tokenizer(options)
+    noise = InflectionNoise(fraction, seed, options.bite_tagger)
     lines = [" ".join(l.split()) for l in lines]
     lines = [l for l in lines if l]
     noisy, n_changed = zip(*[(x, c) for x, _, c in map(noise.perturb, lines)]) if lines else ((), ())
@@ -154,11 +160,11 @@ def similarity_report(lines: Sequence[str], seed: int = NoiseOptions.noise_seed,
 
 
 # ---- tagger agreement ---------------------------------------------------------------------------------------------
-def agreement_report(lines: Sequence[str], pretokenizer: str = BiteOptions.bite_pretokenizer) -> dict:
-    """Agreement of nltk and hanta on BITE's decision per word (which symbol, or none)."""
-    from preprocess.bite import BiteTokenizer
-    bn = BiteTokenizer(pretokenizer=pretokenizer, tagger="nltk")
-    bh = BiteTokenizer(pretokenizer=pretokenizer, tagger="hanta")
+def agreement_report(lines: Sequence[str], options=None) -> dict:
+    """Agreement of nltk and hanta on BITE's decision per word (which symbol, or none), after the pretokeniser of
+    ``options``."""
+    bn = _tokenizer(options, bite_tagger="nltk")
+    bh = _tokenizer(options, bite_tagger="hanta")
     words = [bn.pretokenize(l) for l in lines]
     tn = bn.tagger.tag_sents(words)
     th = bh.tagger.tag_sents(words)
@@ -184,11 +190,10 @@ def agreement_report(lines: Sequence[str], pretokenizer: str = BiteOptions.bite_
 
 
 # ---- round trips ---------------------------------------------------------------------------------------------------
-def round_trip_rate(lines: Sequence[str], pretokenizer: str = BiteOptions.bite_pretokenizer,
-                    tagger: str = BiteOptions.bite_tagger, exact: bool = BiteOptions.bite_exact,
-                    single_char: bool = BiteOptions.bite_single_char, subword_model: Optional[str] = None,
+def round_trip_rate(lines: Sequence[str], options=None, subword_model: Optional[str] = None,
                     examples: int = 5) -> dict:
-    """How many of ``lines`` come back unchanged from encode -> decode with these BITE options.
+    """How many of ``lines`` come back unchanged from encode -> decode with the BITE ``options`` (pretokeniser,
+    tagger, ``bite_exact``, ``bite_single_char``).
 
     Encoded as ``morphtok-encode --scheme bite`` encodes (with ``subword_model``: BITE+D in one pass, the model's
     pieces), decoded as ``--tokenizer bite`` decodes (after ``--bpe sentencepiece``'s decode).  A sentence is
@@ -197,14 +202,15 @@ def round_trip_rate(lines: Sequence[str], pretokenizer: str = BiteOptions.bite_p
     Returns ``sentences``, ``unchanged``, ``rate`` (1.0 for no sentence) and up to ``examples`` changed
     sentences as ``[input as normalised, decoded]``."""
     from preprocess.bite import BiteLineEncoder
-    enc = BiteLineEncoder(pretokenizer, tagger, single_char, subword_model, exact=exact)
+    options = options_from(BiteOptions, options)
+    enc = BiteLineEncoder.from_options(options, subword_model)
     lines = list(lines)
     encoded = enc.encode_lines(lines)
     # (SentencePiece's own decode: as fairseq's --bpe sentencepiece, and byte-fallback pieces as bytes)
     decoded_text = [enc.sp.decode_pieces(e.split()) for e in encoded] if enc.sp is not None else encoded
     unchanged, changed = 0, []
     for line, text in zip(lines, decoded_text):
-        expected = round_trip_reference(line, pretokenizer, enc.sp)
+        expected = round_trip_reference(line, options.bite_pretokenizer, enc.sp)
         decoded = enc.bite.detokenize(text.split())
         if decoded == expected:
             unchanged += 1
@@ -231,27 +237,26 @@ def round_trip_reference(line: str, pretokenizer: str = BiteOptions.bite_pretoke
     return text
 
 
-def round_trip_report(lines: Sequence[str], pretokenizer: str = BiteOptions.bite_pretokenizer,
-                      tagger: str = BiteOptions.bite_tagger, single_char: bool = BiteOptions.bite_single_char,
-                      subword_model: Optional[str] = None, examples: int = 5) -> dict:
-    """:func:`round_trip_rate` of both modes: ``{"default": ..., "exact": ...}``."""
-    return {mode: round_trip_rate(lines, pretokenizer, tagger, mode == "exact", single_char, subword_model, examples)
+def round_trip_report(lines: Sequence[str], options=None, subword_model: Optional[str] = None,
+                      examples: int = 5) -> dict:
+    """:func:`round_trip_rate` of both modes (``bite_exact`` off and on): ``{"default": ..., "exact": ...}``."""
+    return {mode: round_trip_rate(lines, options_from(BiteOptions, options, bite_exact=mode == "exact"),
+                                  subword_model, examples)
             for mode in ("default", "exact")}
 
 
 # ---- sequence lengths (Figure 8) ---------------------------------------------------------------------------------
-def sequence_lengths(lines: Sequence[str], base_model: str, bite_model: str,
-                     pretokenizer: str = BiteOptions.bite_pretokenizer, tagger: str = BiteOptions.bite_tagger,
-                     single_char: bool = BiteOptions.bite_single_char) -> dict:
+def sequence_lengths(lines: Sequence[str], base_model: str, bite_model: str, options=None) -> dict:
     """Figure 8's measure for one pair of SentencePiece models: the mean encoded length of ``lines`` under D
     (``base_model`` on the raw text) and under BITE+D (``bite_model`` on BITE's subword text, as
     ``preprocess.encode --scheme bite --subword-model`` encodes), the relative increase, and the paper's
     dotted baseline, the share of inflected forms among the (pretokenised) words.  Also the increase BITE would
     cause if it did not change the segmentation at all (one more token per symbol: ``symbols / D tokens``) and
-    the number of standalone ``▁`` pieces directly before a symbol (0 by construction)."""
-    from preprocess.bite import TAG_OF_SYMBOL, BiteTokenizer
+    the number of standalone ``▁`` pieces directly before a symbol (0 by construction).  ``options``: BITE's
+    pretokeniser, tagger and ``bite_single_char``."""
+    from preprocess.bite import TAG_OF_SYMBOL
     from preprocess.spm import SPACE_SYMBOL
-    b = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger, single_char=single_char)
+    b = _tokenizer(options)
     lines = [" ".join(l.split()) for l in lines]
     base, bite_sp = load_model(base_model), load_model(bite_model)
     n_words = sum(len(b.pretokenize(l)) for l in lines)
@@ -272,19 +277,20 @@ def sequence_lengths(lines: Sequence[str], base_model: str, bite_model: str,
 
 
 def figure8(train_lines: Sequence[str], sizes: Sequence[int], model_types: Sequence[str] = ("unigram",),
-            eval_lines: Optional[Sequence[str]] = None, pretokenizer: str = BiteOptions.bite_pretokenizer,
-            tagger: str = BiteOptions.bite_tagger,
+            eval_lines: Optional[Sequence[str]] = None, options=None,
             seed: int = SpmOptions.seed, **spm_options) -> List[dict]:
     """The BITE paper's Figure 8 on a corpus: for each subword algorithm and vocabulary size, train D on the raw
     ``train_lines`` and BITE+D on their BITE subword text (same options, ``hard_vocab_limit`` off so that a
     size the corpus cannot fill gives the largest model it can), then :func:`sequence_lengths` on
-    ``eval_lines`` (default: the training lines).  Models live in a temporary directory."""
+    ``eval_lines`` (default: the training lines), with BITE's pretokeniser and tagger of ``options``.  Models live in
+    a temporary directory."""
     import os
     import tempfile
 
-    from preprocess.bite import BiteTokenizer, train_subword_model
+    from preprocess.bite import train_subword_model
     from preprocess.spm import train
-    b = BiteTokenizer(pretokenizer=pretokenizer, tagger=tagger)
+    bite = options_from(BiteOptions, options)
+    b = _tokenizer(bite)
     rows = []
     with tempfile.TemporaryDirectory(prefix="bite-fig8-") as tmp:
         raw, bite_text = os.path.join(tmp, "raw.txt"), os.path.join(tmp, "bite.txt")
@@ -292,16 +298,16 @@ def figure8(train_lines: Sequence[str], sizes: Sequence[int], model_types: Seque
             out.writelines(" ".join(l.split()) + "\n" for l in train_lines)
         with open(bite_text, "w", encoding="utf-8") as out:
             out.writelines(l + "\n" for l in b.encode_lines(list(train_lines)))
-        options = dict(spm_options)
-        options.setdefault("extra_options", {"hard_vocab_limit": "false"})
+        spm = dict(spm_options)
+        spm.setdefault("extra_options", {"hard_vocab_limit": "false"})
         for model_type in model_types:
             for size in sizes:
                 prefix = os.path.join(tmp, f"{model_type}{size}")
-                base = train([raw], prefix + ".d", model_type=model_type, vocab_size=size, seed=seed, **options)
-                bite_model = train_subword_model([bite_text], prefix + ".bite", pretokenizer=pretokenizer,
-                                                 model_type=model_type, vocab_size=size, seed=seed, **options)
-                row = sequence_lengths(eval_lines if eval_lines is not None else train_lines, base, bite_model,
-                                       pretokenizer, tagger)
+                base = train([raw], prefix + ".d", model_type=model_type, vocab_size=size, seed=seed, **spm)
+                bite_model = train_subword_model([bite_text], prefix + ".bite", pretokenizer=bite.bite_pretokenizer,
+                                                 single_char=bite.bite_single_char, model_type=model_type,
+                                                 vocab_size=size, seed=seed, **spm)
+                row = sequence_lengths(eval_lines if eval_lines is not None else train_lines, base, bite_model, bite)
                 rows.append({"model_type": model_type, "vocab_size": size, **row})
     return rows
 
@@ -378,7 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _coverage_cli(args) -> None:
-    r = coverage_report(_read(args.input, args.lines), args.sizes, args.bite_pretokenizer, args.bite_tagger)
+    r = coverage_report(_read(args.input, args.lines), args.sizes, args)
     if args.json:
         print(json.dumps(r))
     else:
@@ -408,8 +414,8 @@ def _similarity_cli(args) -> None:
     for m in (args.model, args.bite_model):
         if m:
             require_file(m, "SentencePiece model")
-    r = similarity_report(_read(args.input, args.lines), args.seed, args.fraction, args.bite_pretokenizer,
-                          args.bite_tagger, args.model, args.bite_model)
+    r = similarity_report(_read(args.input, args.lines), args.seed, args.fraction, args, args.model,
+                          args.bite_model)
     if args.json:
         print(json.dumps(r))
     else:
@@ -441,7 +447,7 @@ def _perturb_cli(args) -> None:
 
 
 def _agreement_cli(args) -> None:
-    r = agreement_report(_read(args.input, args.lines), args.bite_pretokenizer)
+    r = agreement_report(_read(args.input, args.lines), args)
     if args.json:
         print(json.dumps(r))
     else:
@@ -454,8 +460,7 @@ def _agreement_cli(args) -> None:
 def _roundtrip_cli(args) -> None:
     if args.subword_model:
         require_file(args.subword_model, "SentencePiece model (--subword-model)")
-    r = round_trip_report(_read(args.input, args.lines), args.bite_pretokenizer, args.bite_tagger,
-                          args.bite_single_char, args.subword_model, args.examples)
+    r = round_trip_report(_read(args.input, args.lines), args, args.subword_model, args.examples)
     if args.json:
         print(json.dumps(r))
     else:
@@ -491,14 +496,13 @@ def _lengths_cli(args) -> None:
         for m in (args.model, args.bite_model):
             require_file(m, "SentencePiece model")
         rows = [{"model_type": "given", "vocab_size": None,
-                 **sequence_lengths(_read(args.input, args.lines), args.model, args.bite_model, args.bite_pretokenizer,
-                                    args.bite_tagger)}]
+                 **sequence_lengths(_read(args.input, args.lines), args.model, args.bite_model, args)}]
     else:
         if any(n < 20 for n in args.sizes):
             raise UserError("--sizes must be at least 20")
         evals = _read(args.eval_input, args.eval_lines) if args.eval_input else None
-        rows = figure8(_read(args.input, args.lines), args.sizes, args.model_types, evals, args.bite_pretokenizer,
-                       args.bite_tagger, args.seed, character_coverage=args.character_coverage)
+        rows = figure8(_read(args.input, args.lines), args.sizes, args.model_types, evals, args, args.seed,
+                       character_coverage=args.character_coverage)
     if args.json:
         print(json.dumps(rows))
         return

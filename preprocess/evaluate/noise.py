@@ -90,18 +90,19 @@ def _spans(tokens: Sequence[str], line: str) -> List[Optional[Tuple[int, int]]]:
 
 
 class InflectionNoise:
-    """MORPHEUS-style random re-inflection (see the module docstring); ``tagger`` is 'nltk' or 'hanta'."""
+    """MORPHEUS-style random re-inflection (see the module docstring); ``tagger`` is 'nltk' or 'hanta' (None:
+    BITE's default tagger, :class:`~preprocess.bite.BiteOptions`)."""
 
-    def __init__(self, fraction: float, seed: int = NoiseOptions.noise_seed,
-                 tagger: str = BiteOptions.bite_tagger):
+    def __init__(self, fraction: float, seed: int = NoiseOptions.noise_seed, tagger: Optional[str] = None):
         from sacremoses import MosesTokenizer
 
         from preprocess.taggers import TaggerUnavailable, get_tagger
 
         self.fraction = check_fraction(fraction)
         self.seed = int(seed)
+        self.tagger_name = tagger or BiteOptions.bite_tagger
         try:
-            self.tagger = get_tagger(tagger)
+            self.tagger = get_tagger(self.tagger_name)
         except (TaggerUnavailable, ValueError) as exc:
             raise UserError(str(exc)) from None
         self._moses = MosesTokenizer(lang="en")
@@ -145,7 +146,7 @@ class InflectionNoise:
 # --- both kinds ------------------------------------------------------------------------------------------------
 
 def perturb_lines(lines: Sequence[str], kind: str, fraction: float, seed: int = NoiseOptions.noise_seed,
-                  tagger: str = BiteOptions.bite_tagger) -> Tuple[List[str], dict]:
+                  tagger: Optional[str] = None) -> Tuple[List[str], dict]:
     """Perturbed copies of ``lines`` (one per line) and counts.
 
     Counts: ``lines``, ``words`` (whitespace words of the clean text), ``candidates`` (inflectable words for
@@ -154,7 +155,7 @@ def perturb_lines(lines: Sequence[str], kind: str, fraction: float, seed: int = 
     """
     check_kind(kind)
     fraction = check_fraction(fraction)
-    out, n_cand, n_changed = [], 0, 0
+    out, n_cand, n_changed, noise = [], 0, 0, None
     if kind == "ws":
         for line in lines:
             noisy = inject_whitespace_noise(line, fraction, line_rng(seed, line)) if fraction else line
@@ -173,14 +174,13 @@ def perturb_lines(lines: Sequence[str], kind: str, fraction: float, seed: int = 
              "words": sum(len(line.split()) for line in lines), "candidates": n_cand, "changed": n_changed,
              "changed_share": n_changed / n_cand if n_cand else 0.0,
              "changed_lines": sum(a != b for a, b in zip(lines, out))}
-    if kind == "infl":
-        stats["tagger"] = tagger
+    if noise is not None:
+        stats["tagger"] = noise.tagger_name
     return out, stats
 
 
 def write_noisy(input_path: str, output_path: str, kind: str, fraction: float,
-                seed: int = NoiseOptions.noise_seed,
-                tagger: str = BiteOptions.bite_tagger) -> dict:
+                seed: int = NoiseOptions.noise_seed, tagger: Optional[str] = None) -> dict:
     """Write a perturbed copy of the raw text file ``input_path`` to ``output_path`` (same line count; written
     through a temporary file, so no partial output); returns :func:`perturb_lines`' counts plus the paths."""
     check_kind(kind)
