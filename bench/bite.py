@@ -143,6 +143,28 @@ def bench_workers(path: str, pretokenizer: str) -> dict:
     return res
 
 
+def scale_case(data, tmp: str):
+    """This scheme in ``bench/scale.py`` (``--tagger nltk``, on the ``--mb-bite`` input): against
+    :class:`ReferenceBite` after the Moses pretokeniser, whole command and ``BiteTokenizer.tokenize``."""
+    from sacremoses import MosesTokenizer
+    from timing import ScaleCase, timed
+
+    from preprocess.bite import SCHEME, BiteTokenizer
+
+    def reference(lines, src, tmp):
+        ref, moses = ReferenceBite(), MosesTokenizer(lang="en")
+        return "published BITE", lambda: timed(
+            lambda: [ref.tokenize_words(moses.tokenize(s, escape=False)) for s in lines])
+
+    def apis():
+        ref, moses = ReferenceBite(), MosesTokenizer(lang="en")
+        tok = BiteTokenizer("moses", "nltk")
+        return [("BiteTokenizer.tokenize (fairseq --tokenizer bite, hub encode)", tok.tokenize,
+                 lambda s: ref.tokenize_words(moses.tokenize(s, escape=False)), lambda: clear_caches(tok))]
+
+    return ScaleCase(["--scheme", SCHEME.name, "--tagger", "nltk"], "en-tagged", reference, apis)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(SHARED_DATA / "multi30k" / "train.en.gz"))
@@ -215,7 +237,7 @@ def vs_spaces(data: str, n_lines: int, rounds: int, spaces_repeat: int = 8) -> N
               f"the timer's noise; BITE each line once)")
         res = per_core(pairs, src, one, n_words, tmp, rounds,
                        inputs={"spaces": (os.path.join(tmp, "en.spaces.txt"), spaces_words)})
-        report_spaces_cpu(res, spaces_words)
+        report_spaces_cpu(res, spaces_words, "spaces")
     print_ratios(res, "spaces", "spaces (unigram_prime)", ["bite-nltk", "bite-hanta"])
     print("(bite-hanta's second pass is not a per-word figure: HantaTagger remembers up to 200,000 tagged sentences, "
           "so it re-tags nothing)")

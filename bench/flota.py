@@ -101,6 +101,36 @@ def timed(fn, titles):
     return time.process_time() - start, out
 
 
+def scale_case(data, tmp: str):
+    """This scheme in ``bench/scale.py``: the bert-base-uncased vocabulary against :class:`StraightforwardFlota`
+    (whole command and ``FlotaTokenizer.tokenize``, with and without its word cache), also through the large
+    input."""
+    from timing import ScaleCase, timed
+
+    from preprocess.flota import SCHEME
+
+    vocab = str(data / "flota_vocabs" / "bert-base-uncased.txt")
+
+    def straightforward():
+        with open(vocab, encoding="utf-8") as fh:
+            return StraightforwardFlota({t for t in fh.read().split("\n") if t}, "wordpiece", 3)
+
+    def reference(lines, src, tmp):
+        ref = straightforward()
+        return "published FLOTA", lambda: timed(lambda: [ref.tokenize(s.lower()) for s in lines])
+
+    def apis():
+        ref = straightforward()
+        ours = FlotaTokenizer(vocab, "wordpiece", k=3, cache_size=0)
+        cached = FlotaTokenizer(vocab, "wordpiece", k=3)
+        return [("FlotaTokenizer.tokenize, no word cache", ours.tokenize, lambda s: ref.tokenize(s.lower()),
+                 lambda: None),
+                ("FlotaTokenizer.tokenize (fairseq --bpe flota)", cached.tokenize, lambda s: ref.tokenize(s.lower()),
+                 cached._cache.clear)]
+
+    return ScaleCase(["--scheme", SCHEME.name, "--flota-vocab", vocab], "en", reference, apis, large=True)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=str(SHARED_DATA))

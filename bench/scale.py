@@ -6,7 +6,8 @@ Every figure is a ratio measured in one run on the same input:
 
 * ``--workers 1`` against the reference: the C++ ``spm_encode`` (Debian package ``sentencepiece``) for spaces,
   the published algorithms written plainly (``bench/bite.py``'s ``ReferenceBite``, ``bench/flota.py``'s
-  ``StraightforwardFlota``) for BITE and FLOTA; Wordmap has no published code.  Ours is the whole command line
+  ``StraightforwardFlota``) for BITE and FLOTA; Wordmap has no published code.  What runs for a scheme is its
+  benchmark module's ``scale_case`` (``bench/<scheme>.py``, a ``timing.ScaleCase``).  Ours is the whole command line
   (start-up, reading, writing); the references run in this process on lines already in memory, which favours
   them.  Each round runs ours and the reference back to back; the ratio is the median over rounds, with its
   range.
@@ -32,7 +33,6 @@ import argparse
 import gzip
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,7 +46,7 @@ from train_scripts.tools import SHARED_DATA  # noqa: E402
 sys.path.insert(0, str(REPO / "bench"))
 
 
-from timing import calibrate, cpu_steal, interleaved, load, peak_rss, run_encode, spread, timed  # noqa: E402
+from timing import calibrate, cpu_steal, interleaved, load, peak_rss, run_encode, spread  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -59,14 +59,15 @@ def main(argv=None) -> int:
     ap.add_argument("--large-mb", type=float, default=150, help="size of the large input")
     ap.add_argument("--workers", type=int, default=2, help="N of the --workers N vs 1 comparison")
     ap.add_argument("--rounds", type=int, default=3, help="rounds of every comparison (median ratio, best time)")
-    ap.add_argument("--schemes", default="spaces,bite,flota,wordmap")
+    ap.add_argument("--schemes", default=None,
+                    help="comma-separated (default: every scheme whose bench/<scheme>.py has scale_case)")
     ap.add_argument("--skip-large", action="store_true")
     ap.add_argument("--sections", default="reference,scaling,sentences,large",
                     help="which tables to print (comma-separated)")
     args = ap.parse_args(argv)
     data = Path(args.data)
     os.environ.setdefault("NLTK_DATA", str(data / "nltk_data"))
-    schemes = args.schemes.split(",")
+    schemes = (args.schemes or default_schemes()).split(",")
     tmp = tempfile.mkdtemp(prefix="bench-scale-")
     try:
         return _run(args, data, schemes, tmp)
@@ -88,32 +89,44 @@ def _corpus(data: Path, lang: str, mb: float, path: str) -> tuple[list, int]:
     return lines * repeat, sum(len(line.split()) for line in lines) * repeat
 
 
+#: the timing inputs a scheme's case chooses from (ScaleCase.corpus): language and the option giving its size (MB)
+CORPORA = {"en": ("en", "mb"), "en-tagged": ("en", "mb_bite"), "de": ("de", "mb_slow")}
+
+
+def scale_cases(schemes: list, data: Path, tmp: str) -> dict:
+    """``{scheme: ScaleCase}`` from each scheme's benchmark module, ``bench/<scheme>.py`` (``scale_case``)."""
+    import importlib
+
+    cases = {}
+    for scheme in schemes:
+        try:
+            module = importlib.import_module(scheme)
+        except ImportError as exc:
+            sys.exit(f"error: no benchmark module bench/{scheme}.py for scheme {scheme!r} ({exc})")
+        if not hasattr(module, "scale_case"):
+            sys.exit(f"error: bench/{scheme}.py has no scale_case(data, tmp)")
+        cases[scheme] = module.scale_case(data, tmp)
+    return cases
+
+
+def default_schemes() -> str:
+    """Every registered scheme whose benchmark module defines ``scale_case`` (read, not imported)."""
+    from preprocess import registry
+
+    return ",".join(n for n in registry.names() if (REPO / "bench" / f"{n}.py").is_file()
+                    and "def scale_case(" in (REPO / "bench" / f"{n}.py").read_text(encoding="utf-8"))
+
+
 def _run(args, data: Path, schemes: list, tmp: str) -> int:
-    from preprocess.wordmap.tagging import extract_verbs
-    from preprocess.wordmap.vocabulary import WordmapVocabulary, build_vocabulary
-    model = str(data / "space_models" / "unigram_prime.model")
-    vocab = str(data / "flota_vocabs" / "bert-base-uncased.txt")
-    sizes = {"en": args.mb, "en-bite": args.mb_bite, "de": args.mb_slow}
+    cases = scale_cases(schemes, data, tmp)
+    sizes = {key: getattr(args, option) for key, (_, option) in CORPORA.items()}
     src = {key: os.path.join(tmp, f"in.{key}") for key in sizes}
     lines, words = {}, {}
     for key, mb in sizes.items():
-        lines[key], words[key] = _corpus(data, key[:2], mb, src[key])
+        lines[key], words[key] = _corpus(data, CORPORA[key][0], mb, src[key])
     # the comparison with the references: one copy of Multi30k train (no repetition, which would favour caches)
     once = os.path.join(tmp, "once.en")
     lines["once-en"], words["once-en"] = _corpus(data, "en", 0, once)
-    wm_vocab = os.path.join(tmp, "wordmap.vocab")
-    if "wordmap" in schemes:
-        with gzip.open(data / "multi30k" / "train.de.gz", "rt", encoding="utf-8") as fh:
-            verbs = extract_verbs(line.rstrip("\n") for _, line in zip(range(3000), fh))
-        build_vocabulary(verbs).save(wm_vocab)
-        assert isinstance(WordmapVocabulary.load(wm_vocab), WordmapVocabulary)
-    scheme_args = {
-        "spaces": (["--scheme", "spaces", "--model", model], "en"),
-        "bite": (["--scheme", "bite", "--tagger", "nltk"], "en-bite"),
-        "flota": (["--scheme", "flota", "--flota-vocab", vocab], "en"),
-        "wordmap": (["--scheme", "wordmap", "--wordmap-vocab", wm_vocab, "--wordmap-spm",
-                     str(data / "space_models" / "unigram_default.model")], "de"),
-    }
     out1, outn = os.path.join(tmp, "out1"), os.path.join(tmp, "outn")
     w = args.workers
 
@@ -125,10 +138,10 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
           f"of the best round, ratio the median of the rounds' (range); {load()}")
     print("| scheme | reference | reference words/s | --workers 1 words/s | w1 / reference | load |")
     print("|---|---|---|---|---|---|")
-    for scheme in [s for s in schemes if s != "wordmap" and "reference" in sections]:
-        sargs, _ = scheme_args[scheme]
+    for scheme in [s for s in schemes if cases[s].reference is not None and "reference" in sections]:
+        sargs = cases[scheme].args
         n = words["once-en"]
-        ref_name, ref_run = reference(scheme, lines["once-en"], once, model, vocab, tmp)
+        ref_name, ref_run = cases[scheme].reference(lines["once-en"], once, tmp)
         rounds = [(run_encode(sargs, once, out1, 1), ref_run() if ref_run else None) for _ in range(args.rounds)]
         t1 = min(ours for ours, _ in rounds)
         ref_cols = (f"{ref_name} | {n / min(r for _, r in rounds):,.0f} | {n / t1:,.0f} | "
@@ -136,8 +149,9 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
                     else f"{ref_name} | - | {n / t1:,.0f} | -")
         print(f"| {scheme} | {ref_cols} | {os.getloadavg()[0]:.1f} |")
 
-    print(f"\n# scaling: `--workers {w}` against `--workers 1` on Multi30k repeated ({args.mb:g} MB for spaces and "
-          f"FLOTA, {args.mb_bite:g} MB for BITE, {args.mb_slow:g} MB German for Wordmap), {args.rounds} rounds "
+    inputs = ", ".join(f"{sizes[key]:g} MB {CORPORA[key][0]} for {', '.join(s for s in schemes if cases[s].corpus == key)}"
+                       for key in CORPORA if any(cases[s].corpus == key for s in schemes))
+    print(f"\n# scaling: `--workers {w}` against `--workers 1` on Multi30k repeated ({inputs}), {args.rounds} rounds "
           f"of (one-line input, --workers 1, --workers {w}) back to back: words/s and start-up of the best round, "
           f"ratios the median of the rounds' (range); {load()}")
     print(f"| scheme | words | --workers 1 words/s | --workers {w} words/s | w{w} / w1 | start-up | "
@@ -150,7 +164,7 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
         fh.write("A man is walking.\n")
     per_core = {}
     for scheme in [s for s in schemes if "scaling" in sections]:
-        sargs, lang = scheme_args[scheme]
+        sargs, lang = cases[scheme].args, cases[scheme].corpus
         n = words[lang]
         rounds = []
         steal0, since = cpu_steal(), time.perf_counter()
@@ -170,7 +184,8 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
     print(f"\n# per-sentence APIs (one sentence per call, as fairseq's encode): the first {len(sample):,} sentences "
           f"of Multi30k train, every cache emptied before each round; {load()}")
     print("| API | reference sentences/s | ours sentences/s | ours / reference |\n|---|---|---|---|")
-    for name, ours, ref, cold in per_sentence_apis(vocab, schemes) if "sentences" in sections else ():
+    apis = [api for s in schemes if cases[s].apis for api in cases[s].apis()] if "sentences" in sections else []
+    for name, ours, ref, cold in apis:
         for s in sample[:50]:   # load lazily loaded tables (lemminflect) before any timing
             ours(s), ref(s)
         t_ref, t_ours, ratio = interleaved(ref, ours, cold, sample, args.rounds)
@@ -182,8 +197,8 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
         size = os.path.getsize(large) / 1e6
         print(f"\n# large input: {size:,.0f} MB ({n_large:,} words), --workers {args.workers}, {load()}")
         print("| scheme | words/s | parent peak RSS | worker peak RSS (each) |\n|---|---|---|---|")
-        for scheme in [s for s in ("spaces", "flota") if s in schemes]:
-            sargs, _ = scheme_args[scheme]
+        for scheme in [s for s in schemes if cases[s].large]:
+            sargs = cases[scheme].args
             wall, rss = peak_rss([sys.executable, "-m", "preprocess.encode", *sargs, "--inputs", large,
                                   "--outputs", os.path.join(tmp, "large.out"), "--workers", str(args.workers),
                                   "--quiet"])
@@ -194,65 +209,6 @@ def _run(args, data: Path, schemes: list, tmp: str) -> int:
     print("\n# --workers 1 words/s per core once started (for the scale plan): " +
           ", ".join(f"{s} {v:,.0f}" for s, v in per_core.items()))
     return 0
-
-
-def reference(scheme: str, lines: list, src: str, model: str, vocab: str, tmp: str):
-    """(name, a function that runs the reference once and returns its seconds), or (name, None)."""
-    if scheme == "spaces":
-        exe = shutil.which("spm_encode")
-        if not exe:
-            print("(spm_encode not found: install the Debian package sentencepiece to compare spaces with it)",
-                  file=sys.stderr)
-            return "spm_encode (absent)", None
-        out = os.path.join(tmp, "spm.out")
-
-        def run():
-            with open(src, "rb") as fin, open(out, "wb") as fout:
-                t0 = time.perf_counter()
-                subprocess.run([exe, "--model", model, "--output_format", "piece"], stdin=fin, stdout=fout,
-                               check=True)
-                return time.perf_counter() - t0
-        return "spm_encode (C++)", run
-    if scheme == "bite":
-        from bite import ReferenceBite
-        from sacremoses import MosesTokenizer
-        ref, moses = ReferenceBite(), MosesTokenizer(lang="en")
-        return "published BITE", lambda: timed(
-            lambda: [ref.tokenize_words(moses.tokenize(s, escape=False)) for s in lines])
-    if scheme == "flota":
-        from flota import StraightforwardFlota
-        with open(vocab, encoding="utf-8") as fh:
-            v = {t for t in fh.read().split("\n") if t}
-        ref = StraightforwardFlota(v, "wordpiece", 3)
-        return "published FLOTA", lambda: timed(lambda: [ref.tokenize(s.lower()) for s in lines])
-    return "none published", None
-
-
-def per_sentence_apis(vocab: str, schemes: list):
-    out = []
-    if "bite" in schemes:
-        from bite import ReferenceBite, clear_caches
-        from sacremoses import MosesTokenizer
-
-        from preprocess.bite import BiteTokenizer
-        bite_ref, moses = ReferenceBite(), MosesTokenizer(lang="en")
-        tok = BiteTokenizer("moses", "nltk")
-        out.append(("BiteTokenizer.tokenize (fairseq --tokenizer bite, hub encode)", tok.tokenize,
-                    lambda s: bite_ref.tokenize_words(moses.tokenize(s, escape=False)), lambda: clear_caches(tok)))
-    if "flota" in schemes:
-        from flota import StraightforwardFlota
-
-        from preprocess.flota import FlotaTokenizer
-        with open(vocab, encoding="utf-8") as fh:
-            v = {t for t in fh.read().split("\n") if t}
-        flota_ref = StraightforwardFlota(v, "wordpiece", 3)
-        ours = FlotaTokenizer(vocab, "wordpiece", k=3, cache_size=0)
-        cached = FlotaTokenizer(vocab, "wordpiece", k=3)
-        out.append(("FlotaTokenizer.tokenize, no word cache", ours.tokenize,
-                    lambda s: flota_ref.tokenize(s.lower()), lambda: None))
-        out.append(("FlotaTokenizer.tokenize (fairseq --bpe flota)", cached.tokenize,
-                    lambda s: flota_ref.tokenize(s.lower()), cached._cache.clear))
-    return out
 
 
 if __name__ == "__main__":

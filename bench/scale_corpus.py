@@ -46,8 +46,22 @@ sys.path.insert(0, str(REPO))
 
 DEFAULT_SIZES = "4M,16M,65M"
 VALID_LINES = 1000
-#: options a scheme needs here beyond the defaults
-SCHEME_ARGS = {"wordmap": ["--wordmap-langs", "en"]}
+LANG = "en"
+
+
+def language_args(scheme: str, lang: str = LANG) -> list[str]:
+    """The options a scheme needs here beyond the defaults: every ``*_langs`` option of its recipe (the languages
+    the scheme applies to) whose default leaves out the corpus's language (Wordmap's, German by default)."""
+    import dataclasses
+
+    from train_scripts.schemes import get_scheme
+
+    out = []
+    for f in dataclasses.fields(get_scheme(scheme).Options):
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        if f.name.endswith("_langs") and lang not in (default or ()):
+            out += ["--" + f.name.replace("_", "-"), lang]
+    return out
 
 
 def parse_size(text: str) -> int:
@@ -132,8 +146,8 @@ def slope(xs: list[float], ys: list[float]) -> float | None:
 
 def binarize_cmd(scheme: str, raw: Path, out: Path, args, learn_only: bool) -> list[str]:
     cmd = [sys.executable, "-m", "train_scripts.binarize", "--lm", "--scheme", scheme, "--data", str(raw),
-           "--src", "en", "--out", str(out), "--workers", str(args.workers), "--vocab-size", str(args.vocab_size),
-           *SCHEME_ARGS.get(scheme, [])]
+           "--src", LANG, "--out", str(out), "--workers", str(args.workers), "--vocab-size", str(args.vocab_size),
+           *language_args(scheme)]
     return cmd + (["--learn-only"] if learn_only else [])
 
 

@@ -39,6 +39,35 @@ def best_of(rounds: int, fn) -> float:
     return min(times)
 
 
+def scale_case(data, tmp: str):
+    """This scheme in ``bench/scale.py``: the shared unigram_prime model against the C++ ``spm_encode`` (Debian
+    package ``sentencepiece``), also through the large input."""
+    import shutil
+    import subprocess
+
+    from timing import ScaleCase
+
+    model = str(data / "space_models" / "unigram_prime.model")
+
+    def reference(lines, src, tmp):
+        exe = shutil.which("spm_encode")
+        if not exe:
+            print("(spm_encode not found: install the Debian package sentencepiece to compare spaces with it)",
+                  file=sys.stderr)
+            return "spm_encode (absent)", None
+        out = os.path.join(tmp, "spm.out")
+
+        def run():
+            with open(src, "rb") as fin, open(out, "wb") as fout:
+                t0 = time.perf_counter()
+                subprocess.run([exe, "--model", model, "--output_format", "piece"], stdin=fin, stdout=fout,
+                               check=True)
+                return time.perf_counter() - t0
+        return "spm_encode (C++)", run
+
+    return ScaleCase(["--scheme", spaces.SCHEME.name, "--model", model], "en", reference, large=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=str(SHARED_DATA / "multi30k"))

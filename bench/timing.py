@@ -1,18 +1,41 @@
 """The measuring tools every benchmark shares: load and stolen CPU, timing in interleaved rounds, the per-core
 comparison of encode commands (``per_core``, ``print_ratios``) and peak memory.
 
-Imported by ``bench/scale.py``, ``bench/bite.py`` and ``bench/wordmap.py``; it imports none of them (the benchmarks
-build on it, never on each other)."""
+Imported by ``bench/scale.py`` and the schemes' benchmarks (``bench/<scheme>.py``); it imports none of them (the
+benchmarks build on it, never on each other).  :class:`ScaleCase` is what a scheme's benchmark gives
+``bench/scale.py``."""
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script: the checkout
 
 from preprocess.common import REPO  # noqa: E402
+
+
+@dataclass
+class ScaleCase:
+    """One scheme in ``bench/scale.py`` (``make bench``), from its benchmark module's ``scale_case(data, tmp)``
+    (``data``: the shared data folder, a ``Path``; ``tmp``: a work folder): nothing in ``bench/scale.py`` names a
+    scheme.
+
+    ``args``: the ``preprocess.encode`` arguments; ``corpus``: the timing input, ``en`` (``--mb``), ``en-tagged``
+    (``--mb-bite``) or ``de`` (``--mb-slow``, German); ``reference``: ``(lines, src, tmp) -> (name, run)`` of the
+    published algorithm (``run()`` times it once and returns seconds, or is None where it cannot run), None: the
+    scheme has no row in the reference table (its timing input is not English); ``apis``: ``() -> [(name, ours,
+    reference, cold)]``, the per-sentence APIs fairseq calls, against the reference (``cold`` empties the caches);
+    ``large``: run through the large input too."""
+
+    args: list
+    corpus: str = "en"
+    reference: Optional[Callable] = None
+    apis: Optional[Callable] = None
+    large: bool = False
 
 
 def load() -> str:
@@ -226,7 +249,7 @@ def peak_rss(args: list) -> tuple[float, dict]:
     return wall, {"parent": parent, "workers": sorted(peaks.values())}
 
 
-def report_spaces_cpu(result: dict, words: int, base: str = "spaces", least_s: float = 1.0) -> None:
+def report_spaces_cpu(result: dict, words: int, base: str, least_s: float = 1.0) -> None:
     """Say how many CPU seconds the baseline's in-process encoding took (its least over the rounds), and warn when
     that is under ``least_s``: then the ratio rests on a time the timer's noise can move."""
     cpu = words / max(result[base][1])

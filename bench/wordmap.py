@@ -92,7 +92,7 @@ def bench_encode(corpus: str, lines_n: int, rounds: int, tmp: str, spaces_repeat
     print(f"(spaces encodes the same lines {spaces_repeat} times, {spaces_words} words, for a CPU time well above "
           f"the timer's noise; Wordmap each line once)")
     res = per_core(pairs, src, one, n_words, tmp, rounds, inputs={"spaces": (spaces_src, spaces_words)})
-    report_spaces_cpu(res, spaces_words)
+    report_spaces_cpu(res, spaces_words, "spaces")
     print_ratios(res, "spaces", "spaces (Wordmap's base model)", ["wordmap"])
     print(f"after: {load()}")
 
@@ -145,6 +145,21 @@ def bench_learn(data_dir: str, lines_n: int, tmp: str) -> None:
         secs = time.perf_counter() - t
         print(f"| {workers} | {secs:.1f} | {words / secs:,.0f} |")
     print(f"after: {load()}")
+
+
+def scale_case(data, tmp: str):
+    """This scheme in ``bench/scale.py``: German (the ``--mb-slow`` input), a vocabulary built from the verbs of
+    Multi30k's first 3,000 German training lines over the shared unigram_default model; no published code to
+    compare with (no reference row)."""
+    from timing import ScaleCase
+
+    vocab = os.path.join(tmp, "wordmap.vocab")
+    with gzip.open(data / "multi30k" / "train.de.gz", "rt", encoding="utf-8") as fh:
+        verbs = wm.extract_verbs(line.rstrip("\n") for _, line in zip(range(3000), fh))
+    wm.build_vocabulary(verbs).save(vocab)
+    assert isinstance(wm.WordmapVocabulary.load(vocab), wm.WordmapVocabulary)
+    return ScaleCase(["--scheme", wm.SCHEME.name, "--wordmap-vocab", vocab, "--wordmap-spm",
+                      str(data / "space_models" / "unigram_default.model")], "de")
 
 
 def main(argv=None):
