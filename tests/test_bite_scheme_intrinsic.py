@@ -1,5 +1,6 @@
 """The BITE recipe scheme's intrinsic metrics use the scheme's own tagger and pretokeniser (a ``--bite-tagger
 hanta`` row reported coverage computed with NLTK and Moses) and report the round trip of both modes."""
+from preprocess.bite import BiteOptions
 from train_scripts.schemes import make_scheme
 
 
@@ -26,8 +27,10 @@ def test_intrinsic_uses_the_schemes_tagger_and_reports_round_trips(tmp_path, mon
                          ("en", "de"), str(tmp_path))
     raw = {"train.en": ["He walks ."], "train.de": ["Er geht ."], "test.en": ["She sleeps .", "Dogs run ."]}
     out = scheme.intrinsic(raw, None)
-    args, kwargs = calls["coverage"]
-    assert "hanta" in (*args, *kwargs.values()) and "whitespace" in (*args, *kwargs.values())
-    args, kwargs = calls["round_trip"]
-    assert args[0] == raw["test.en"] and "hanta" in args and "whitespace" in args
+    # the scheme's BITE options, passed whole (preprocess.bite.BiteOptions)
+    for name in ("coverage", "lengths", "round_trip"):
+        args, kwargs = calls[name]
+        (options,) = [a for a in (*args, *kwargs.values()) if isinstance(a, BiteOptions)]
+        assert (options.bite_tagger, options.bite_pretokenizer) == ("hanta", "whitespace"), name
+    assert calls["round_trip"][0][0] == raw["test.en"]
     assert out["round_trip"]["exact"] == {"sentences": 2, "unchanged": 2, "rate": 1.0}

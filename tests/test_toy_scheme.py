@@ -254,3 +254,160 @@ def test_entry_point_discovery(tmp_path, monkeypatch):
         monkeypatch.undo()
         _forget_package()
     assert "chars" not in registry.names()
+
+
+# --- inside this project: a scheme lives in its own files -----------------------------------------------------------
+#
+# The other half of docs/adding-a-scheme.md: a scheme inside this repository is its own files, one per layer, named
+# after it (``preprocess/<name>.py`` or the package ``preprocess/<name>/``, helpers ``preprocess/<name>_*.py``, its
+# Hugging Face class ``preprocess/hf/<name>.py``, its metrics ``preprocess/evaluate/<name>.py``, its adapter
+# ``fairseq_plugins/<name>.py``, its recipe ``train_scripts/schemes/<name>.py`` and its benchmark
+# ``bench/<name>.py``), and no other module names it: a module that tests ``scheme == "flota"`` or keys a dict by
+# scheme names would have to be edited for a fifth scheme.
+
+from pathlib import Path  # noqa: E402
+
+from tests.conftest import REPO  # noqa: E402
+
+#: the project's code (tests and docs may name any scheme)
+CODE = ("setup.py", "preprocess", "fairseq_plugins", "train_scripts", "bench", "scripts")
+#: the folders a scheme has a file of its own in, named after it
+LAYERS = ("preprocess", "preprocess/hf", "preprocess/evaluate", "fairseq_plugins", "train_scripts/schemes", "bench")
+#: (file, name) -> why that file may hold that string; "*": any scheme's name.  Each is a name that is no test
+#: of a scheme (a distribution, a record's key) or a list of configurations that a row or a run is
+ALLOWED = {
+    ("setup.py", "sentencepiece"): "the SentencePiece distribution in install_requires",
+    ("train_scripts/stages.py", "sentencepiece"): "the distribution whose version the demo records",
+    ("train_scripts/report.py", "sentencepiece"): "the distribution whose version the report prints",
+    ("bench/scale_corpus.py", "sentencepiece"): "the distribution whose version the benchmark records",
+    ("preprocess/vocabularies.py", "sentencepiece"): "a vocabulary file's kind (a SentencePiece model)",
+    ("preprocess/hf_export.py", "spaces"): "the `spaces` option (keep/drop) a tokenizer.json export records",
+    ("train_scripts/lm_scheduler.py", "spaces"): "binarize.json's `spaces` record (the spaces option, keep/drop)",
+    ("train_scripts/pseudo_perplexity.py", "spaces"): "binarize.json's `spaces` record (the spaces option)",
+    ("train_scripts/translation_rows.py", "*"): "ROWS, the demo's rows: each row names the scheme it runs",
+    ("train_scripts/lm_plan.py", "*"): "the pretraining part's rows (the scheme each runs) and its FLOTA part "
+                                       "(`--encode flota` of morphtok-classification-data)",
+    ("train_scripts/lm_report.py", "flota"): "the pretraining results' FLOTA part (a part of the demo, by name)",
+    ("scripts/refactor_check.py", "*"): "the fixed configurations it compares before and after a refactor",
+}
+
+
+def _scheme_names() -> dict:
+    """``{name or alias: scheme}`` of every scheme inside this project (``MORPHTOK_SCHEMES`` left out)."""
+    return {n: d.name for d in registry.descriptors() for n in d.names()}
+
+
+def _own_scheme(path: Path, names) -> str | None:
+    """The name (or alias) whose own file ``path`` is (relative to the repository), or None."""
+    parts = path.parts
+    if len(parts) > 2 and parts[0] == "preprocess" and parts[1] in names:   # a scheme's package
+        return parts[1]
+    if path.parent.as_posix() in LAYERS:
+        for name in names:
+            if path.stem == name or path.stem.startswith(name + "_"):
+                return name
+    return None
+
+
+def _code_files():
+    for entry in CODE:
+        base = REPO / entry
+        yield from [base] if base.is_file() else sorted(base.rglob("*.py"))
+
+
+def _named(path: Path, names) -> list:
+    """``(line, string)`` of every string constant in ``path`` that is a scheme's name."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names]
+
+
+def test_no_module_names_a_scheme_outside_its_own_files(monkeypatch):
+    monkeypatch.delenv(registry.ENV, raising=False)
+    registry.reset()
+    names = _scheme_names()
+    assert {"spaces", "sentencepiece", "bite", "flota", "wordmap"} <= set(names)
+    hits = []
+    for path in _code_files():
+        rel = path.relative_to(REPO)
+        if _own_scheme(rel, names) is not None:
+            continue
+        hits += [f"{rel}:{line}: {value!r}" for line, value in _named(path, names)
+                 if (rel.as_posix(), value) not in ALLOWED and (rel.as_posix(), "*") not in ALLOWED]
+    assert not hits, ("a scheme's name outside its own files (move what the module knows about the scheme into its "
+                      "descriptor or recipe class, or say in ALLOWED why the string is no test of a scheme):\n"
+                      + "\n".join(hits))
+
+
+def test_the_allow_list_is_needed():
+    """Every ALLOWED entry still matches a string (a stale one would hide nothing, but would mislead)."""
+    names = _scheme_names()
+    found = {(path.relative_to(REPO).as_posix(), value) for path in _code_files() for _, value in _named(path, names)}
+    stale = [key for key in ALLOWED if (key[1] == "*" and not any(f == key[0] for f, _ in found))
+             or (key[1] != "*" and key not in found)]
+    assert not stale, stale
+
+
+def _origin(module: str) -> Path:
+    import importlib.util
+
+    return Path(importlib.util.find_spec(module).origin).relative_to(REPO)
+
+
+def test_a_schemes_modules_are_its_own_files():
+    """What each descriptor names (its encoder's module, adapter, Hugging Face export and recipes) and every
+    scheme's console script is a file of that scheme's own."""
+    import runpy
+
+    names = _scheme_names()
+    for descriptor in registry.descriptors():
+        targets = [descriptor.make_encoder.__module__, descriptor.adapter, descriptor.hf_export, descriptor.recipe,
+                   *descriptor.aliases.values()]
+        for target in filter(None, targets):
+            module = (target if isinstance(target, str) else target.__module__).partition(":")[0]
+            assert _own_scheme(_origin(module), names) in descriptor.names(), \
+                f"{descriptor.name}: {module} ({_origin(module)}) is not a file of its own"
+    scripts = runpy.run_path(str(REPO / "preprocess" / "scheme_scripts.py"))["scheme_console_scripts"](str(REPO))
+    assert {"morphtok-bite", "morphtok-metrics-flota", "morphtok-wordmap", "morphtok-spaces"} <= set(scripts)
+    for script, module in scripts.items():
+        assert _own_scheme(_origin(module), names) is not None, f"{script}: {module} is no scheme's own file"
+
+
+def test_setup_installs_a_schemes_console_scripts(tmp_path):
+    """A scheme module's CONSOLE_SCRIPTS is what setup.py installs for it (preprocess/scheme_scripts.py reads the
+    literal, nothing imported): a fifth scheme adds its tools in its own file."""
+    import runpy
+
+    scripts = runpy.run_path(str(REPO / "preprocess" / "scheme_scripts.py"))
+    (tmp_path / "preprocess" / "mine").mkdir(parents=True)
+    (tmp_path / "setup.py").write_text('CONSOLE_SCRIPTS = {"morphtok-encode": "preprocess.encode"}\n')
+    (tmp_path / "preprocess" / "other.py").write_text('CONSOLE_SCRIPTS = {"morphtok-other": "preprocess.other"}\n')
+    (tmp_path / "preprocess" / "mine" / "__init__.py").write_text(
+        "from preprocess.mine.hooks import SCHEME\n"
+        'CONSOLE_SCRIPTS = {"morphtok-mine": "preprocess.mine", "morphtok-metrics-mine": "preprocess.evaluate.mine"}\n')
+    assert scripts["console_scripts"](str(tmp_path)) == {
+        "morphtok-encode": "preprocess.encode", "morphtok-mine": "preprocess.mine",
+        "morphtok-metrics-mine": "preprocess.evaluate.mine"}   # other.py declares no scheme: not read
+
+
+def test_hugging_face_classes_keep_their_older_path():
+    """The ``tokenization_morphtok.py`` that exports wrote before each class had a module of its own imports the
+    classes from ``preprocess.hf_tokenizers``: that import still gives each scheme's class."""
+    pytest.importorskip("transformers")
+    import preprocess.hf
+    import preprocess.hf_tokenizers as old
+
+    classes = preprocess.hf.tokenizer_classes()
+    assert classes and all(getattr(old, cls.__name__) is cls for cls in classes.values())
+    old_shim = ("from preprocess.hf_tokenizers import (MorphtokBiteTokenizer, MorphtokFlotaTokenizer,  # noqa\n"
+                "                                      MorphtokWordmapTokenizer)\n")
+    namespace: dict = {}
+    exec(old_shim, namespace)
+    assert {namespace[cls.__name__] for cls in classes.values()} == set(classes.values())
+    assert old.MorphtokTokenizer is preprocess.hf.MorphtokTokenizer
+    with pytest.raises(AttributeError):
+        old.NoSuchName  # noqa: B018
+    for cls in classes.values():   # a new shim imports the class from its own module
+        assert f"from {cls.__module__} import {cls.__name__}" in preprocess.hf.shim_text(cls)
