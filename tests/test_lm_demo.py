@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tests.conftest import cli_env
-from train_scripts import lm_corpus, lm_demo, lm_report
+from train_scripts import demo_report, lm_corpus, lm_demo, lm_report
 from train_scripts.pipeline import split_parts
 
 # --- statistics on made-up runs --------------------------------------------------------------------------------
@@ -280,14 +280,15 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
     assert {(f["part"], f["size"]) for f in res["floor"]} == {("superbizarre", 100), ("flota", 100)}
     assert pre["pppl_clean"]["words"] > 0 and pre["pppl_noisy"]["noise"] and pre["pppl_clean"]["pppl_per_word"] > 1
     assert (part / "report.html").read_text().count("data:image/png;base64") >= 2
-    # appended to the demo's own report (the translation part's), replacing an earlier copy
-    (out / "REPORT.md").write_text("# Translation\n\nBLEU table\n")
-    (out / "report.html").write_text("<!doctype html>\n<html><body><h1>Translation</h1>\n</body></html>\n")
-    assert lm_report.attach_to_demo_report(str(out)) and lm_report.attach_to_demo_report(str(out))
+    # the demo's one report: the translation part's sections, then this part's, from both results.json files
+    (out / "results.json").write_text(json.dumps({"schemes": [], "meta": {"dataset": "Toy", "commands": ["x"]}}))
+    assert demo_report.write(str(out)) and demo_report.write(str(out))
     md, page = (out / "REPORT.md").read_text(), (out / "report.html").read_text()
-    assert md.startswith("# Translation") and md.count(lm_report.MARK) == 1 and md.count("Superbizarre arxiv: rows") == 1
+    assert md.startswith("# Tokenisation scheme comparison on Toy") and md.count("Superbizarre arxiv: rows") == 1
+    assert md.index("Superbizarre arxiv: rows") < md.index("## Commands")
     assert "](pretraining/pretraining_curves.png)" in md and (out / "pretraining" / "pretraining_curves.png").exists()
-    assert page.count("<h1>Translation</h1>") == 1 and page.count(lm_report.MARK) == 1
+    assert "`pretraining/results.json`" in md
+    assert page.count("<h1>") == 1 and page.count("Superbizarre arxiv: rows") == 1
     assert page.rstrip().endswith("</body></html>") and "data:image/png;base64" in page
     # resumed: nothing runs again, the same results
     again = run_cli(cmd)

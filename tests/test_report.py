@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import html
+import json
 import re
 from html.parser import HTMLParser
 
@@ -264,3 +265,30 @@ def test_tokeniser_scores_per_row(results, tmp_path):
     assert f"{scores['src']['renyi_efficiency']:.3f}" in row and "1.25" in row
     flota = next(line for line in section.splitlines() if line.startswith("| FLOTA k=3 |"))
     assert flota.count(report_tables.DASH) == 6
+
+
+def test_a_report_table_is_one_function_and_one_entry(tmp_path, monkeypatch):
+    """A toy section added to the translation part's list shows in REPORT.md, report.html and the demo's report."""
+    from train_scripts import demo_report
+    from train_scripts.report_document import Para, Section, Table
+
+    def toy(context):
+        n = len(context.rows)
+        return [Section("Toy section", [Table([["row", "rows seen"], ["toy", f"{n}"]]), Para("A `toy` note.")])]
+
+    monkeypatch.setattr(report, "SECTIONS", report.SECTIONS + [toy])
+    results = sample_results()
+    n = len(results["schemes"])
+    for outdir in (tmp_path / "alone", tmp_path / "demo"):
+        outdir.mkdir()
+        if outdir.name == "alone":
+            paths = report.write_report(results, str(outdir))
+        else:
+            (outdir / "results.json").write_text(json.dumps(results))
+            paths = demo_report.write(str(outdir))
+        md = open(paths["markdown"], encoding="utf-8").read()
+        page = open(paths["html"], encoding="utf-8").read()
+        assert f"## Toy section\n\n| row | rows seen |\n|---|---:|\n| toy | {n} |\n\nA `toy` note." in md
+        assert md.index("## Toy section") < md.index("## Versions")      # the run's provenance stays last
+        assert "<h2>Toy section</h2>" in page and f'<td class="l">toy</td><td>{n}</td>' in page
+        assert "<p>A <code>toy</code> note.</p>" in page

@@ -3,18 +3,17 @@
 :func:`analyse` turns the runs into the statistics the report states (mean ± sd of the seeds that did not
 collapse, Welch's t-test of each row against the Unigram row and of each row against its random-init control,
 the FLOTA table); :func:`write_report` writes ``REPORT.md`` and a self-contained ``report.html`` (plots embedded)
-into the part's folder.  The translation report appends both (``train_scripts/pipeline.py --part all``).
+into the part's folder from :func:`sections`, which the demo's one report shows too (``train_scripts/demo_report.py``).
 """
 from __future__ import annotations
 
-import base64
-import html
 import os
+from types import SimpleNamespace
 from typing import Optional
 
-from train_scripts.report_tables import html_table, markdown_table
+from train_scripts import report_document as document
+from train_scripts.report_document import DOWN, UP, Bullets, Image, Para, Section, Table
 
-UP, DOWN = "\u25b2", "\u25bc"
 #: "pretraining helped": at least this many points over the random-init control ...
 HELPED_POINTS = 1.0
 #: ... with p below this, over at least HELPED_SEEDS runs of each fine-tuned side (the probe's pretrained side is
@@ -417,19 +416,16 @@ def conclusions(results: dict) -> list:
 # --- plots ----------------------------------------------------------------------------------------------------
 
 def _pyplot():
-    """matplotlib's pyplot on the Agg backend (files, no display)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    """pyplot as the translation part's plots set it up (train_scripts/report_plots.py), imported when drawing."""
+    from train_scripts.report_plots import plt
 
     return plt
 
 
 def _save(plt, fig, path: str) -> str:
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    from train_scripts.report_plots import save
+
+    return save(fig, path)
 
 
 def _plot_curves(results: dict, path: str) -> Optional[str]:
@@ -566,8 +562,8 @@ def _stage_time(meta: dict) -> str:
             "two cores.")
 
 
-def sections(results: dict) -> list:
-    """``[(heading, table or None, text)]`` of this part, shared by the markdown and the html."""
+def _intro(c: SimpleNamespace) -> list:
+    results = c.results
     s, meta = results["meta"]["settings"], results["meta"]
     data = results["data"]
     leak = data.get("leakage")
@@ -591,109 +587,84 @@ def sections(results: dict) -> list:
              f"Run {meta['date']}, {meta['seconds'] / 60:.0f} min, {s['jobs']} runs at a time with {s['threads']} "
              f"thread(s) each; load average at the end {', '.join(f'{x:.2f}' for x in meta['load'] or [])}."
              + _stage_time(meta))
-    out = [("Pretraining -> fine-tuning (RoBERTa)", None, intro),
-           ("Pretraining budget and loss", pretraining_table(results), NOTES["budget"])]
-    pppl = pppl_table(results)
-    if pppl:
-        out.append(("Pseudo-perplexity per word on held-out text (BITE's question, section 4.3)", pppl, NOTES["pppl"]))
+    return [Section("Pretraining -> fine-tuning (RoBERTa)", [Para(intro)])]
+
+
+def _table(heading: str, table: Optional[list], note: str, plot: Optional[str] = None, plots: dict = None) -> list:
+    """A subsection of one table, its note and its plot (when drawn); none without a table."""
+    if not table:
+        return []
+    image = [Image(plot, plots[plot])] if plots and plot in plots else []
+    return [Section(heading, [Table(table), Para(note)] + image, level=3)]
+
+
+def _budget(c: SimpleNamespace) -> list:
+    return _table("Pretraining budget and loss", pretraining_table(c.results), NOTES["budget"],
+                  "pretraining_curves", c.plots)
+
+
+def _pppl(c: SimpleNamespace) -> list:
+    return _table("Pseudo-perplexity per word on held-out text (BITE's question, section 4.3)",
+                  pppl_table(c.results), NOTES["pppl"])
+
+
+def _superbizarre(c: SimpleNamespace) -> list:
+    s = c.results["meta"]["settings"]
+    out = []
     for task in s["tasks"]:
-        curve = learning_curve_table(results, task, s["baseline"])
-        if curve:
-            out.append((f"Superbizarre {task}: pretrained against random init, by labelled size", curve,
-                        NOTES["curve"]))
-        probe = probe_table(results, task)
-        if probe:
-            out.append((f"Superbizarre {task}: frozen-encoder probe", probe, NOTES["probe"]))
-        out.append((f"Superbizarre {task}: rows", rows_table(results, task), NOTES["rows"]))
-    if results["analysis"]["flota"]:
-        out.append((f"FLOTA on the pretrained {s['baseline']} model (ArXiv-{s['flota_set']}, "
-                    f"{', '.join(s['flota_areas'])}; noise p {s['noise_p']})", flota_table(results), NOTES["flota"]))
-    out.append(("What this run can and cannot conclude", None, "\n".join(f"- {c}" for c in conclusions(results))))
+        out += _table(f"Superbizarre {task}: pretrained against random init, by labelled size",
+                      learning_curve_table(c.results, task, s["baseline"]), NOTES["curve"], "learning_curve", c.plots)
+        out += _table(f"Superbizarre {task}: frozen-encoder probe", probe_table(c.results, task), NOTES["probe"])
+        out += _table(f"Superbizarre {task}: rows", rows_table(c.results, task), NOTES["rows"], "superbizarre_seeds",
+                      c.plots)
     return out
 
 
+def _flota(c: SimpleNamespace) -> list:
+    if not c.results["analysis"]["flota"]:
+        return []
+    s = c.results["meta"]["settings"]
+    return _table(f"FLOTA on the pretrained {s['baseline']} model (ArXiv-{s['flota_set']}, "
+                  f"{', '.join(s['flota_areas'])}; noise p {s['noise_p']})", flota_table(c.results), NOTES["flota"],
+                  "flota_k", c.plots)
+
+
+def _conclusions(c: SimpleNamespace) -> list:
+    results = os.path.join(c.relative, "results.json")
+    return [Section("What this run can and cannot conclude",
+                    [Bullets(conclusions(c.results)),
+                     Para(f"Command: `{c.results['meta']['command']}`; results: `{results}`.")], level=3)]
+
+
+#: the pretraining part's report, in order: one function per section (``train_scripts/report_document.py``)
+SECTIONS = [_intro, _budget, _pppl, _superbizarre, _flota, _conclusions]
+
+
+def sections(results: dict, outdir: str, relative: str = "") -> list:
+    """The part's report sections (its plots drawn into ``outdir``); ``relative``: the part's folder as the report
+    that shows them names it (the demo's report: ``pretraining``)."""
+    context = SimpleNamespace(results=results, outdir=outdir, relative=relative, plots=_plots(results, outdir))
+    return document.collect(SECTIONS, context)
+
+
+def _plots(results: dict, outdir: str) -> dict:
+    """{name: PNG path} of the part's plots that have data, drawn into ``outdir``."""
+    drawn = {name: draw(results, os.path.join(outdir, f"{name}.png"))
+             for name, draw in (("pretraining_curves", _plot_curves), ("learning_curve", _plot_learning_curve),
+                                ("superbizarre_seeds", _plot_seeds), ("flota_k", _plot_flota))}
+    return {name: path for name, path in drawn.items() if path}
+
+
 def write_report(results: dict, outdir: str) -> dict:
-    plots = [p for p in (_plot_curves(results, os.path.join(outdir, "pretraining_curves.png")),
-                         _plot_learning_curve(results, os.path.join(outdir, "learning_curve.png")),
-                         _plot_seeds(results, os.path.join(outdir, "superbizarre_seeds.png")),
-                         _plot_flota(results, os.path.join(outdir, "flota_k.png"))) if p]
-    md = []
-    for i, (head, table, text) in enumerate(sections(results)):
-        md.append(("## " if i == 0 else "### ") + head)
-        if table:
-            md.append(markdown_table(table))
-        md.append(text)
-    md += [f"![{os.path.basename(p)}]({os.path.basename(p)})" for p in plots]
-    md.append(f"Command: `{results['meta']['command']}`; results: `results.json`.")
-    md_path = os.path.join(outdir, "REPORT.md")
-    with open(md_path, "w", encoding="utf-8") as fh:
-        fh.write("\n\n".join(md) + "\n")
-    html_path = os.path.join(outdir, "report.html")
-    with open(html_path, "w", encoding="utf-8") as fh:
-        fh.write("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Pretraining -> fine-tuning</title>"
-                 "<style>body{font-family:sans-serif;max-width:75em;margin:auto}table{border-collapse:collapse}"
-                 "td,th{border:1px solid #ccc;padding:2px 6px}td.l,th.l{text-align:left}td,th{text-align:right}"
-                 "</style></head><body>\n" + html_body(results, plots) + "\n</body></html>\n")
-    return {"markdown": md_path, "html": html_path, "plots": plots}
-
-
-def html_body(results: dict, plots: list) -> str:
-    """The part as html (headings, tables, plots embedded as data URIs): a page of its own or a section of the
-    translation report."""
-    e = html.escape
-    parts = []
-    for i, (head, table, text) in enumerate(sections(results)):
-        parts.append(f"<h{2 if i == 0 else 3}>{e(head)}</h{2 if i == 0 else 3}>")
-        if table:
-            parts.append(html_table(table))
-        if text.startswith("- "):
-            parts.append("<ul>" + "".join(f"<li>{e(x[2:])}</li>" for x in text.splitlines()) + "</ul>")
-        else:
-            parts.append(f"<p>{e(text)}</p>")
-    for p in plots:
-        with open(p, "rb") as fh:
-            data = base64.b64encode(fh.read()).decode()
-        parts.append(f'<p><img alt="{e(os.path.basename(p))}" src="data:image/png;base64,{data}"></p>')
-    return "\n".join(parts)
-
-
-#: where the pretraining part starts in the demo's REPORT.md / report.html (everything after it is replaced)
-MARK = "<!-- morphtok: pretraining part -->"
-
-
-def attach_to_demo_report(outdir: str) -> bool:
-    """Put this part (``OUTDIR/pretraining``) into the demo's own ``REPORT.md`` and ``report.html`` (those of the
-    translation part), replacing an earlier copy; False when either side is missing (nothing is changed)."""
-    import json
-
-    part = os.path.join(outdir, "pretraining")
-    md_path, html_path = os.path.join(outdir, "REPORT.md"), os.path.join(outdir, "report.html")
-    results_path = os.path.join(part, "results.json")
-    if not (os.path.isfile(results_path) and os.path.isfile(md_path) and os.path.isfile(html_path)):
-        return False
-    with open(results_path, encoding="utf-8") as fh:
-        results = json.load(fh)
-    plots = [os.path.join(part, p) for p in ("pretraining_curves.png", "learning_curve.png", "superbizarre_seeds.png",
-                                             "flota_k.png")
-             if os.path.isfile(os.path.join(part, p))]
-    with open(os.path.join(part, "REPORT.md"), encoding="utf-8") as fh:
-        md = fh.read()
-    md = md.replace("](", "](pretraining/").replace("`results.json`", "`pretraining/results.json`")
-    with open(md_path, encoding="utf-8") as fh:
-        head = fh.read().split(MARK)[0].rstrip("\n")
-    with open(md_path, "w", encoding="utf-8") as fh:
-        fh.write(f"{head}\n\n{MARK}\n\n{md}")
-    with open(html_path, encoding="utf-8") as fh:
-        page = fh.read()
-    page = page.split(MARK)[0].replace("</body></html>", "").rstrip("\n")
-    with open(html_path, "w", encoding="utf-8") as fh:
-        fh.write(f"{page}\n{MARK}\n{html_body(results, plots)}\n</body></html>\n")
-    return True
+    """The part's own REPORT.md and report.html in its folder (the demo's report has them too)."""
+    parts = sections(results, outdir)
+    paths = document.write(parts, outdir, "Pretraining -> fine-tuning")
+    return {**paths, "plots": [b.path for s in parts for b in s.blocks if isinstance(b, Image)]}
 
 
 def main(argv=None) -> int:
-    """``python -m train_scripts.lm_report DEMO_OUTPUT``: rewrite the part's report from its results.json (after a
-    change of the report code, or to attach it to the demo's report), nothing rerun."""
+    """``python -m train_scripts.lm_report DEMO_OUTPUT``: rewrite the part's report, and the demo's report
+    with it, from the results.json files (after a change of the report code), nothing rerun."""
     import argparse
     import json
 
@@ -717,7 +688,9 @@ def main(argv=None) -> int:
     with open(path, "w", encoding="utf-8") as fh:
         json.dump(results, fh, indent=1, default=str)
     paths = write_report(results, part)
-    attach_to_demo_report(args.output)
+    from train_scripts import demo_report
+
+    demo_report.write(args.output)
     print(f"{paths['markdown']} {paths['html']}")
     return 0
 

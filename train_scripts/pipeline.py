@@ -359,7 +359,7 @@ def main(argv=None) -> int:
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from train_scripts import lm_demo, lm_report
+    from train_scripts import demo_report, lm_demo
 
     shared = {a for a in argv if a.split("=", 1)[0] in SHARED_OPTIONS}
     unused = [a for a in (lm if part == "translation" else translation if part == "pretraining" else [])
@@ -379,8 +379,8 @@ def main(argv=None) -> int:
         status = lm_demo.main(lm)
     if status == 0 and "--dry-run" not in argv and "--row" not in argv:   # one report with both parts
         out = _output_option(argv)
-        if lm_report.attach_to_demo_report(str(out)):
-            say(f"report: {out / 'REPORT.md'} and {out / 'report.html'} (both parts)")
+        if demo_report.write(str(out)):
+            say(f"report: {out / 'REPORT.md'} and {out / 'report.html'} (every part that has results)")
     return status
 
 
@@ -443,7 +443,7 @@ def translation_main(argv=None) -> int:
     except BaseException:  # interrupted (SIGINT, SIGTERM): nothing this run started may outlive it
         stop_descendants()
         raise
-    from train_scripts.report import write_report
+    from train_scripts import demo_report
 
     meta = {
         "dataset": f"Multi30k En->De ({args.data})",
@@ -468,7 +468,7 @@ def translation_main(argv=None) -> int:
     }
     results = {"meta": meta, "schemes": rows}
     (out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
-    paths = write_report(results, str(out))
+    paths = demo_report.write(str(out))
     print(f"report: {paths['markdown']} and {paths['html']} ({time.time() - t0:.0f} s)", file=sys.stderr)
     return 0
 

@@ -46,14 +46,15 @@ This module: the words (:func:`conclusions`) and the page (:func:`write_report`)
 from __future__ import annotations
 
 import argparse
-import base64
-import html
 import json
 import os
 import sys
 from types import SimpleNamespace
+from typing import Callable
 
 from preprocess.cli import run_main
+from train_scripts import report_document as document
+from train_scripts.report_document import Bullets, Code, Image, Para, Section, Table, collect
 from train_scripts.report_plots import plot_bleu, plot_boundary, plot_curves, plot_lengths, plot_similarity
 from train_scripts.report_tables import (
     DASH,
@@ -69,9 +70,7 @@ from train_scripts.report_tables import (
     examples_tables,
     extra_tables,
     fmt_count,
-    html_table,
     intrinsic_table,
-    markdown_table,
     protocol_text,
     quality_table,
     robustness_table,
@@ -315,113 +314,88 @@ def _preset_line(meta: dict) -> str:
             + (f"; changed from the preset: {changed}" if changed else "") + "." if preset else "")
 
 
-def _content(rows: list, meta: dict, outdir: str) -> SimpleNamespace:
-    """What REPORT.md and report.html both show (the plots drawn into ``outdir``)."""
-    title = f"Tokenisation scheme comparison on {meta.get('dataset', 'Multi30k En-De')}"
-    plots = _plots(rows, meta, outdir)
-    quality = quality_table(rows, meta)
-    robustness = robustness_table(rows)
-    intrinsic = intrinsic_table(rows, meta)
-    budget = budget_table(rows, meta)
-    scores = tokenizer_scores_table(rows)
-    boundaries = boundary_sections(rows)
-    words = conclusions(rows, meta)
-    bleu_sig, chrf_sig = _signatures(rows, meta)
-    return SimpleNamespace(title=title, plots=plots, quality=quality, robustness=robustness, intrinsic=intrinsic,
-                           budget=budget, scores=scores, boundaries=boundaries, words=words, bleu_sig=bleu_sig,
-                           chrf_sig=chrf_sig, sig_line=_significance_line(rows, meta), preset_line=_preset_line(meta),
-                           noise_lines=_noise_lines(meta), summary=meta.get("summary", ""),
-                           versions=sorted((meta.get("versions") or {}).items()),
-                           commands=list(meta.get("commands") or []), extras=extra_tables(rows))
+# --- the sections, in the report's order ---------------------------------------------------------------------
+
+def _title(c: SimpleNamespace) -> list:
+    lead = [Para(p, css="lead") for p in conclusions(c.rows, c.meta)]
+    lead += [Para(x) for x in (c.meta.get("summary", ""), _preset_line(c.meta)) if x]
+    return [Section(f"Tokenisation scheme comparison on {c.meta.get('dataset', 'Multi30k En-De')}", lead, level=1)]
 
 
-def _markdown(c: SimpleNamespace, rows: list) -> str:
-    """REPORT.md's text."""
-    md = [f"# {c.title}", ""] + [p + "\n" for p in c.words]
-    md += [x + "\n" for x in (c.summary, c.preset_line) if x]
-    md += ["## Translation quality", "", markdown_table(c.quality), "", QUALITY_NOTE.format(up=UP, down=DOWN), ""]
-    md += [f"- {x}" for x in [c.sig_line] + c.noise_lines if x]
-    md += [f"- BLEU signature: `{c.bleu_sig}`", f"- chrF signature: `{c.chrf_sig}`", ""]
-    if c.robustness:
-        md += ["## Robustness without a model", "", markdown_table(c.robustness), "", SIMILARITY_NOTE, ""]
-    if c.budget:
-        md += ["## Training budget", "", markdown_table(c.budget), "", BUDGET_NOTE, ""]
-    md += ["## Length and cost", "", markdown_table(c.intrinsic), "", INTRINSIC_NOTE, ""]
-    if c.scores:
-        md += ["## Tokeniser scores", "", markdown_table(c.scores), "", TOKENIZER_SCORES_NOTE, ""]
-    for head, table, note in c.boundaries:
-        md += [f"## {head}", "", markdown_table(table), "", note, ""]
-    for head, alt, path, note in c.plots:
-        md += [f"## {head}", "", f"![{alt}]({os.path.basename(path)})", ""] + ([note, ""] if note else [])
-    md += ["## Examples", ""]
-    for i, (src, tgt, table) in enumerate(examples_tables(rows), 1):
-        md += [f"**Example {i}:** {src}" + (f" → {tgt}" if tgt else ""), "", markdown_table(table, left=3), ""]
-    md += ["## Scheme-specific intrinsic metrics", ""]
-    for label, table in c.extras:
-        md += [f"**{label}**", "", markdown_table(table, left=1), ""]
-    if not c.extras:
-        md += ["none measured", ""]
-    md += ["## Versions", ""] + [f"- {k}: `{v}`" for k, v in c.versions]
-    md += ["", "## Commands", "", "```bash"] + c.commands + ["```", ""]
-    return "\n".join(md)
+def _quality(c: SimpleNamespace) -> list:
+    bleu_sig, chrf_sig = _signatures(c.rows, c.meta)
+    notes = [x for x in [_significance_line(c.rows, c.meta)] + _noise_lines(c.meta) if x]
+    return [Section("Translation quality", [Table(quality_table(c.rows, c.meta)),
+                                            Para(QUALITY_NOTE.format(up=UP, down=DOWN)),
+                                            Bullets(notes + [f"BLEU signature: `{bleu_sig}`",
+                                                             f"chrF signature: `{chrf_sig}`"])])]
 
 
-def _html(c: SimpleNamespace, rows: list) -> str:
-    """report.html's text, the plots embedded."""
-    def img(path):
-        with open(path, "rb") as fh:
-            return "data:image/png;base64," + base64.b64encode(fh.read()).decode("ascii")
+def _table_section(heading: str, table_of: Callable, note: str) -> Callable:
+    """A section of one table and its note, or none where the table is None."""
+    def section(c: SimpleNamespace) -> list:
+        table = table_of(c)
+        return [Section(heading, [Table(table), Para(note)])] if table else []
+    return section
 
-    e = html.escape
-    parts = [f"<h1>{e(c.title)}</h1>"] + [f"<p class=\"lead\">{e(p)}</p>" for p in c.words]
-    parts += [f"<p>{e(x)}</p>" for x in (c.summary, c.preset_line) if x]
-    parts += ["<h2>Translation quality</h2>", html_table(c.quality),
-              f"<p>{e(QUALITY_NOTE.format(up=UP, down=DOWN))}</p>"]
-    parts += [f"<p>{e(x)}</p>" for x in [c.sig_line] + c.noise_lines if x]
-    parts += [f"<p>BLEU signature: <code>{e(c.bleu_sig)}</code><br>chrF signature: <code>{e(c.chrf_sig)}</code></p>"]
-    if c.robustness:
-        parts += ["<h2>Robustness without a model</h2>", html_table(c.robustness), f"<p>{e(SIMILARITY_NOTE)}</p>"]
-    if c.budget:
-        parts += ["<h2>Training budget</h2>", html_table(c.budget), f"<p>{e(BUDGET_NOTE)}</p>"]
-    parts += ["<h2>Length and cost</h2>", html_table(c.intrinsic), f"<p>{e(INTRINSIC_NOTE)}</p>"]
-    if c.scores:
-        parts += ["<h2>Tokeniser scores</h2>", html_table(c.scores), f"<p>{e(TOKENIZER_SCORES_NOTE)}</p>"]
-    for head, table, note in c.boundaries:
-        parts += [f"<h2>{e(head)}</h2>", html_table(table), f"<p>{e(note)}</p>"]
-    for head, alt, path, note in c.plots:
-        parts += [f"<h2>{e(head)}</h2>", f'<img alt="{e(alt)}" src="{img(path)}">'] + ([f"<p>{e(note)}</p>"]
-                                                                                       if note else [])
-    parts.append("<h2>Examples</h2>")
-    for i, (src, tgt, table) in enumerate(examples_tables(rows), 1):
-        parts += [f"<h3>Example {i}</h3><p>{e(src)}" + (f"<br>{e(tgt)}" if tgt else "") + "</p>",
-                  html_table(table, left=3).replace("<table>", '<table class="tokens">')]
-    parts.append("<h2>Scheme-specific intrinsic metrics</h2>")
-    for label, table in c.extras:
-        parts += [f"<h3>{e(label)}</h3>", html_table(table, left=1)]
-    if not c.extras:
-        parts.append("<p>none measured</p>")
-    parts += ["<h2>Versions</h2><ul>" + "".join(f"<li>{e(k)}: <code>{e(str(v))}</code></li>" for k, v in c.versions)
-              + "</ul>", "<h2>Commands</h2><pre>" + e("\n".join(c.commands)) + "</pre>"]
-    return ("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Tokenisation scheme comparison</title>\n"
-            "<style>body{font-family:sans-serif;max-width:1150px;margin:2em auto;padding:0 1em;line-height:1.4}"
-            "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;"
-            "text-align:right;vertical-align:top}.l{text-align:left}table.tokens td{font-family:monospace;"
-            "font-size:90%}p.lead{font-size:105%}img{max-width:100%}code{font-size:90%}pre{background:#f6f6f6;"
-            "padding:1em;overflow-x:auto}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
+
+def _boundaries(c: SimpleNamespace) -> list:
+    return [Section(head, [Table(table), Para(note)]) for head, table, note in boundary_sections(c.rows)]
+
+
+def _plot_sections(c: SimpleNamespace) -> list:
+    return [Section(head, [Image(alt, path)] + ([Para(note)] if note else []))
+            for head, alt, path, note in _plots(c.rows, c.meta, c.outdir)]
+
+
+def _examples(c: SimpleNamespace) -> list:
+    blocks = []
+    for i, (src, tgt, table) in enumerate(examples_tables(c.rows), 1):
+        blocks += [Para(src + (f" → {tgt}" if tgt else ""), strong=f"Example {i}:"),
+                   Table(table, left=3, css="tokens")]
+    return [Section("Examples", blocks)]
+
+
+def _extras(c: SimpleNamespace) -> list:
+    blocks = [b for label, table in extra_tables(c.rows) for b in (Para("", strong=label), Table(table, left=1))]
+    return [Section("Scheme-specific intrinsic metrics", blocks or [Para("none measured")])]
+
+
+#: the translation part's report, in order: one function per section (``train_scripts/report_document.py``)
+SECTIONS = [
+    _title,
+    _quality,
+    _table_section("Robustness without a model", lambda c: robustness_table(c.rows), SIMILARITY_NOTE),
+    _table_section("Training budget", lambda c: budget_table(c.rows, c.meta), BUDGET_NOTE),
+    _table_section("Length and cost", lambda c: intrinsic_table(c.rows, c.meta), INTRINSIC_NOTE),
+    _table_section("Tokeniser scores", lambda c: tokenizer_scores_table(c.rows), TOKENIZER_SCORES_NOTE),
+    _boundaries,
+    _plot_sections,
+    _examples,
+    _extras,
+]
+
+
+def provenance_sections(meta: dict) -> list:
+    """The run's package versions and commands: the last sections of the demo's report."""
+    versions = sorted((meta.get("versions") or {}).items())
+    return [Section("Versions", [Bullets([f"{k}: `{v}`" for k, v in versions])] if versions else []),
+            Section("Commands", [Code(list(meta.get("commands") or []))])]
+
+
+def sections(results: dict, outdir: str) -> list:
+    """The translation part's sections (its plots drawn into ``outdir``)."""
+    context = SimpleNamespace(rows=results.get("schemes") or [], meta=results.get("meta") or {}, outdir=outdir)
+    return collect(SECTIONS, context)
 
 
 def write_report(results: dict, outdir: str) -> dict:
-    rows = results.get("schemes") or []
-    meta = results.get("meta") or {}
+    """REPORT.md and report.html of a translation results.json (the part alone, with its versions and commands)."""
     os.makedirs(outdir, exist_ok=True)
-    c = _content(rows, meta, outdir)
-    md_path = os.path.join(outdir, "REPORT.md")
-    with open(md_path, "w", encoding="utf-8") as fh:
-        fh.write(_markdown(c, rows))
-    html_path = os.path.join(outdir, "report.html")
-    with open(html_path, "w", encoding="utf-8") as fh:
-        fh.write(_html(c, rows))
-    return {"markdown": md_path, "html": html_path, "plots": [p[2] for p in c.plots]}
+    parts = sections(results, outdir)
+    paths = document.write(parts + provenance_sections(results.get("meta") or {}), outdir,
+                           "Tokenisation scheme comparison")
+    return {**paths, "plots": [b.path for s in parts for b in s.blocks if isinstance(b, Image)]}
 
 
 def main(argv=None) -> int:

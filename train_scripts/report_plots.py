@@ -29,6 +29,14 @@ logging.getLogger("matplotlib").setLevel(logging.WARNING)  # fairseq's imports m
 
 # --- plots ---------------------------------------------------------------------------------------------------
 
+def save(fig, path: str) -> str:
+    """Every plot of the demo's report is saved so: laid out tight, 110 dpi, closed."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _bar_positions(n_groups: int, n_bars: int, width: float = 0.8):
     w = width / n_bars
     return [[g - width / 2 + w * (j + 0.5) for g in range(n_groups)] for j in range(n_bars)], w
@@ -43,10 +51,7 @@ def _finish(fig, ax, rows, path, ylabel, title):
     if ax.get_legend_handles_labels()[0]:
         ax.set_ylim(top=ax.get_ylim()[1] * 1.18)   # room for the legend above the bars
         ax.legend(fontsize=8, ncol=3, loc="upper center")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def plot_bleu(rows: list, path: str, meta: Optional[dict] = None) -> Optional[str]:
@@ -124,10 +129,7 @@ def plot_curves(rows: list, path: str) -> Optional[str]:
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def plot_lengths(rows: list, path: str) -> Optional[str]:
