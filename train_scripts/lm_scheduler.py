@@ -1,138 +1,19 @@
 """Runs the pretraining part's plan (``lm_plan.Plan``) and collects what its steps leave.
 
-:class:`Scheduler`: steps with dependencies, each command holding one of ``--jobs`` slots (pretraining first, then
-data preparation, then fine-tuning); :class:`LmDemo`: the part's steps as resumable stages (``train_scripts.stages``)
+:class:`LmDemo`: on the demo's scheduler (``train_scripts.stages.Scheduler``; pretraining first, then data
+preparation, then fine-tuning), :class:`LmDemo`: the part's steps as resumable stages (``train_scripts.stages``)
 on that scheduler; :func:`collect_results`: the pretraining records and the fine-tuning scores of results.json.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import json
-import time
 from pathlib import Path
 
 from preprocess.spm import SPACE_SYMBOL
 from train_scripts.binarize import read_record
 from train_scripts.lm_corpus import prepare_corpus
 from train_scripts.lm_plan import Plan, lm_rows, majority_rate
-from train_scripts.stages import say
-
-# --- running ----------------------------------------------------------------------------------------------------
-
-class Slots:
-    """``n`` slots taken in order of priority (lower first), then of arrival."""
-
-    def __init__(self, n: int):
-        import itertools
-        import threading
-
-        self.free, self.cv, self.waiting, self.order = n, threading.Condition(), [], itertools.count()
-
-    def acquire(self, priority: int) -> None:
-        import heapq
-
-        with self.cv:
-            ticket = (priority, next(self.order))
-            heapq.heappush(self.waiting, ticket)
-            while not (self.free > 0 and self.waiting[0] == ticket):
-                self.cv.wait()
-            heapq.heappop(self.waiting)
-            self.free -= 1
-
-    def release(self) -> None:
-        with self.cv:
-            self.free += 1
-            self.cv.notify_all()
-
-
-class Scheduler:
-    """Steps with dependencies, at most ``jobs`` commands at a time.
-
-    Every step is a thread that waits for the steps it needs, then runs its stages; a command (a child process)
-    runs only while it holds one of ``jobs`` slots, so the next fine-tuning starts as soon as a core is free, even
-    while another row still pretrains.  Slots go to pretraining first (the longest steps, and the ones others
-    wait for), then to data preparation, then to fine-tuning.  The first failure stops every step that has not
-    started its command; it is raised once the running ones are done."""
-
-    def __init__(self, jobs: int):
-        import threading
-
-        self.slots = Slots(jobs)
-        self.failed = threading.Event()
-        #: set when the demo is interrupted, before its processes are stopped: a command that then ends (even
-        #: "successfully": a child reaped by the clean-up reads as exit 0) must not record its stage
-        self.stopping = threading.Event()
-        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=256)
-        self.futures: list = []
-
-    def slot(self, priority: int = 0):
-        """A context holding one slot; raises when another step has failed (nothing new starts)."""
-        import contextlib
-
-        @contextlib.contextmanager
-        def held():
-            self.slots.acquire(priority)
-            try:
-                if self.failed.is_set():
-                    raise PipelineStopped(STOPPED)
-                yield
-            finally:
-                self.slots.release()
-        return held()
-
-    def add(self, fn, after=()):
-        def step():
-            for dep in after:
-                dep.result()        # a failed dependency raises here: this step does not run
-            if self.failed.is_set():
-                raise PipelineStopped(STOPPED)
-            try:
-                return fn()
-            except BaseException:
-                self.failed.set()
-                raise
-        future = self.pool.submit(step)
-        self.futures.append(future)
-        return future
-
-    def wait(self) -> None:
-        try:
-            done, _ = concurrent.futures.wait(self.futures, return_when=concurrent.futures.FIRST_EXCEPTION)
-            errors = [f.exception() for f in done if f.exception() is not None]
-            if errors:
-                self.failed.set()
-                concurrent.futures.wait(self.futures)
-                first = next((e for e in errors if STOPPED not in str(e)), errors[0])
-                raise first
-        finally:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-
-
-STOPPED = "not started: another step failed"
-
-
-class PipelineStopped(RuntimeError):
-    """A step not started because another one failed."""
-
-
-class SlotRunner:
-    """A :class:`stages.Runner` whose commands each hold a slot of the scheduler."""
-
-    def __init__(self, runner, scheduler: Scheduler):
-        self.runner, self.scheduler = runner, scheduler
-        #: wall seconds of each stage's command, from the moment it had a slot (not counting the wait for one)
-        self.seconds: dict[str, float] = {}
-
-    def run(self, stage: str, *args, **kwargs):
-        priority = 0 if stage.startswith("lm/") else 1 if stage.startswith("prep/") else 2
-        with self.scheduler.slot(priority):
-            say(f"[run ] {stage}")
-            t0 = time.time()
-            out = self.runner.run(stage, *args, **kwargs)
-            self.seconds[stage] = time.time() - t0
-        if self.scheduler.stopping.is_set():
-            raise PipelineStopped(f"{stage}: interrupted")
-        return out
+from train_scripts.stages import Scheduler, SlotRunner
 
 
 class LmDemo:
@@ -236,7 +117,10 @@ class LmDemo:
         a, p = self.a, self.plan
         data = self.data()
         sched = Scheduler(a.jobs)
-        self.runner = SlotRunner(self.runner, sched)
+        # slots go to pretraining first (the longest steps, which the others wait for), then to data preparation,
+        # then to fine-tuning
+        self.runner = SlotRunner(self.runner, sched,
+                                 lambda stage: 0 if stage.startswith("lm/") else 1 if stage.startswith("prep/") else 2)
         binarized = {row: sched.add(lambda r=row: self.binarize_row(r)) for row in a.rows}
         pretrained = {row: sched.add(lambda r=row: self.pretrain_row(r), [binarized[row]]) for row in a.rows}
         runs = p.finetune_runs()

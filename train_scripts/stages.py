@@ -1,13 +1,15 @@
 """The demo's stages and the commands they run, for both of its parts (``pipeline.py``, ``lm_demo.py``).
 
 :class:`Runner` runs a command in a process group of its own, logs it and records it in ``commands.txt``;
-:class:`Stages` runs a resumable stage (skipped when its record, outputs and fingerprint are there); an interrupted
+:class:`Stages` runs a resumable stage; :class:`Scheduler` runs steps with dependencies, each command holding one
+of ``--jobs`` slots (:class:`SlotRunner`) (skipped when its record, outputs and fingerprint are there); an interrupted
 demo stops what it started (:func:`stop_group`, :func:`stop_descendants`; the demo is the subreaper of its
 descendants, :func:`become_subreaper`, and SIGTERM becomes KeyboardInterrupt, :func:`interrupt_on_signal`); :func:`say`
 writes one status line; :func:`versions` lists the software that ran.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -208,6 +210,126 @@ class Stages:
                                  "seconds": time.time() - t0}, default=str))
         self.ran.append(name)
         return result
+
+
+# --- the scheduler -------------------------------------------------------------------------------------------
+
+class Slots:
+    """``n`` slots taken in order of priority (lower first), then of arrival."""
+
+    def __init__(self, n: int):
+        import itertools
+        import threading
+
+        self.free, self.cv, self.waiting, self.order = n, threading.Condition(), [], itertools.count()
+
+    def acquire(self, priority: int) -> None:
+        import heapq
+
+        with self.cv:
+            ticket = (priority, next(self.order))
+            heapq.heappush(self.waiting, ticket)
+            while not (self.free > 0 and self.waiting[0] == ticket):
+                self.cv.wait()
+            heapq.heappop(self.waiting)
+            self.free -= 1
+
+    def release(self) -> None:
+        with self.cv:
+            self.free += 1
+            self.cv.notify_all()
+
+
+class Scheduler:
+    """Steps with dependencies, at most ``jobs`` commands at a time: the one scheduler of both demo parts.
+
+    Every step is a thread that waits for the steps it needs, then runs its stages; a command (a child process)
+    runs only while it holds one of ``jobs`` slots (:class:`SlotRunner`), so the next step starts as soon as a
+    core is free.  The first failure stops every step that has not started its command; it is raised once the
+    running ones are done.  Interrupted (SIGINT, SIGTERM), the caller sets ``stopping`` before it stops the
+    processes, so that no stage is recorded from then on."""
+
+    def __init__(self, jobs: int):
+        import threading
+
+        self.slots = Slots(jobs)
+        self.failed = threading.Event()
+        #: set when the demo is interrupted, before its processes are stopped: a command that then ends (even
+        #: "successfully": a child reaped by the clean-up reads as exit 0) must not record its stage
+        self.stopping = threading.Event()
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=256)
+        self.futures: list = []
+
+    def slot(self, priority: int = 0):
+        """A context holding one slot; raises when another step has failed (nothing new starts)."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def held():
+            self.slots.acquire(priority)
+            try:
+                if self.failed.is_set():
+                    raise PipelineStopped(STOPPED)
+                yield
+            finally:
+                self.slots.release()
+        return held()
+
+    def add(self, fn, after=()):
+        def step():
+            for dep in after:
+                dep.result()        # a failed dependency raises here: this step does not run
+            if self.failed.is_set():
+                raise PipelineStopped(STOPPED)
+            try:
+                return fn()
+            except BaseException:
+                self.failed.set()
+                raise
+        future = self.pool.submit(step)
+        self.futures.append(future)
+        return future
+
+    def wait(self) -> None:
+        try:
+            done, _ = concurrent.futures.wait(self.futures, return_when=concurrent.futures.FIRST_EXCEPTION)
+            errors = [f.exception() for f in done if f.exception() is not None]
+            if errors:
+                self.failed.set()
+                concurrent.futures.wait(self.futures)
+                first = next((e for e in errors if STOPPED not in str(e)), errors[0])
+                raise first
+        finally:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+STOPPED = "not started: another step failed"
+
+
+class PipelineStopped(RuntimeError):
+    """A step not started because another one failed."""
+
+
+class SlotRunner:
+    """A :class:`Runner` whose commands each hold a slot of the scheduler; ``priority(stage)``: lower first (the
+    longest steps, and those others wait for); ``announce``: say ``[run ]`` once the command has a slot (False
+    where its stage said it already)."""
+
+    def __init__(self, runner, scheduler: Scheduler, priority=lambda stage: 0, announce: bool = True):
+        self.runner, self.scheduler, self.priority, self.announce = runner, scheduler, priority, announce
+        #: wall seconds of each stage's command, from the moment it had a slot (not counting the wait for one)
+        self.seconds: dict[str, float] = {}
+
+    def run(self, stage: str, *args, **kwargs):
+        with self.scheduler.slot(self.priority(stage)):
+            if self.announce:
+                say(f"[run ] {stage}")
+            t0 = time.time()
+            out = self.runner.run(stage, *args, **kwargs)
+            self.seconds[stage] = time.time() - t0
+        if self.scheduler.stopping.is_set():
+            raise PipelineStopped(f"{stage}: interrupted")
+        return out
 
 
 def interrupt_on_signal(signum, frame):
