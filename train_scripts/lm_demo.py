@@ -66,6 +66,7 @@ from train_scripts.lm_plan import (
     published_rows,
 )
 from train_scripts.lm_scheduler import LmDemo
+from train_scripts.presets import add_preset_options, apply_preset
 from train_scripts.stages import (
     PipelineError,
     Runner,
@@ -122,16 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="whitespace noise of the noisy test set (FLOTA) and inflection noise of the held-out text "
                          "(pseudo-perplexity)")
     ap.add_argument("--lm-noise-seed", type=int, default=DEMO_SEED, help="seed of the whitespace noise")
-    g = ap.add_argument_group("preset values (default: the preset's)")
-    for key in PRESET_KEYS:
-        kind = type(PRESETS["cpu"][key])
-        text = PRESET_HELP.get(key, "the preset's value")
-        flag = _flag(key)
-        if kind is list:
-            ints = all(isinstance(x, int) for x in PRESETS["cpu"][key])
-            g.add_argument(flag, nargs="+", default=None, type=int if ints else str, help=text)
-        else:
-            g.add_argument(flag, type=kind, default=None, help=text)
+    add_preset_options(ap, PRESETS, PRESET_KEYS, "preset values (default: the preset's)", PRESET_HELP, _flag)
     return ap
 
 
@@ -144,9 +136,7 @@ def parse_args(argv=None):
                               superbizarre=a.lm_superbizarre, flota_data=a.lm_flota_data, flota_set=a.lm_flota_set,
                               flota_areas=a.lm_flota_areas, noise_p=a.lm_noise_p, noise_seed=a.lm_noise_seed,
                               baseline=BASELINE)
-    for key in PRESET_KEYS:
-        value = getattr(a, _flag(key)[2:].replace("-", "_"))
-        setattr(args, key, preset[key] if value is None else value)
+    apply_preset(a, preset, PRESET_KEYS, into=args, flag=_flag)
     args.corpus = [c if c == ARXIV else Path(c) for c in args.corpus]
     args.flota_lrs = [args.flota_lr]
     if a.lm_flota_paper:

@@ -56,6 +56,7 @@ from preprocess.common import REPO, UserError
 from preprocess.evaluate import noise as noise_eval
 from preprocess.outputs import atomic_output, check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
+from train_scripts.presets import add_preset_options, apply_preset
 from train_scripts.schemes import make_scheme
 from train_scripts.stages import (
     PipelineError,
@@ -71,6 +72,7 @@ from train_scripts.tools import SHARED_DATA, child_env
 from train_scripts.translation_rows import (
     DEFAULT_ROWS,
     NOISE_KINDS,
+    PRESET_HELP,
     PRESET_OPTIONS,
     PRESETS,
     ROWS,
@@ -83,21 +85,6 @@ from train_scripts.translation_rows import (
 )
 
 # --- main ---------------------------------------------------------------------------------------------------
-
-def _add_preset_options(ap: argparse.ArgumentParser) -> None:
-    """The options whose default is the preset's value (``PRESET_OPTIONS``)."""
-    g = ap.add_argument_group("preset options (default: the preset's value; 0 lines = the whole split)")
-    for name, kind in (("train_lines", int), ("valid_lines", int), ("test_lines", int), ("vocab_size", int),
-                       ("max_update", int), ("valid_every", int), ("average", int), ("max_tokens", int),
-                       ("embed_dim", int), ("ffn_dim", int), ("heads", int), ("layers", int), ("dropout", float),
-                       ("lr", float), ("warmup", int), ("patience", int)):
-        g.add_argument("--" + name.replace("_", "-"), type=kind, default=None,
-                       help={"valid_every": "validate and save every N updates",
-                             "average": "average the last N update checkpoints (ending at the best one with "
-                                        "early stopping)",
-                             "patience": "early stopping after N validations without improvement (-1: off)"
-                             }.get(name, "preset's value"))
-
 
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="morphtok-demo", description=__doc__.split("\n\n")[0],
@@ -121,7 +108,8 @@ def _parser() -> argparse.ArgumentParser:
                          "between words is dropped (whitespace noise) in the perturbed test sets (FLOTA: 0.3)")
     ap.add_argument("--noise-seed", type=int, default=DEMO_SEED, help="seed of both perturbations")
     ap.add_argument("--dry-run", action="store_true", help="print the commands every row would run, run nothing")
-    _add_preset_options(ap)
+    add_preset_options(ap, PRESETS, PRESET_OPTIONS, "preset options (default: the preset's value; 0 lines = the "
+                       "whole split)", PRESET_HELP)
     ap.add_argument("--workers", type=int, default=2, help="encoder processes")
     ap.add_argument("--jobs", type=int, default=None,
                     help="rows run at the same time (default: one per CPU core, at most one per row; 1 with the gpu "
@@ -186,9 +174,7 @@ def parse_args(argv=None):
     _check_rows(args)
     args.noise_fraction = noise_eval.check_fraction(args.noise_fraction)
     preset = PRESETS[args.preset]
-    for name in PRESET_OPTIONS:
-        if getattr(args, name) is None:
-            setattr(args, name, preset[name])
+    apply_preset(args, preset, PRESET_OPTIONS)
     args.device = preset["device"]
     args.output = args.output.resolve()
     check_output_folder(args.output, {"--data": args.data})

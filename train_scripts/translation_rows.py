@@ -173,6 +173,10 @@ PRESETS = {name: PRESETS[name] for name in ("cpu", "fast", "gpu")}   # the order
 #: the rows a plain run compares (one per scheme, plus the baseline's own scheme); ``--schemes all`` runs every row
 DEFAULT_ROWS = ("unigram", "unigram_prime", "bite_unigram", "wordmap", "flota")
 PRESET_OPTIONS = [k for k in PRESETS["cpu"] if k not in ("note", "device")]
+#: the help of the preset options that is more than "the preset's value" (train_scripts/presets.py)
+PRESET_HELP = {"valid_every": "validate and save every N updates",
+               "average": "average the last N update checkpoints (ending at the best one with early stopping)",
+               "patience": "early stopping after N validations without improvement (-1: off)"}
 
 
 def train_options(a) -> list[str]:
