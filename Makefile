@@ -17,16 +17,14 @@ install:
 
 # both parts (translation on Multi30k, RoBERTa pretraining -> fine-tuning; DEMO_ARGS="--part translation" for one);
 # data: ../shared/data/multi30k when present, else the pipeline downloads Multi30k (or says how to get it); the other
-# inputs are checked before the first stage. Another SHARED reaches every input, not only Multi30k. Each part is
-# given only its own data options, so that a part run alone names no option it does not use
-DEMO_PART = $(or $(filter translation pretraining,$(subst =, ,$(DEMO_ARGS))),all)
+# inputs are checked before the first stage. Another SHARED reaches every input, not only Multi30k (one parser
+# reads both parts' options; a part leaves the other's unused)
 CUSTOM_SHARED = $(filter-out ../shared/data,$(SHARED))
 TRANSLATION_DATA = $(if $(wildcard $(SHARED)/multi30k),--data $(SHARED)/multi30k) $(if $(CUSTOM_SHARED),\
 	--gold-en $(SHARED)/morph_gold/eng.word.dev.tsv --gold-de $(SHARED)/morph_gold/deu.derivational.v1.tsv)
 PRETRAINING_DATA = $(if $(CUSTOM_SHARED),--lm-superbizarre $(SHARED)/superbizarre --lm-flota-data $(SHARED)/flota_arxiv)
 demo: install
-	$(PY) -m train_scripts.pipeline $(if $(filter pretraining,$(DEMO_PART)),,$(TRANSLATION_DATA)) \
-	  $(if $(filter translation,$(DEMO_PART)),,$(PRETRAINING_DATA)) --output $(OUT) $(DEMO_ARGS)
+	$(PY) -m train_scripts.pipeline $(TRANSLATION_DATA) $(PRETRAINING_DATA) --output $(OUT) $(DEMO_ARGS)
 
 # everything (CI), the linter first, the 20 slowest tests listed; test-fast: what is not marked slow (pyproject.toml)
 test: install

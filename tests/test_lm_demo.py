@@ -8,12 +8,13 @@ import shlex
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import cli_env
 from train_scripts import demo_report, lm_corpus, lm_demo, lm_report
-from train_scripts.pipeline import split_parts
+from train_scripts.pipeline import demo_parser
 
 # --- statistics on made-up runs --------------------------------------------------------------------------------
 
@@ -153,29 +154,27 @@ def test_prepare_corpus_splits_documents_and_caps_words(tmp_path):
     assert again == counts and (tmp_path / "raw2" / "train.en").read_text() == train   # seeded
 
 
-def test_demo_part_routing():
-    part, tr, lm = split_parts(["--data", "d", "--output", "o", "--lm-seeds", "10", "--lm-rows", "a", "b",
-                                "--jobs", "2", "--schemes", "unigram", "--dry-run"])
-    assert part == "all" and tr == ["--data", "d", "--output", "o", "--jobs", "2", "--schemes", "unigram",
-                                    "--dry-run"]
-    assert lm == ["--output", "o", "--lm-seeds", "10", "--lm-rows", "a", "b", "--jobs", "2", "--dry-run"]
-    assert split_parts(["--part", "pretraining", "--lm-seeds", "3"])[0] == "pretraining"
-    # make demo always passes --data (translation's): with --part pretraining it is set aside, not an error
-    assert split_parts(["--data", "d", "--part", "pretraining", "--lm-seeds", "3"]) == \
-        ("pretraining", ["--data", "d"], ["--lm-seeds", "3"])
-    assert split_parts(["--row", "unigram", "--schemes", "unigram"])[0] == "translation"  # a translation row
-    with pytest.raises(Exception, match="--part"):
-        split_parts(["--part", "both"])
+def test_one_parser_reads_both_parts_options():
+    """One parser: the options of both parts and the shared ones, each read once; a part ignores the other's."""
+    ns = demo_parser().parse_args(["--data", "d", "--output", "o", "--lm-seeds", "10", "--lm-rows", "a", "b",
+                                   "--jobs", "2", "--schemes", "unigram", "--dry-run"])
+    assert ns.part == "all" and ns.data == Path("d") and ns.output == Path("o") and ns.jobs == 2 and ns.dry_run
+    assert ns.lm_seeds == 10 and ns.lm_rows == ["a", "b"] and ns.schemes == ["unigram"]
+    # make demo always passes --data (translation's): with --part pretraining it is read and left unused
+    ns = demo_parser().parse_args(["--data", "d", "--part", "pretraining", "--lm-seeds", "3"])
+    assert ns.part == "pretraining" and ns.lm_seeds == 3
+    with pytest.raises(SystemExit):
+        demo_parser().parse_args(["--part", "both"])
+    with pytest.raises(SystemExit):
+        demo_parser().parse_args(["--lm-no-such-option", "1"])      # a typo is an error, not a silent no-op
 
 
-def test_part_help_prints_that_parts_options_and_runs_nothing(tmp_path):
-    """``--part pretraining --help`` (what the demo's help says to run) printed no help: --help went to the
-    translation part, which --part pretraining does not run, so the whole pretraining part started."""
-    assert split_parts(["--part", "pretraining", "--help"])[2] == ["--help"]
+def test_help_lists_both_parts_and_runs_nothing(tmp_path):
+    """``--part pretraining --help`` once started the whole part (--help went to the other part)."""
     proc = subprocess.run([sys.executable, "-m", "train_scripts.pipeline", "--part", "pretraining", "--help"],
                           cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0 and proc.stdout.startswith("usage: morphtok-demo --part pretraining"), proc.stderr
-    assert "--lm-preset" in proc.stdout and list(tmp_path.iterdir()) == []
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: morphtok-demo"), proc.stderr
+    assert "--lm-preset" in proc.stdout and "--schemes" in proc.stdout and list(tmp_path.iterdir()) == []
 
 
 def test_options_and_dry_run(run_cli, tmp_path):

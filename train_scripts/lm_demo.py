@@ -87,7 +87,9 @@ def _flag(key: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="morphtok-demo --part pretraining", description=__doc__.split("\n\n")[0],
+    """This part's options alone (``python -m train_scripts.lm_demo``); ``morphtok-demo`` has them in its one
+    parser (:func:`add_options`)."""
+    ap = argparse.ArgumentParser(prog="python -m train_scripts.lm_demo", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--output", type=Path, default=Path("demo-output"),
                     help="the demo's folder: this part writes OUTPUT/pretraining/")
@@ -95,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--jobs", type=int, default=None, help="runs at the same time (default: one per CPU core; 1 "
                                                            "with the gpu preset)")
     ap.add_argument("--threads", type=int, default=None, help="torch threads of each run (default: cores / jobs)")
+    add_options(ap)
+    return ap
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """The part's own options, all ``--lm-...``, in a group of ``parser``."""
+    ap = parser.add_argument_group("the pretraining part (--part pretraining or all)")
     ap.add_argument("--lm-preset", default="cpu", choices=list(PRESETS),
                     help="budget: " + "; ".join(f"{k}: {v['note']}" for k, v in PRESETS.items()).replace("%", "%%"))
     ap.add_argument("--lm-rows", nargs="+", default=list(DEFAULT_LM_ROWS),
@@ -123,12 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="whitespace noise of the noisy test set (FLOTA) and inflection noise of the held-out text "
                          "(pseudo-perplexity)")
     ap.add_argument("--lm-noise-seed", type=int, default=DEMO_SEED, help="seed of the whitespace noise")
-    add_preset_options(ap, PRESETS, PRESET_KEYS, "preset values (default: the preset's)", PRESET_HELP, _flag)
-    return ap
+    add_preset_options(parser, PRESETS, PRESET_KEYS, "the pretraining part's preset values (default: the preset's)",
+                       PRESET_HELP, _flag)
 
 
-def parse_args(argv=None):
-    a = build_parser().parse_args(argv)
+def parse_args(argv=None, options: argparse.Namespace | None = None):
+    """This part's settings from a command line, or from ``options`` that ``morphtok-demo``'s parser read."""
+    a = build_parser().parse_args(argv) if options is None else options
     preset = PRESETS[a.lm_preset]
     args = argparse.Namespace(output=a.output.resolve(), dry_run=a.dry_run, preset=a.lm_preset,
                               device=preset["device"], model=[str(x) for x in preset["model"]], budget=a.lm_budget,
@@ -263,12 +273,14 @@ def settings(a) -> dict:
                                                                            "note": PRESETS[a.preset]["note"]}
 
 
-def main(argv=None) -> int:
+def main(argv=None, options: argparse.Namespace | None = None) -> int:
+    """Run the part: from a command line (``python -m train_scripts.lm_demo``), or from the ``options`` that
+    ``morphtok-demo`` read from ``argv``, its command line."""
     from train_scripts.tools import child_env
 
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parse_args(argv)
+        args = parse_args(argv, options)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -306,7 +318,8 @@ def main(argv=None) -> int:
     from train_scripts import lm_report
 
     results["meta"] = {"settings": settings(args), "seconds": time.time() - t0, "versions": versions(),
-                       "command": " ".join(shlex.quote(x) for x in ["morphtok-demo", "--part", "pretraining", *argv]),
+                       "command": " ".join(shlex.quote(x) for x in (["morphtok-demo", *argv] if options is not None else
+                                                                   ["python", "-m", "train_scripts.lm_demo", *argv])),
                        "skipped_stages": len(stages.skipped), "ran_stages": len(stages.ran),
                        "load": os.getloadavg() if hasattr(os, "getloadavg") else None,
                        # every stage's own wall time, this run's and the resumed ones': what the part costs

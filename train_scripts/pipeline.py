@@ -40,6 +40,7 @@ This module: the options, the parts (``--part``) and the run; the rows and how o
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import shlex
@@ -94,7 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--output", type=Path, default=Path("demo-output"), help="everything is written here")
     ap.add_argument("--part", choices=PARTS, default="all",
                     help="translation (this comparison), pretraining (RoBERTa pretraining -> fine-tuning, "
-                         "OUTPUT/pretraining/; its options start with --lm-: morphtok-demo --part pretraining --help), "
+                         "OUTPUT/pretraining/; its options start with --lm-), "
                          "or all: both, one report")
     ap.add_argument("--preset", default="cpu",
                     help="budget: " + "; ".join(f"{k}: {v['note']}" for k, v in PRESETS.items())
@@ -168,8 +169,9 @@ def _data_folder(ap: argparse.ArgumentParser, data: Path | None, output: Path) -
 
 
 def parse_args(argv=None):
-    """Options; a bad preset, scheme, baseline or noise fraction is a :class:`UserError` before any work."""
-    ap = _parser()
+    """The translation part's options (from the demo's one parser: the pretraining part's are read and left to
+    it); a bad preset, scheme, baseline or noise fraction is a :class:`UserError` before any work."""
+    ap = demo_parser()
     args = ap.parse_args(argv)
     _check_rows(args)
     args.noise_fraction = noise_eval.check_fraction(args.noise_fraction)
@@ -298,87 +300,40 @@ def summary(args, counts: dict) -> str:
 #: ``--part``: the translation comparison (this module), RoBERTa pretraining -> fine-tuning
 #: (``train_scripts/lm_demo.py``), or both, one report
 PARTS = ("all", "translation", "pretraining")
-#: options both parts take (the pretraining part's own options all start with ``--lm-``)
-SHARED_OPTIONS = {"--output": 1, "--dry-run": 0, "--jobs": 1, "--threads": 1, "-h": 0, "--help": 0}
 
+def demo_parser() -> argparse.ArgumentParser:
+    """``morphtok-demo``'s one parser: the translation part's options, the pretraining part's (``--lm-...``) and
+    those both take (``--output``, ``--dry-run``, ``--jobs``, ``--threads``)."""
+    from train_scripts import lm_demo
 
-def split_parts(argv: list) -> tuple:
-    """``--part`` and the options of each part: ``(part, translation argv, pretraining argv)``."""
-    part, rest, i = "all", [], 0
-    while i < len(argv):
-        if argv[i] == "--part" and i + 1 < len(argv):
-            part, i = argv[i + 1], i + 2
-        elif argv[i].startswith("--part="):
-            part, i = argv[i].split("=", 1)[1], i + 1
-        else:
-            rest.append(argv[i])
-            i += 1
-    if part not in PARTS:
-        raise UserError(f"--part must be one of {', '.join(PARTS)}, not {part!r}")
-    if "--row" in rest:         # one row of the translation part, started by the pipeline itself
-        return "translation", rest, []
-    translation, lm, i = [], [], 0
-    while i < len(rest):
-        token = rest[i]
-        name = token.split("=", 1)[0]
-        if name.startswith("--lm-"):
-            j = i + 1
-            while j < len(rest) and not rest[j].startswith("--"):
-                j += 1
-            lm += rest[i:j]
-        elif name in SHARED_OPTIONS:
-            j = i + 1 + (SHARED_OPTIONS[name] if "=" not in token else 0)
-            translation += rest[i:j]
-            lm += rest[i:j]
-        else:
-            j = i + 1
-            translation.append(token)
-        i = j
-    return part, translation, lm
+    ap = _parser()
+    lm_demo.add_options(ap)
+    return ap
 
 
 def main(argv=None) -> int:
-    """``morphtok-demo``: the translation part, the pretraining part, or both (``--part``, default all)."""
+    """``morphtok-demo``: the translation part, the pretraining part, or both (``--part``, default all), then
+    the one report of every part that has results."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        part, translation, lm = split_parts(argv)
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     from train_scripts import demo_report, lm_demo
 
-    shared = {a for a in argv if a.split("=", 1)[0] in SHARED_OPTIONS}
-    unused = [a for a in (lm if part == "translation" else translation if part == "pretraining" else [])
-              if a.startswith("--") and a not in shared]
-    if unused:   # e.g. make demo's --data with --part pretraining
-        say(f"note: --part {part} does not use {' '.join(unused)}")
-    if part == "all" and not {"-h", "--help"} & set(argv):
-        try:   # the pretraining part's options and inputs, before the translation part runs
-            lm_demo.parse_args(lm)
+    options = demo_parser().parse_args(argv)
+    if options.part in ("all", "pretraining") and options.row is None:
+        try:   # the pretraining part's options and inputs, before any part runs
+            lm_demo.parse_args(options=copy.copy(options))
         except UserError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     status = 0
-    if part in ("all", "translation"):
-        status = translation_main(translation)
-    if part in ("all", "pretraining") and status == 0:
-        status = lm_demo.main(lm)
-    if status == 0 and "--dry-run" not in argv and "--row" not in argv:   # one report with both parts
-        out = _output_option(argv)
+    if options.part in ("all", "translation") or options.row is not None:
+        status = translation_main(argv)
+    if options.part in ("all", "pretraining") and options.row is None and status == 0:
+        status = lm_demo.main(argv, options=copy.copy(options))
+    if status == 0 and not options.dry_run and options.row is None:   # one report with every part's results
+        out = options.output.resolve()
         if demo_report.write(str(out)):
             say(f"report: {out / 'REPORT.md'} and {out / 'report.html'} (every part that has results)")
     return status
-
-
-def _output_option(argv: list) -> Path:
-    """The ``--output`` of a command line (default: demo-output), resolved."""
-    out = "demo-output"
-    for i, token in enumerate(argv):
-        if token == "--output" and i + 1 < len(argv):
-            out = argv[i + 1]
-        elif token.startswith("--output="):
-            out = token.split("=", 1)[1]
-    return Path(out).resolve()
 
 
 def translation_main(argv=None) -> int:
