@@ -13,9 +13,9 @@ from fairseq.data.encoders import register_bpe
 from fairseq.dataclass import FairseqDataclass
 
 from fairseq_plugins._errors import required_path, user_errors
+from preprocess.fairseq_dict import FAIRSEQ_SPECIALS
 from preprocess.flota import STYLES, FlotaOptions, tokenizer_from_options
 from preprocess.options import fairseq_config, options_from
-from preprocess.spm import FAIRSEQ_SPECIALS
 
 #: the adapter's options: FLOTA's one declaration (preprocess.flota.FlotaOptions), --flota-vocab required
 FlotaBPEConfig = fairseq_config(FlotaOptions, "FlotaBPEConfig", FairseqDataclass, required=("flota_vocab",))

@@ -8,7 +8,7 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq_plugins._errors import required_path, user_errors
 from preprocess.options import fairseq_config
 from preprocess.spaces import SpacesEncoder, SpacesOptions
-from preprocess.spm import SPACE_SYMBOL
+from preprocess.spm_model import SPACE_SYMBOL
 
 #: the adapter's options: the encoder's one declaration (preprocess.spaces.SpacesOptions), --spaces-model required
 SpacesBPEConfig = fairseq_config(SpacesOptions, "SpacesBPEConfig", FairseqDataclass, required=("spaces_model",))

@@ -12,7 +12,7 @@ from fairseq.dataclass import FairseqDataclass
 from fairseq_plugins._errors import user_errors
 from preprocess.common import UserError
 from preprocess.options import fairseq_config, options_from
-from preprocess.spm import SPACE_SYMBOL
+from preprocess.spm_model import SPACE_SYMBOL
 from preprocess.wordmap.hooks import WordmapOptions, make_encoder
 from preprocess.wordmap.tokenizer import WordmapTokenizer, decode_line
 

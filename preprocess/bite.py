@@ -98,7 +98,7 @@ class BiteLineEncoder:
         self.sp = None
         self.training_text = bool(training_text) and not subword_model
         if subword_model:
-            from preprocess.spm import load_model
+            from preprocess.spm_model import load_model
             self.sp = load_model(subword_model)
 
     @classmethod
@@ -229,7 +229,7 @@ def check_subword_model(path: str, single_char: bool = False) -> None:
     """Raise a :class:`~preprocess.common.UserError` when the SentencePiece model at ``path`` does not keep the
     inflection symbols as pieces: BITE output would become ``<unk>`` (or loose characters) without a warning."""
     from preprocess.common import UserError
-    from preprocess.spm import load_model
+    from preprocess.spm_model import load_model
 
     sp = load_model(path)
     symbols = SINGLE_CHAR_SYMBOLS if single_char else INFLECTION_SYMBOLS

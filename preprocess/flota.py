@@ -47,7 +47,7 @@ from typing import Iterable, Optional, Sequence, Union
 from preprocess.common import UserError, flatten_line
 from preprocess.flota_search import FlotaSearch, search_class
 from preprocess.options import add_arguments, option, options_from
-from preprocess.spm import SPACE_SYMBOL, load_model
+from preprocess.spm_model import SPACE_SYMBOL, load_model
 from preprocess.vocabularies import (
     from_byte_level,
     gpt2_id_map,

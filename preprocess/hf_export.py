@@ -25,9 +25,10 @@ import shutil
 from typing import Optional, Sequence
 
 from preprocess.common import UserError
+from preprocess.fairseq_dict import FAIRSEQ_SPECIALS, SPECIAL_TOKENS, dictionary_pieces, write_dict
 from preprocess.inputs import require_file
 from preprocess.outputs import atomic_output
-from preprocess.spm import FAIRSEQ_SPECIALS, SPACE_SYMBOL, SPECIAL_TOKENS, dictionary_pieces, write_dict
+from preprocess.spm_model import SPACE_SYMBOL
 
 #: fairseq's Dictionary adds these itself, in this order, before the entries of dict.txt
 BOS_ID, PAD_ID, EOS_ID, UNK_ID = range(4)
@@ -82,7 +83,7 @@ def _model_proto(path: str):
         from sentencepiece import sentencepiece_model_pb2
     except ImportError as exc:  # protobuf missing
         raise UserError(f"reading a SentencePiece model for export needs protobuf (pip install .[hf]): {exc}") from None
-    from preprocess.spm import load_model
+    from preprocess.spm_model import load_model
     load_model(path)   # the project's one check that the file is a valid model
     proto = sentencepiece_model_pb2.ModelProto()
     with open(path, "rb") as fh:

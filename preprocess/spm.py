@@ -1,9 +1,13 @@
-"""SentencePiece in one place: loading, training, the fairseq dictionary, and the names of its symbols.
+"""SentencePiece training and its command line; every SentencePiece name of the project imports from here.
+
+The names come from three modules: the model reader (:mod:`preprocess.spm_model`), the fairseq dictionary
+(:mod:`preprocess.fairseq_dict`) and the training (this one).
 
 Every scheme that uses a SentencePiece model (space-as-token, BITE+subword, FLOTA over a ``.model``, Wordmap's
-base model) loads it with :func:`load_model` (one error behaviour: a missing, corrupt or truncated file is a
-one-line :class:`~preprocess.common.UserError`; see :func:`check_model_proto`) and trains it with :func:`train`, which also writes the fairseq ``dict.txt``
-(atomically) next to the model.
+base model) loads it with :func:`~preprocess.spm_model.load_model` (one error behaviour: a missing, corrupt or
+truncated file is a one-line :class:`~preprocess.common.UserError`; see
+:func:`~preprocess.spm_model.check_model_proto`) and trains it with :func:`train`, which also writes the fairseq
+``dict.txt`` (atomically) next to the model.
 
     python -m preprocess.spm train --input corpus.txt --model-prefix P [--model-type unigram] [--vocab-size 8000] \\
         [--variant prime] [--user-symbols bite]
@@ -28,17 +32,24 @@ from typing import Iterable
 
 from preprocess.cli import run_main
 from preprocess.common import UserError, flatten_line
+from preprocess.fairseq_dict import (  # noqa: F401  (re-exported: the fairseq dictionary's own module)
+    FAIRSEQ_SPECIALS,
+    SPECIAL_TOKENS,
+    dictionary_pieces,
+    write_dict,
+    write_fairseq_dict,
+)
 from preprocess.inputs import read_blocks, read_lines, require_file
 from preprocess.options import add_arguments, option
-from preprocess.outputs import atomic_output, atomic_outputs, check_distinct, check_output_path, prepare_output
+from preprocess.outputs import atomic_outputs, check_distinct, check_output_path, prepare_output
+from preprocess.spm_model import (  # noqa: F401  (re-exported: the model reader's own module)
+    SPACE_SYMBOL,
+    check_model_proto,
+    is_prime_model,
+    load_model,
+    model_proto_fields,
+)
 
-#: U+2581 LOWER ONE EIGHTH BLOCK: SentencePiece's meta symbol for whitespace (a word-start marker).
-SPACE_SYMBOL = "\u2581"
-#: fairseq's Dictionary adds these itself; they must not appear in dict.txt
-#: fairseq's own dictionary entries, in the order of their ids (``<s>`` 0, ``<pad>`` 1, ``</s>`` 2, ``<unk>`` 3)
-FAIRSEQ_SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
-#: the same tokens by their Hugging Face names (tokenizer_config.json, special_tokens_map.json)
-SPECIAL_TOKENS = dict(zip(("bos_token", "pad_token", "eos_token", "unk_token"), FAIRSEQ_SPECIALS))
 MODEL_TYPES = ("unigram", "bpe")
 #: ``default``: SentencePiece as it is; ``prime``: space-as-token (BPE', Unigram'; see preprocess.spaces)
 VARIANTS = ("default", "prime")
@@ -82,114 +93,6 @@ class SpmOptions:
         "is used whole); bounds the learn step's memory: about 2.5 GB per million sentences of ~21 words. "
         "0 = every sentence, as fairseq's own WMT preparation does (memory then grows with the corpus)")
     seed: int = option(1, "SentencePiece random seed (sampling, shuffling)")
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """A protobuf varint at ``pos``: (value, position after it); ValueError when the data ends inside it."""
-    value = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ValueError("truncated varint")
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-
-
-#: ModelProto's fields (sentencepiece_model.proto): 1 pieces (repeated), 2 trainer_spec, 3 normalizer_spec,
-#: 4 self_test_data, 5 denormalizer_spec.  TrainerSpec field 4 is vocab_size.
-_PIECES, _TRAINER_SPEC, _NORMALIZER_SPEC = 1, 2, 3
-
-
-def model_proto_fields(data: bytes) -> dict:
-    """Walk the top level of a serialized SentencePiece ``ModelProto``: ``{field number: count}``.
-
-    Raises ValueError when the bytes are not a sequence of complete fields (the file ends inside a tag, a length
-    or a value, or a wire type is invalid)."""
-    counts: dict = {}
-    pos, end = 0, len(data)
-    pieces = 0
-    while pos + 1 < end and data[pos] == 0x0A and data[pos + 1] < 0x80:   # fast path: a piece shorter than 128
-        pos += 2 + data[pos + 1]
-        pieces += 1
-    if pos > end:
-        raise ValueError(f"field 1 runs past the end of the file ({pos} > {end} bytes)")
-    if pieces:
-        counts[_PIECES] = pieces
-    while pos < end:
-        key, pos = _varint(data, pos)
-        field, wire = key >> 3, key & 7
-        if field == 0:
-            raise ValueError(f"field number 0 at byte {pos}")
-        if wire == 0:
-            _, pos = _varint(data, pos)
-        elif wire == 2:
-            size, pos = _varint(data, pos)
-            pos += size
-        elif wire in (1, 5):
-            pos += 8 if wire == 1 else 4
-        else:
-            raise ValueError(f"wire type {wire} at byte {pos}")
-        if pos > end:
-            raise ValueError(f"field {field} runs past the end of the file ({pos} > {end} bytes)")
-        counts[field] = counts.get(field, 0) + 1
-    return counts
-
-
-def check_model_proto(data: bytes) -> int:
-    """Check that ``data`` is a *complete* serialized SentencePiece model; returns its number of pieces.
-
-    The rule: every byte belongs to a whole top-level field, and the fields every trained model has are there:
-    at least one piece, ``trainer_spec`` and ``normalizer_spec``.  A writer serializes the fields in number
-    order (pieces, then the two specs), so a file cut anywhere, inside a field or exactly between two fields,
-    either ends inside a field or lacks a spec: the cut is found wherever it is.  The one cut this cannot see is
-    between ``normalizer_spec`` and a ``denormalizer_spec``, which only models trained with a denormalization
-    rule have (SentencePiece writes none otherwise; the project never asks for one).  Raises ValueError."""
-    counts = model_proto_fields(data)
-    missing = [name for field, name in ((_PIECES, "pieces"), (_TRAINER_SPEC, "trainer_spec"),
-                                        (_NORMALIZER_SPEC, "normalizer_spec")) if field not in counts]
-    if missing:
-        raise ValueError(f"no {' and no '.join(missing)}: the file is incomplete (truncated?)")
-    return counts[_PIECES]
-
-
-def load_model(path: str):
-    """Load a SentencePiece model; a missing, corrupt or incomplete (truncated) file raises a one-line
-    :class:`UserError` naming it.
-
-    The file is read once and checked with :func:`check_model_proto` before SentencePiece parses it (a model cut
-    at a protobuf field boundary otherwise loads silently, with fewer pieces or default normalisation); after
-    loading, the processor must hold every piece the file lists."""
-    import sentencepiece as spm
-
-    require_file(path, "SentencePiece model")
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        raise UserError(f"cannot read SentencePiece model {path}: {exc.strerror or exc}") from None
-    if not data:
-        raise UserError(f"not a valid SentencePiece model: {path} (the file is empty)")
-    try:
-        n_pieces = check_model_proto(data)
-    except ValueError as exc:
-        raise UserError(f"not a valid SentencePiece model: {path} ({exc})") from None
-    sp = spm.SentencePieceProcessor()
-    try:
-        sp.LoadFromSerializedProto(data)
-    except (OSError, RuntimeError) as exc:
-        raise UserError(f"not a valid SentencePiece model: {path} ({str(exc).splitlines()[0]})") from None
-    if sp.get_piece_size() != n_pieces:
-        raise UserError(f"not a valid SentencePiece model: {path} (the file lists {n_pieces} pieces, "
-                        f"SentencePiece loaded {sp.get_piece_size()})")
-    return sp
-
-
-def is_prime_model(sp) -> bool:
-    """True when the model keeps spaces as their own token (trained with ``variant="prime"``)."""
-    return SPACE_SYMBOL in sp.encode("a b", out_type=str)
 
 
 def named_user_symbols(spec: str | None) -> list[str]:
@@ -352,33 +255,6 @@ def sample_sentences(lines: Iterable[str], size: int, seed: int | None) -> tuple
         n += 1
     kept.sort()
     return [line for _, line in kept], n
-
-
-def dictionary_pieces(model_path: str) -> list[str]:
-    """The pieces a fairseq dictionary of this model lists: all but control symbols and ``<unk>``, model order."""
-    sp = load_model(model_path)
-    return [sp.id_to_piece(i) for i in range(sp.get_piece_size())
-            if not (sp.is_control(i) or sp.is_unknown(i)) and sp.id_to_piece(i) not in FAIRSEQ_SPECIALS]
-
-
-def write_dict(tokens: list[str], dict_path: str) -> int:
-    """Write a fairseq ``dict.txt`` (atomically) listing ``tokens`` in order; returns the number of entries.
-
-    fairseq wants a count per entry; the counts are rank-based pseudo-counts (``N - rank``), so any frequency
-    threshold keeps the given order.
-    """
-    with atomic_output(dict_path) as out:
-        for rank, token in enumerate(tokens):
-            out.write(f"{token} {len(tokens) - rank}\n")
-    return len(tokens)
-
-
-def write_fairseq_dict(model_path: str, dict_path: str) -> int:
-    """Write the fairseq ``dict.txt`` of a SentencePiece model: every piece it can emit (see
-    :func:`dictionary_pieces`).  This is the project's one dictionary policy: the dictionary comes from the
-    subword model, not from the encoded data, so every split and every later corpus encoded with the model maps
-    to the same ids, and a piece that happens not to occur in the training text still has an embedding."""
-    return write_dict(dictionary_pieces(model_path), dict_path)
 
 
 # --- command line --------------------------------------------------------------------------------------------

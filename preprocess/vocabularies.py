@@ -22,9 +22,10 @@ from itertools import compress
 from typing import Iterable, Optional, Union
 
 from preprocess.common import UserError
+from preprocess.fairseq_dict import FAIRSEQ_SPECIALS, write_dict
 from preprocess.integrity import require_complete_text
 from preprocess.outputs import check_distinct, check_output_path
-from preprocess.spm import FAIRSEQ_SPECIALS, load_model, write_dict
+from preprocess.spm_model import load_model
 
 # --- GPT-2 byte-level alphabet ---------------------------------------------------------------------------------
 

@@ -18,7 +18,8 @@ import pytest
 from conftest import REPO, cli_env, require_shared
 from preprocess import registry
 from preprocess.common import UserError
-from preprocess.spm import _varint, load_model, train
+from preprocess.spm import load_model, train
+from preprocess.spm_model import _varint
 
 WORDS = ("the dog dogs cat cats walk walked walking run runs ran man men woman women child children play played "
          "street streets red blue green small big happy over under near a an two three on in at with").split()

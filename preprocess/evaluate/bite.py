@@ -43,7 +43,8 @@ from preprocess.common import UserError
 from preprocess.evaluate.noise import InflectionNoise, sequence_similarity
 from preprocess.inputs import read_lines, require_file
 from preprocess.options import add_arguments, options_from
-from preprocess.spm import SpmOptions, load_model
+from preprocess.spm import SpmOptions
+from preprocess.spm_model import load_model
 from preprocess.whitespace_noise import PAPER_FRACTION, NoiseOptions
 
 
@@ -227,7 +228,7 @@ def round_trip_reference(line: str, pretokenizer: str = BiteOptions.bite_pretoke
     SentencePiece processor), as its normaliser gives it."""
     from preprocess.bite_text import MOSES_DELETED_RE
     from preprocess.common import flatten_line
-    from preprocess.spm import SPACE_SYMBOL
+    from preprocess.spm_model import SPACE_SYMBOL
     text = flatten_line(line)
     if pretokenizer == "moses":
         text = MOSES_DELETED_RE.sub(" ", text)
@@ -255,7 +256,7 @@ def sequence_lengths(lines: Sequence[str], base_model: str, bite_model: str, opt
     the number of standalone ``▁`` pieces directly before a symbol (0 by construction).  ``options``: BITE's
     pretokeniser, tagger and ``bite_single_char``."""
     from preprocess.bite import TAG_OF_SYMBOL
-    from preprocess.spm import SPACE_SYMBOL
+    from preprocess.spm_model import SPACE_SYMBOL
     b = _tokenizer(options)
     lines = [" ".join(l.split()) for l in lines]
     base, bite_sp = load_model(base_model), load_model(bite_model)

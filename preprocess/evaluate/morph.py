@@ -38,7 +38,7 @@ from typing import Callable, Iterable, Sequence
 from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.inputs import require_file
-from preprocess.spm import SPACE_SYMBOL
+from preprocess.spm_model import SPACE_SYMBOL
 
 PROTOCOLS = {"paper": "words with at least two gold morphs (space-as-token paper, section 4)",
              "all": "all concatenative gold words"}

@@ -27,7 +27,7 @@ from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.evaluate.morph import boundary_prf
 from preprocess.inputs import read_lines, require_file
-from preprocess.spm import SPACE_SYMBOL, load_model
+from preprocess.spm_model import SPACE_SYMBOL, load_model
 
 
 def read_derivational_verbs(path: str) -> list[tuple[str, list[str]]]:

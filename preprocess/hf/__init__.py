@@ -24,9 +24,9 @@ from typing import Optional
 
 from transformers import AutoConfig, AutoTokenizer, PretrainedConfig, PreTrainedTokenizer
 
+from preprocess.fairseq_dict import FAIRSEQ_SPECIALS, SPECIAL_TOKENS
 from preprocess.hf_export import UNK_ID, copy_file, fairseq_ids, read_fairseq_dict
 from preprocess.outputs import atomic_output
-from preprocess.spm import FAIRSEQ_SPECIALS, SPECIAL_TOKENS
 
 #: written beside the files by save_pretrained: what ``auto_map`` in tokenizer_config.json names
 SHIM = "tokenization_morphtok.py"

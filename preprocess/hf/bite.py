@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from preprocess.hf import MorphtokTokenizer
-from preprocess.spm import SPACE_SYMBOL
+from preprocess.spm_model import SPACE_SYMBOL
 
 
 def sentencepiece_decode(text: str) -> str:
@@ -45,9 +45,9 @@ class MorphtokBiteTokenizer(MorphtokTokenizer):
     def from_options(cls, args, dict_path, dictionary=None):
         from preprocess.bite import BiteOptions, check_subword_model
         from preprocess.common import UserError
+        from preprocess.fairseq_dict import dictionary_pieces, write_dict
         from preprocess.inputs import require_file
         from preprocess.options import options_from
-        from preprocess.spm import dictionary_pieces, write_dict
 
         if getattr(args, "training_text", False) or not args.subword_model:
             raise UserError("export --scheme bite needs --subword-model (BITE+D: the BITE scheme's spm.model)")

@@ -70,10 +70,10 @@ class MorphtokFlotaTokenizer(MorphtokTokenizer):
     @classmethod
     def from_options(cls, args, dict_path, dictionary=None):
         from preprocess.common import UserError
+        from preprocess.fairseq_dict import write_dict
         from preprocess.flota import FlotaOptions, NoiseOptions
         from preprocess.inputs import require_file
         from preprocess.options import options_from
-        from preprocess.spm import write_dict
 
         if options_from(NoiseOptions, args).noise_p:
             raise UserError("--noise-p is a test-set perturbation, not part of a tokenizer: export without it")

@@ -24,8 +24,8 @@ class MorphtokWordmapTokenizer(MorphtokTokenizer):
     @classmethod
     def from_options(cls, args, dict_path, dictionary=None):
         from preprocess.common import UserError
+        from preprocess.fairseq_dict import write_dict
         from preprocess.inputs import require_file
-        from preprocess.spm import write_dict
 
         if dictionary is None:
             raise UserError("export --scheme wordmap needs --dict: Wordmap's dictionary is its base model's pieces "

@@ -9,7 +9,7 @@ from typing import Optional
 from preprocess.inputs import require_file
 from preprocess.options import add_arguments, option, options_from
 from preprocess.registry import SchemeDescriptor
-from preprocess.spm import load_model as load_spm
+from preprocess.spm_model import load_model as load_spm
 from preprocess.wordmap.tokenizer import WordmapTokenizer, read_inventory
 from preprocess.wordmap.vocabulary import WordmapVocabulary
 

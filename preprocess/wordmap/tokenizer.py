@@ -9,8 +9,8 @@ from typing import Iterable
 
 from preprocess.common import flatten_line
 from preprocess.inputs import read_lines, require_file
-from preprocess.spm import SPACE_SYMBOL
-from preprocess.spm import load_model as load_spm
+from preprocess.spm_model import SPACE_SYMBOL
+from preprocess.spm_model import load_model as load_spm
 from preprocess.wordmap.segmentation import segment
 from preprocess.wordmap.tagging import VerbTags, load_tagger, tag_token_list, tag_tokens, tag_tokens_by_word
 from preprocess.wordmap.vocabulary import WordmapVocabulary
