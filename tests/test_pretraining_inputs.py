@@ -465,16 +465,6 @@ def test_demo_checks_the_pretraining_inputs_before_the_translation_part(leave_ou
     assert "note:" not in capsys.readouterr().err
 
 
-def test_demo_row_prints_no_note(tmp_path, capsys, monkeypatch):
-    """Every row the demo runs side by side is ``morphtok-demo ... --row NAME``: it said "note: --part translation
-    does not use --data --row" once per row, a note about options its own pipeline passed."""
-    from train_scripts import pipeline
-
-    monkeypatch.setattr(pipeline, "translation_main", lambda argv: 0)
-    assert demo("--data", tmp_path, "--output", tmp_path / "o", "--schemes", "unigram", "--row", "unigram") == 0
-    assert capsys.readouterr().err == ""
-
-
 def test_demo_refuses_a_corpus_folder_without_text_files(tmp_path, capsys, monkeypatch):
     """The docs once gave ``--lm-corpus wiki/`` for morphtok-prepare-wikipedia's output (``train.en``,
     ``valid.en``), which the corpus reader refuses: it reads a folder's ``*.txt[.gz]`` or one file.  Refused before

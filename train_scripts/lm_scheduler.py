@@ -143,6 +143,7 @@ class LmDemo:
             sched.wait()
         except BaseException:       # SIGINT/SIGTERM: no stage may be recorded from here on
             sched.stopping.set()
+            self.stages.stopping.set()
             raise
         results = collect_results(a, p, data, [pretrained[r].result() for r in a.rows], runs,
                                   [f.result() for f in tuned], {k: f.result() for k, f in prepared.items()})

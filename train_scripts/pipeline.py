@@ -20,11 +20,13 @@ the subreaper of whatever they leave); the interrupted stage is not recorded, so
 folder and skips the finished ones.  See docs/demo.md.
 
 Rows run side by side on a CPU machine (``--jobs``, default one per core, with ``--threads`` torch threads each,
-default cores / jobs, so one): each row is this program again (``--row NAME``, its stage lines on the same
-terminal), and the report is written when every row is done.  Why rows rather than threads: the demo's model is
-small, so two torch threads on one training gain little, and while anything else runs on the machine they wait on
-each other at every operation (measured here: 2 threads 2-4x slower than 1 beside one other busy process);
-two rows of one thread each keep both cores busy whatever else runs.
+default cores / jobs, so one): each row is a step of the demo's scheduler (``train_scripts.stages.Scheduler``, the
+pretraining part's too) in this process, holding one of ``--jobs`` slots for all its stages; its training,
+averaging and generation are child processes.  The report is written when every row is done.  Why rows side by
+side rather than more torch threads per row: the demo's model is small, so two torch threads on one training gain
+little, and while anything else runs on the machine they wait on each other at every operation (measured here: 2
+threads 2-4x slower than 1 beside one other busy process); two rows of one thread each keep both cores busy
+whatever else runs.
 
 Each stage is resumable: a stage whose record exists, whose outputs are there and whose options and inputs are
 the same is skipped; a stage whose options or inputs changed reruns, and so does everything that depends on it
@@ -55,13 +57,14 @@ from tqdm import tqdm
 from preprocess.cli import run_main
 from preprocess.common import REPO, UserError
 from preprocess.evaluate import noise as noise_eval
-from preprocess.outputs import atomic_output, check_output_path
+from preprocess.outputs import check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 from train_scripts.presets import add_preset_options, apply_preset
 from train_scripts.schemes import make_scheme
 from train_scripts.stages import (
     PipelineError,
     Runner,
+    Scheduler,
     Stages,
     become_subreaper,
     interrupt_on_signal,
@@ -117,9 +120,6 @@ def _parser() -> argparse.ArgumentParser:
                          "preset)")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads of each row's training and generation (default: CPU cores / jobs)")
-    ap.add_argument("--row", default=None, metavar="NAME",
-                    help="run this one row of --schemes and write its results to schemes/NAME/row.json (what the "
-                         "pipeline runs for each row when rows run side by side)")
     ap.add_argument("--gold-en", type=Path, default=SHARED_DATA / "morph_gold" / "eng.word.dev.tsv",
                     help="English gold morphology (boundary scores)")
     ap.add_argument("--gold-de", type=Path, default=SHARED_DATA / "morph_gold" / "deu.derivational.v1.tsv",
@@ -180,8 +180,6 @@ def parse_args(argv=None):
     args.device = preset["device"]
     args.output = args.output.resolve()
     check_output_folder(args.output, {"--data": args.data})
-    if args.row is not None and args.row not in args.schemes:
-        raise UserError(f"--row {args.row!r} is not among --schemes ({', '.join(args.schemes)})")
     _jobs_and_threads(args)
     for name in args.schemes:  # a bad scheme option is an error before any work starts
         make_scheme(ROWS[name].config, ("en", "de"), str(args.output))
@@ -217,55 +215,32 @@ def download_multi30k(dest: Path) -> Path | None:
     return dest
 
 
-ROW_RESULT = "row.json"
+def run_rows(args, runner: Runner, stages: Stages, raw: Path) -> tuple[list, list]:
+    """Every row of ``--schemes`` as a step of the demo's scheduler (``train_scripts.stages.Scheduler``, the
+    pretraining part's too), ``--jobs`` rows at a time in the order of ``--schemes``, each holding one slot for
+    all its stages: ``(results, RowRun objects)``.  A failing row lets the running ones finish (their stages are
+    recorded, so a rerun skips them) and starts no other."""
+    sched = Scheduler(args.jobs)
+    runs = [RowRun(ROWS[name], args, runner, stages, raw) for name in args.schemes]
+    bar = tqdm(total=len(runs), desc=f"schemes ({min(args.jobs, len(runs))} at a time)", unit="scheme",
+               file=sys.stderr)
 
+    def row(run: RowRun) -> dict:
+        with sched.slot():
+            result = run.run_all()
+        bar.update()
+        return result
 
-def run_one_row(args, runner: Runner, stages: Stages, raw: Path) -> int:
-    """``--row NAME``: run that row's stages and write its results (and the stages it ran or skipped) to
-    ``schemes/NAME/row.json`` for the pipeline that started it."""
-    run = RowRun(ROWS[args.row], args, runner, stages, raw)
-    row = run.run_all()
-    with atomic_output(run.dir / ROW_RESULT) as fh:
-        fh.write(json.dumps({"row": row, "ran": stages.ran, "skipped": stages.skipped}, default=str))
-    return 0
-
-
-def run_rows_side_by_side(args, argv: list[str], stages: Stages) -> list[dict]:
-    """Run every row as ``morphtok-demo ARGV --row NAME``, ``args.jobs`` at a time, in the order of
-    ``--schemes``; their stage lines go to this terminal.  A failing row lets the running ones finish (their stages
-    are recorded, so a rerun skips them) and starts no other; then the pipeline stops with the row's name.  The
-    rows' results come back in ``schemes/NAME/row.json``."""
-    pending, running, failed = list(args.schemes), {}, []
-    env = child_env()
-    bar = tqdm(total=len(pending), desc=f"schemes ({args.jobs} at a time)", unit="scheme", file=sys.stderr)
+    steps = [sched.add(lambda r=run: row(r)) for run in runs]
     try:
-        while pending or running:
-            while pending and len(running) < args.jobs and not failed:
-                name = pending.pop(0)
-                (args.output / "schemes" / name / ROW_RESULT).unlink(missing_ok=True)
-                cmd = [sys.executable, "-m", "train_scripts.pipeline", *map(str, argv), "--row", name,
-                       "--jobs", "1", "--threads", str(args.threads)]
-                running[name] = subprocess.Popen(cmd, env=env)
-            time.sleep(0.2)
-            for name, proc in list(running.items()):
-                if proc.poll() is None:
-                    continue
-                del running[name]
-                bar.update()
-                if proc.returncode != 0:
-                    failed.append(f"{name} (exit {proc.returncode})")
+        sched.wait()
+    except BaseException:       # SIGINT/SIGTERM: no stage may be recorded from here on
+        sched.stopping.set()
+        stages.stopping.set()
+        raise
     finally:
         bar.close()
-    if failed:
-        raise PipelineError(f"row {', '.join(failed)} failed: its error is above; a rerun skips the stages that "
-                            "finished")
-    rows = []
-    for name in args.schemes:
-        saved = json.loads((args.output / "schemes" / name / ROW_RESULT).read_text())
-        stages.ran += saved["ran"]
-        stages.skipped += saved["skipped"]
-        rows.append(saved["row"])
-    return rows
+    return [step.result() for step in steps], runs
 
 
 def significance(rows: list, row_runs: list, raw: Path, baseline: str) -> dict:
@@ -318,18 +293,18 @@ def main(argv=None) -> int:
     from train_scripts import demo_report, lm_demo
 
     options = demo_parser().parse_args(argv)
-    if options.part in ("all", "pretraining") and options.row is None:
+    if options.part in ("all", "pretraining"):
         try:   # the pretraining part's options and inputs, before any part runs
             lm_demo.parse_args(options=copy.copy(options))
         except UserError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     status = 0
-    if options.part in ("all", "translation") or options.row is not None:
+    if options.part in ("all", "translation"):
         status = translation_main(argv)
-    if options.part in ("all", "pretraining") and options.row is None and status == 0:
+    if options.part in ("all", "pretraining") and status == 0:
         status = lm_demo.main(argv, options=copy.copy(options))
-    if status == 0 and not options.dry_run and options.row is None:   # one report with every part's results
+    if status == 0 and not options.dry_run:   # one report with every part's results
         out = options.output.resolve()
         if demo_report.write(str(out)):
             say(f"report: {out / 'REPORT.md'} and {out / 'report.html'} (every part that has results)")
@@ -363,20 +338,12 @@ def translation_main(argv=None) -> int:
     sizes = {"train": args.train_lines, "valid": args.valid_lines, "test": args.test_lines}
     t0 = time.time()
     try:
-        row = args.row is not None   # the pipeline that started this row has just run the data stages
         counts = stages.run("data", [raw], lambda: prepare_raw(args.data, raw, sizes),
-                            key={"data": str(args.data), **sizes}, quiet=row)
+                            key={"data": str(args.data), **sizes})
         noise_stats = stages.run("noise", [noisy_test_file(out, k) for k in NOISE_KINDS],
                                  lambda: make_noise(args, raw),
-                                 key={"fraction": args.noise_fraction, "seed": args.noise_seed}, after=("data",),
-                                 quiet=row)
-        if row:
-            return run_one_row(args, runner, stages, raw)
-        runs = [RowRun(ROWS[name], args, runner, stages, raw) for name in args.schemes]
-        if args.jobs > 1 and len(runs) > 1:
-            rows = run_rows_side_by_side(args, argv if argv is not None else sys.argv[1:], stages)
-        else:
-            rows = [run.run_all() for run in tqdm(runs, desc="schemes", unit="scheme", file=sys.stderr)]
+                                 key={"fraction": args.noise_fraction, "seed": args.noise_seed}, after=("data",))
+        rows, runs = run_rows(args, runner, stages, raw)
         sig = significance(rows, runs, raw, args.baseline)
     except (PipelineError, UserError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -160,13 +161,16 @@ class Stages:
         #: the fingerprints as records written before they named folders by role hold them (absolute paths), so that
         #: a folder made by an older version resumes instead of rerunning every stage once
         self.legacy: dict[str, str] = {}
+        #: set when the demo is interrupted, before its processes are stopped: a stage that ends after it (its
+        #: command stopped, or reaped by the clean-up, which reads as exit 0) is not recorded
+        self.stopping = threading.Event()
 
     def run(self, name: str, outputs: list[Path], fn, key=None, after: tuple[str, ...] = (), quiet: bool = False,
             announce: bool = True):
         """Run ``fn`` unless a record with the same fingerprint exists.  ``key``: the options and inputs of
         this stage (JSON-serialisable); ``after``: the stages whose results it uses (their fingerprints are part
         of this one, so a changed upstream stage reruns this one too); ``quiet``: a skip is neither shown nor
-        listed (a ``--row`` process passing over the data stages its pipeline has just run); ``announce``: say
+        listed; ``announce``: say
         ``[run ]`` here (False: ``fn`` says it when its work really starts, e.g. once it has a free core)."""
         fingerprint = _fingerprint({"key": portable(key, self.roots), "after": [self.fingerprints[a] for a in after]})
         self.fingerprints[name] = fingerprint
@@ -202,6 +206,8 @@ class Stages:
             raise PipelineError(f"pipeline stage {name} failed: {exc}") from exc
         except Exception as exc:  # noqa: BLE001 - any stage failure is re-raised, named, with its cause chained
             raise PipelineError(f"pipeline stage {name} failed: {type(exc).__name__}: {exc}") from exc
+        if self.stopping.is_set():
+            raise PipelineStopped(f"{name}: interrupted")
         missing = [str(p) for p in outputs if not Path(p).exists()]
         if missing:
             raise PipelineError(f"pipeline stage {name} finished without its outputs: {missing}")

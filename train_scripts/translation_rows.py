@@ -237,8 +237,8 @@ class RowRun:
     def train(self) -> dict:
         a = self.args
         cmd = self.train_command()
-        # beside other rows (--row), a bar per process would garble the terminal: a line every quarter instead
-        beside = a.row is not None
+        # beside other rows, a bar per row would garble the terminal: a line every quarter instead
+        beside = min(a.jobs, len(a.schemes)) > 1
         bar = tqdm(total=a.max_update, desc=f"{self.row.name} train", unit="upd", leave=False, file=sys.stderr,
                    disable=beside)
         t0, told = time.time(), [0]
