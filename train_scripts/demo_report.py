@@ -2,7 +2,8 @@
 results, in the parts' order, then the run's versions and commands, rendered once by
 ``train_scripts/report_document.py``.
 
-    python -m train_scripts.demo_report OUTPUT      # rewrite it from the results.json files, nothing rerun
+    python -m train_scripts.demo_report OUTPUT      # rewrite it (and the pretraining part's statistics and own
+                                                    # report) from the results.json files, nothing rerun
 """
 from __future__ import annotations
 
@@ -43,13 +44,34 @@ def write(outdir: str) -> Optional[dict]:
     return document.write(sections, outdir, "Tokenisation scheme comparison")
 
 
+def refresh_pretraining(outdir: str) -> None:
+    """The pretraining part's statistics and stage times recomputed from its results and stage records, and its
+    own REPORT.md and report.html rewritten (after a change of the analysis or report code)."""
+    from pathlib import Path
+
+    from train_scripts import lm_report
+    from train_scripts.lm_scheduler import stage_seconds
+
+    part = os.path.join(outdir, "pretraining")
+    results = _results(os.path.join(part, "results.json"))
+    if results is None:
+        return
+    results["analysis"] = lm_report.analyse(results)
+    results["meta"]["stage_seconds"] = stage_seconds(Path(part) / ".stages")
+    with open(os.path.join(part, "results.json"), "w", encoding="utf-8") as fh:
+        json.dump(results, fh, indent=1, default=str)
+    lm_report.write_report(results, part)
+
+
 def main(argv=None) -> int:
     from preprocess.common import UserError
 
     ap = argparse.ArgumentParser(prog="python -m train_scripts.demo_report",
-                                 description="Rewrite the demo's REPORT.md and report.html from its results")
+                                 description="Rewrite the demo's REPORT.md and report.html (and the pretraining "
+                                             "part's own) from the parts' results, nothing rerun")
     ap.add_argument("output", help="the demo's --output folder")
     args = ap.parse_args(argv)
+    refresh_pretraining(args.output)
     paths = write(args.output)
     if paths is None:
         raise UserError(f"no results.json in {args.output} or {os.path.join(args.output, 'pretraining')}: run "

@@ -65,7 +65,7 @@ from train_scripts.lm_plan import (
     lm_rows,
     published_rows,
 )
-from train_scripts.lm_scheduler import LmDemo
+from train_scripts.lm_scheduler import LmDemo, stage_seconds
 from train_scripts.presets import add_preset_options, apply_preset
 from train_scripts.stages import (
     PipelineError,
@@ -247,21 +247,6 @@ def check_paths(args) -> None:
     for source in args.corpus:   # a folder without text files is refused here, not at the corpus stage
         if source != ARXIV:
             corpus_files(source)
-
-
-def stage_seconds(folder: Path) -> dict:
-    """``{"pretraining": s, "preparation": s, "fine-tuning": s}``: the wall seconds of every recorded stage's command
-    (from the moment it had a slot), summed by kind (commands that ran side by side count each)."""
-    out = {"pretraining": 0.0, "preparation": 0.0, "fine-tuning": 0.0}
-    for record in folder.glob("*.json"):
-        name = record.stem
-        kind = "pretraining" if name.startswith("lm__") else "preparation" if name.startswith("prep__") \
-            else "fine-tuning"
-        saved = json.loads(record.read_text())
-        result = saved.get("result")
-        out[kind] += result.get("seconds", saved.get("seconds", 0.0)) if isinstance(result, dict) else \
-            saved.get("seconds", 0.0)
-    return out
 
 
 def settings(a) -> dict:

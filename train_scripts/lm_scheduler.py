@@ -254,3 +254,18 @@ def collect_results(a, plan: Plan, data: dict, pre: list, runs: list, results: l
                         | {"tokens_per_example": info.get("tokens_per_example", {}).get("test"),
                            "majority": majority_rate(run["data"] / "raw" / "test.label")})
     return {"data": data, "pretraining": rows, "finetune": finetune}
+
+
+def stage_seconds(folder: Path) -> dict:
+    """``{"pretraining": s, "preparation": s, "fine-tuning": s}``: the wall seconds of every recorded stage's command
+    (from the moment it had a slot), summed by kind (commands that ran side by side count each)."""
+    out = {"pretraining": 0.0, "preparation": 0.0, "fine-tuning": 0.0}
+    for record in folder.glob("*.json"):
+        name = record.stem
+        kind = "pretraining" if name.startswith("lm__") else "preparation" if name.startswith("prep__") \
+            else "fine-tuning"
+        saved = json.loads(record.read_text())
+        result = saved.get("result")
+        out[kind] += result.get("seconds", saved.get("seconds", 0.0)) if isinstance(result, dict) else \
+            saved.get("seconds", 0.0)
+    return out

@@ -4,24 +4,28 @@ vocabulary's pieces, and the one that maximises eq. (3.1) (points 6 and 7 of the
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Iterable, Sequence
-
-if TYPE_CHECKING:
-    from preprocess.wordmap.vocabulary import WordmapVocabulary
+from typing import Iterable, Protocol, Sequence
 
 MAX_SEGMENT_LEN = 64
 
 
-def segmentations(target: str, pieces: Iterable[str] | WordmapVocabulary, limit: int | None = None
+class Vocabulary(Protocol):
+    """What segmenting needs of a vocabulary (:class:`preprocess.wordmap.vocabulary.WordmapVocabulary`, which
+    imports this module): its pieces, and its cache of segmented lower-cased words."""
+
+    pieces: frozenset
+
+    def _segment_cached(self, word: str) -> tuple[str, ...]: ...
+
+
+def segmentations(target: str, pieces: Iterable[str] | Vocabulary, limit: int | None = None
                   ) -> list[tuple[str, ...]]:
     """Every complete left-to-right segmentation of ``target`` (Algorithm 2), exhaustively.
 
     Pieces come from ``pieces`` and are longer than one character; one trailing character may close a
     segmentation.  Exponential in the worst case: use :func:`segment` for real work.
     """
-    from preprocess.wordmap.vocabulary import WordmapVocabulary  # it imports this module
-
-    vocab = pieces.pieces if isinstance(pieces, WordmapVocabulary) else {p for p in pieces if len(p) > 1}
+    vocab = pieces.pieces if hasattr(pieces, "pieces") else {p for p in pieces if len(p) > 1}
     out: list[tuple[str, ...]] = []
 
     def rec(start: int, segs: list[str]) -> None:
@@ -96,7 +100,7 @@ def best_segmentation(word: str, pieces: frozenset, max_len: int, counts: dict[s
     return best[key]
 
 
-def segment(word: str, vocabulary: WordmapVocabulary) -> list[str]:
+def segment(word: str, vocabulary: Vocabulary) -> list[str]:
     """Segment one word: the segmentation of Algorithm 2 that maximises eq. (3.1), or ``[word]``.
 
     Works on the lower-cased word and maps the pieces back onto the original spelling.
