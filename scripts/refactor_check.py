@@ -67,7 +67,7 @@ What is hashed (keys are ``step/...`` relative names; the step names are what ``
     (standard and FLOTA/FIRST/LONGEST for k = 1..4, whitespace noise 0.3 seed 1 on the noisy test copy): raw/,
     tok/, data-bin/, label.dict.txt, classification.json (its tokens per example are the FLOTA table's Table 3).
 ``demo``
-    ``morphtok-demo --part translation`` (``python -m train_scripts.pipeline``) with ``--schemes all`` on a slice
+    ``morphtok-demo --part translation`` (``python -m train_scripts.demo.pipeline``) with ``--schemes all`` on a slice
     (2,000 training pairs, 20 validation, 200 test; 4,000 pieces; the default noise 0.3, seed 1; the default gold
     files and example ids), with a token training budget (one update of a 1-layer, 8-dimension model): the model is
     never looked at.  Hashed: the data and noise stages (raw/, test.infl.en, test.ws.en), every row's
@@ -75,7 +75,7 @@ What is hashed (keys are ``step/...`` relative names; the step names are what ``
     every model-free field of each row in results.json (one key per row and field: config, dict_sizes, robustness,
     the length columns, vocab, boundary, tokenizer_scores, extra, examples, label, note, direction) and the noise
     statistics of its meta; and the model-free tables as the report renders them: the results reduced to those
-    fields, rendered by ``python -m train_scripts.report``, one key per section of its REPORT.md.
+    fields, rendered by ``python -m train_scripts.demo.report``, one key per section of its REPORT.md.
 ``dry-run``
     The commands ``morphtok-demo --dry-run`` prints for both parts, cpu and gpu presets, every row.
 
@@ -126,7 +126,7 @@ LM_LINES = (5_000, 500)   # train, valid lines of the LM slice (brown.txt.gz)
 DEMO_LINES = {"valid": 20, "test": 200}
 CLS_ROWS = 300
 
-#: the demo's rows (train_scripts/pipeline.py ROWS at a5265f7), and what RowRun.config adds to each
+#: the demo's rows (train_scripts/demo/pipeline.py ROWS at a5265f7), and what RowRun.config adds to each
 ROWS = {
     "bpe": {"scheme": "sentencepiece", "model_type": "bpe"},
     "unigram": {"scheme": "sentencepiece", "model_type": "unigram"},
@@ -139,7 +139,7 @@ ROWS = {
     "flota": {"scheme": "flota", "model_type": "unigram", "flota_k": 3},
 }
 ROW_COMMON = {"seed": 1, "character_coverage": 1.0}
-#: the pretraining part's rows (train_scripts/lm_demo.py LM_ROW_NAMES and _published_rows at a5265f7)
+#: the pretraining part's rows (train_scripts/demo/lm_demo.py LM_ROW_NAMES and _published_rows at a5265f7)
 LM_ROW_NAMES = ("unigram", "unigram_prime", "unigram_prime_nospace", "bpe", "bpe_prime", "bpe_prime_nospace",
                 "bite_unigram")
 
@@ -465,7 +465,7 @@ def _section_key(i: int, heading: str) -> str:
 
 def step_demo(c: Context) -> None:
     out = c.work / "demo"
-    c.run(["-m", "train_scripts.pipeline", "--part", "translation", "--data", shared_file(c, "multi30k"),
+    c.run(["-m", "train_scripts.demo.pipeline", "--part", "translation", "--data", shared_file(c, "multi30k"),
            "--output", out, "--preset", "cpu", "--schemes", "all", "--train-lines", SLICE["train"][1],
            "--valid-lines", DEMO_LINES["valid"], "--test-lines", DEMO_LINES["test"], "--vocab-size", SLICE_VOCAB,
            *DEMO_TRAINING, "--jobs", 1, "--threads", 1, "--workers", 1,
@@ -496,7 +496,7 @@ def step_demo(c: Context) -> None:
     reduced = {"meta": {"baseline": meta.get("baseline"), "noise": meta.get("noise")}, "schemes": modelfree}
     (report / "results.json").write_text(c.h.text(json.dumps(reduced, indent=1, ensure_ascii=False)),
                                          encoding="utf-8")
-    c.run(["-m", "train_scripts.report", "--results", report / "results.json", "--output", report], "report")
+    c.run(["-m", "train_scripts.demo.report", "--results", report / "results.json", "--output", report], "report")
     text = c.h.text((report / "REPORT.md").read_text(encoding="utf-8"))
     sections = re.split(r"(?m)^(?=## )", text)
     for i, section in enumerate(sections):
@@ -516,7 +516,7 @@ def step_dry_run(c: Context) -> None:
                             "--lm-control", "all", "--lm-flota-paper"],
     }
     for name, args in runs.items():
-        printed = c.run(["-m", "train_scripts.pipeline", *args, *common], f"dry-run {name}")
+        printed = c.run(["-m", "train_scripts.demo.pipeline", *args, *common], f"dry-run {name}")
         c.h.add(f"dry-run/{name}", c.h.text(printed).encode("utf-8"))
 
 

@@ -1,4 +1,4 @@
-"""The pretraining part of the demo (train_scripts/lm_demo.py, lm_report.py) and the recipe options it needs:
+"""The pretraining part of the demo (train_scripts/demo/lm_demo.py, lm_report.py) and the recipe options it needs:
 the statistics on made-up runs (collapsed seeds, Welch tests, the "pretraining helped" rule, k tuned on dev), the
 corpus split, the option routing of ``morphtok-demo --part``, the recipes' --small/--global-batch plan, and one
 end-to-end run of the smallest preset on the shared data (then resumed: every stage skipped)."""
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import cli_env
-from train_scripts import demo_report, lm_corpus, lm_demo, lm_report
-from train_scripts.pipeline import demo_parser
+from train_scripts.demo import demo_report, lm_corpus, lm_demo, lm_report
+from train_scripts.demo.pipeline import demo_parser
 
 # --- statistics on made-up runs --------------------------------------------------------------------------------
 
@@ -171,7 +171,7 @@ def test_one_parser_reads_both_parts_options():
 
 def test_help_lists_both_parts_and_runs_nothing(tmp_path):
     """``--part pretraining --help`` once started the whole part (--help went to the other part)."""
-    proc = subprocess.run([sys.executable, "-m", "train_scripts.pipeline", "--part", "pretraining", "--help"],
+    proc = subprocess.run([sys.executable, "-m", "train_scripts.demo.pipeline", "--part", "pretraining", "--help"],
                           cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("usage: morphtok-demo"), proc.stderr
     assert "--lm-preset" in proc.stdout and "--schemes" in proc.stdout and list(tmp_path.iterdir()) == []
@@ -190,7 +190,7 @@ def test_options_and_dry_run(run_cli, tmp_path):
             lm_demo.parse_args(["--output", str(tmp_path / "o"), "--lm-corpus", str(corpus), "--dry-run"])
     p = lm_demo.parse_args(["--lm-flota-paper", "--dry-run"])
     assert p.flota_batch == 64 and p.flota_lrs == [1e-5, 3e-5, 1e-4]
-    proc = run_cli(["python", "-m", "train_scripts.pipeline", "--part", "pretraining", "--output", tmp_path,
+    proc = run_cli(["python", "-m", "train_scripts.demo.pipeline", "--part", "pretraining", "--output", tmp_path,
                     "--dry-run", "--lm-budget", "epochs"])
     lines = proc.stdout.splitlines()
     pre = [shlex.split(x) for x in lines if "pretrain_roberta.sh" in x]
@@ -225,7 +225,7 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
     shared_path("flota_arxiv/arxiv_physics_1e+02_train.csv")
     shared_path("english_lm/abc.txt.gz")
     out = tmp_path / "demo"
-    cmd = ["python", "-m", "train_scripts.pipeline", "--part", "pretraining", "--output", out,
+    cmd = ["python", "-m", "train_scripts.demo.pipeline", "--part", "pretraining", "--output", out,
            "--lm-preset", "fast", "--lm-rows", "unigram", "--lm-flota-set", "S", "--lm-flota-seeds", "1"]
     log = tmp_path / "first.log"
     proc = _start(cmd, log)

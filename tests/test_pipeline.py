@@ -18,7 +18,7 @@ N_STAGES = 2 + 2 * 7   # data, noise; per row binarize, train, average, evaluate
 
 
 #: the translation part of the demo (morphtok-demo runs both parts by default)
-DEMO = ["python", "-m", "train_scripts.pipeline", "--part", "translation"]
+DEMO = ["python", "-m", "train_scripts.demo.pipeline", "--part", "translation"]
 
 
 def _gold() -> list:
@@ -213,8 +213,8 @@ def test_leftover_marks_cover_every_bite_symbol(tmp_path, single_char):
     inflection symbols in both spellings, the escape and spacing marks) is counted, not only ``[VB*]``/``[NN*]``;
     a scheme that writes no symbols counts SentencePiece's ``▁`` alone."""
     from preprocess import bite
+    from train_scripts.demo.translation_rows import hyps_with_token_marks
     from train_scripts.schemes import make_scheme
-    from train_scripts.translation_rows import hyps_with_token_marks
 
     scheme = make_scheme({"scheme": "bite", "bite_single_char": single_char}, ("en", "de"), str(tmp_path))
     symbols = bite.INFLECTION_SYMBOLS + bite.SINGLE_CHAR_SYMBOLS + (bite.ESCAPE, bite.GLUE, bite.SPACE_BEFORE_MARK)
@@ -238,7 +238,7 @@ def test_status_lines_of_rows_side_by_side_never_run_together(tmp_path):
     from preprocess.common import REPO
 
     # the writers start together (at a time given to all), so their lines overlap in time
-    writer = ("import sys, time\nfrom train_scripts.stages import say\n"
+    writer = ("import sys, time\nfrom train_scripts.demo.stages import say\n"
               "time.sleep(max(0.0, float(sys.argv[2]) - time.time()))\n"
               "for i in range(2000):\n    say(f'[run ] row{sys.argv[1]}/stage{i}')\n")
     err = tmp_path / "stderr.txt"

@@ -374,7 +374,7 @@ def test_wikipedia_bad_out_lang_and_dump(tmp_path, capsys):
 # --- morphtok-demo --output ---------------------------------------------------------------------------------------
 
 def demo(*args):
-    from train_scripts.pipeline import main
+    from train_scripts.demo.pipeline import main
 
     return run_main(main, [str(a) for a in args])
 
@@ -419,7 +419,7 @@ def test_demo_data_inside_the_folder_it_rewrites(tmp_path, capsys):
 def data_root(tmp_path, leave_out=()):
     """A data root with the files the default demo reads (empty: only their presence is checked before the
     first stage), but the folders or files named in ``leave_out``."""
-    from train_scripts.lm_corpus import ARXIV_AREAS
+    from train_scripts.demo.lm_corpus import ARXIV_AREAS
 
     names = [f"multi30k/{split}.{lang}" for split in ("train", "val", "test_2016_flickr") for lang in ("en", "de")]
     names += [f"superbizarre/arxiv_{split}.csv" for split in ("train", "dev", "test")]
@@ -447,7 +447,7 @@ def test_demo_checks_the_pretraining_inputs_before_the_translation_part(leave_ou
                                                                         monkeypatch):
     """``make demo`` without ../shared/data/superbizarre ran the translation part for 25 minutes, then failed on the
     pretraining part: now one line names what is missing and where it comes from, and nothing runs."""
-    from train_scripts import lm_demo, pipeline
+    from train_scripts.demo import lm_demo, pipeline
 
     root = data_root(tmp_path, leave_out)
     monkeypatch.setattr(lm_demo, "SHARED_DATA", root)   # the pretraining part's defaults: the data root's folders
@@ -469,7 +469,7 @@ def test_demo_refuses_a_corpus_folder_without_text_files(tmp_path, capsys, monke
     """The docs once gave ``--lm-corpus wiki/`` for morphtok-prepare-wikipedia's output (``train.en``,
     ``valid.en``), which the corpus reader refuses: it reads a folder's ``*.txt[.gz]`` or one file.  Refused before
     any stage now; the file itself is accepted."""
-    from train_scripts import lm_demo, pipeline
+    from train_scripts.demo import lm_demo, pipeline
 
     root = data_root(tmp_path)
     monkeypatch.setattr(lm_demo, "SHARED_DATA", root)

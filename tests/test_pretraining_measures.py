@@ -1,11 +1,12 @@
 """What the pretraining part measures with, apart from the models: the in-domain corpus and its leakage rules
-(train_scripts/lm_corpus.py), the character n-gram floor (train_scripts/ngram_floor.py) and the probe's
+(train_scripts/demo/lm_corpus.py), the character n-gram floor (train_scripts/ngram_floor.py) and the probe's
 classifier (train_scripts/probe.py)."""
 import csv
 
 import pytest
 
-from train_scripts import lm_corpus, ngram_floor, probe
+from train_scripts import ngram_floor, probe
+from train_scripts.demo import lm_corpus
 
 
 def _csv(path, header, rows):

@@ -1,5 +1,5 @@
 """A moved or renamed output folder (or checkout) keeps its records: stage records name the folders by role
-(train_scripts.stages), and binarize.json's paths follow the folder it is in now (train_scripts.binarize.read_record).
+(train_scripts.demo.stages), and binarize.json's paths follow the folder it is in now (train_scripts.binarize.read_record).
 The end-to-end case, a whole demo folder moved and resumed, is in test_pipeline.py."""
 import json
 import os
@@ -8,7 +8,7 @@ import pytest
 
 from preprocess.common import UserError
 from train_scripts.binarize import read_record
-from train_scripts.stages import Stages
+from train_scripts.demo.stages import Stages
 from train_scripts.tools import map_paths, moved_root
 
 

@@ -277,17 +277,17 @@ LAYERS = ("preprocess", "preprocess/hf", "preprocess/evaluate", "fairseq_plugins
 #: of a scheme (a distribution, a record's key) or a list of configurations that a row or a run is
 ALLOWED = {
     ("setup.py", "sentencepiece"): "the SentencePiece distribution in install_requires",
-    ("train_scripts/stages.py", "sentencepiece"): "the distribution whose version the demo records",
-    ("train_scripts/report.py", "sentencepiece"): "the distribution whose version the report prints",
+    ("train_scripts/demo/stages.py", "sentencepiece"): "the distribution whose version the demo records",
+    ("train_scripts/demo/report.py", "sentencepiece"): "the distribution whose version the report prints",
     ("bench/scale_corpus.py", "sentencepiece"): "the distribution whose version the benchmark records",
     ("preprocess/vocabularies.py", "sentencepiece"): "a vocabulary file's kind (a SentencePiece model)",
     ("preprocess/hf_export.py", "spaces"): "the `spaces` option (keep/drop) a tokenizer.json export records",
-    ("train_scripts/lm_scheduler.py", "spaces"): "binarize.json's `spaces` record (the spaces option, keep/drop)",
+    ("train_scripts/demo/lm_scheduler.py", "spaces"): "binarize.json's `spaces` record (the spaces option, keep/drop)",
     ("train_scripts/pseudo_perplexity.py", "spaces"): "binarize.json's `spaces` record (the spaces option)",
-    ("train_scripts/translation_rows.py", "*"): "ROWS, the demo's rows: each row names the scheme it runs",
-    ("train_scripts/lm_plan.py", "*"): "the pretraining part's rows (the scheme each runs) and its FLOTA part "
+    ("train_scripts/demo/translation_rows.py", "*"): "ROWS, the demo's rows: each row names the scheme it runs",
+    ("train_scripts/demo/lm_plan.py", "*"): "the pretraining part's rows (the scheme each runs) and its FLOTA part "
                                        "(`--encode flota` of morphtok-classification-data)",
-    ("train_scripts/lm_report.py", "flota"): "the pretraining results' FLOTA part (a part of the demo, by name)",
+    ("train_scripts/demo/lm_report.py", "flota"): "the pretraining results' FLOTA part (a part of the demo, by name)",
     ("scripts/refactor_check.py", "*"): "the fixed configurations it compares before and after a refactor",
 }
 

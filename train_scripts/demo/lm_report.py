@@ -1,9 +1,9 @@
-"""The pretraining part of the demo's report (``train_scripts/lm_demo.py``): statistics, tables, plots, prose.
+"""The pretraining part of the demo's report (``train_scripts/demo/lm_demo.py``): statistics, tables, plots, prose.
 
 :func:`analyse` turns the runs into the statistics the report states (mean ± sd of the seeds that did not
 collapse, Welch's t-test of each row against the Unigram row and of each row against its random-init control,
 the FLOTA table); :func:`write_report` writes ``REPORT.md`` and a self-contained ``report.html`` (plots embedded)
-into the part's folder from :func:`sections`, which the demo's one report shows too (``train_scripts/demo_report.py``).
+into the part's folder from :func:`sections`, which the demo's one report shows too (``train_scripts/demo/demo_report.py``).
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import os
 from types import SimpleNamespace
 from typing import Optional
 
-from train_scripts import report_document as document
-from train_scripts.report_document import DOWN, UP, Bullets, Image, Para, Section, Table
+from train_scripts.demo import report_document as document
+from train_scripts.demo.report_document import DOWN, UP, Bullets, Image, Para, Section, Table
 
 #: "pretraining helped": at least this many points over the random-init control ...
 HELPED_POINTS = 1.0
@@ -416,14 +416,14 @@ def conclusions(results: dict) -> list:
 # --- plots ----------------------------------------------------------------------------------------------------
 
 def _pyplot():
-    """pyplot as the translation part's plots set it up (train_scripts/report_plots.py), imported when drawing."""
-    from train_scripts.report_plots import plt
+    """pyplot as the translation part's plots set it up (train_scripts/demo/report_plots.py), imported when drawing."""
+    from train_scripts.demo.report_plots import plt
 
     return plt
 
 
 def _save(plt, fig, path: str) -> str:
-    from train_scripts.report_plots import save
+    from train_scripts.demo.report_plots import save
 
     return save(fig, path)
 
@@ -568,7 +568,7 @@ def _intro(c: SimpleNamespace) -> list:
     data = results["data"]
     leak = data.get("leakage")
     leakage = "" if not leak else (
-        f" Leakage rules of the ArXiv corpus (train_scripts/lm_corpus.py): of {leak['titles']:,} ArXiv-L training "
+        f" Leakage rules of the ArXiv corpus (train_scripts/demo/lm_corpus.py): of {leak['titles']:,} ArXiv-L training "
         f"titles, {leak['removed_heldout_title']:,} equal to an ArXiv-S/L dev or test title and "
         f"{leak['removed_superbizarre_word']:,} containing a Superbizarre dev or test derivative as a word were "
         f"removed; {leak['kept']:,} kept.")
@@ -636,7 +636,7 @@ def _conclusions(c: SimpleNamespace) -> list:
                      Para(f"Command: `{c.results['meta']['command']}`; results: `{results}`.")], level=3)]
 
 
-#: the pretraining part's report, in order: one function per section (``train_scripts/report_document.py``)
+#: the pretraining part's report, in order: one function per section (``train_scripts/demo/report_document.py``)
 SECTIONS = [_intro, _budget, _pppl, _superbizarre, _flota, _conclusions]
 
 

@@ -1,7 +1,7 @@
 """Runs the pretraining part's plan (``lm_plan.Plan``) and collects what its steps leave.
 
-:class:`LmDemo`: on the demo's scheduler (``train_scripts.stages.Scheduler``; pretraining first, then data
-preparation, then fine-tuning), :class:`LmDemo`: the part's steps as resumable stages (``train_scripts.stages``)
+:class:`LmDemo`: on the demo's scheduler (``train_scripts.demo.stages.Scheduler``; pretraining first, then data
+preparation, then fine-tuning), :class:`LmDemo`: the part's steps as resumable stages (``train_scripts.demo.stages``)
 on that scheduler; :func:`collect_results`: the pretraining records and the fine-tuning scores of results.json.
 """
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 
 from preprocess.spm import SPACE_SYMBOL
 from train_scripts.binarize import read_record
-from train_scripts.lm_corpus import prepare_corpus
-from train_scripts.lm_plan import Plan, lm_rows, majority_rate
-from train_scripts.stages import Scheduler, SlotRunner
+from train_scripts.demo.lm_corpus import prepare_corpus
+from train_scripts.demo.lm_plan import Plan, lm_rows, majority_rate
+from train_scripts.demo.stages import Scheduler, SlotRunner
 
 
 class LmDemo:

@@ -5,7 +5,7 @@ A section is a heading and its blocks, in order: :class:`Table`, :class:`Para`, 
 :class:`Code`.  A part's report is a list of *section functions*, each ``f(context) -> [Section, ...]`` (empty
 when it has nothing to show): adding a table to the report is one function and one entry in that list, and both
 outputs show it.  The marks (``UP``/``DOWN``), the page's style and the plots' matplotlib set-up are defined once,
-here and in ``train_scripts/report_plots.py``.
+here and in ``train_scripts/demo/report_plots.py``.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Union
 
-from train_scripts.report_tables import DOWN, UP, html_table, markdown_table
+from train_scripts.demo.report_tables import DOWN, UP, html_table, markdown_table
 
 __all__ = ["UP", "DOWN", "Table", "Para", "Bullets", "Image", "Code", "Section", "collect", "markdown", "html_page",
            "write"]

@@ -1,7 +1,7 @@
 """The pretraining part's plan (``morphtok-demo --part pretraining``): its rows, presets, corpus and commands.
 
 The rows (the translation part's monolingual rows and the space-as-token paper's published models), the budget
-:data:`PRESETS`, the corpus (``train_scripts/lm_corpus.py``) and :class:`Plan`: the paths and the command of
+:data:`PRESETS`, the corpus (``train_scripts/demo/lm_corpus.py``) and :class:`Plan`: the paths and the command of
 every step (binarize, pretrain, prepare and fine-tune), which the dry run prints and ``lm_scheduler`` runs.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ BASELINE = "unigram"
 def published_rows() -> dict:
     """Rows with the space-as-token paper's own 16k models (trained on English Wikipedia; ../shared/data/space_models)
     instead of models learned here: ``--lm-rows published`` (or single names)."""
-    from train_scripts.translation_rows import Row
+    from train_scripts.demo.translation_rows import Row
 
     models = SHARED_DATA / "space_models"
     out = {}
@@ -40,7 +40,7 @@ def published_rows() -> dict:
 
 def lm_rows() -> dict:
     """Every row this part can run: the translation part's monolingual rows and the published-model rows."""
-    from train_scripts.translation_rows import ROWS
+    from train_scripts.demo.translation_rows import ROWS
 
     return {**{name: ROWS[name] for name in LM_ROW_NAMES}, **published_rows()}
 
@@ -88,7 +88,7 @@ PRESETS = {
 PRESET_KEYS = [k for k in PRESETS["cpu"] if k not in ("note", "device", "model")]
 PRESET_HELP = {
     "corpus": "pretraining text: 'arxiv' (the in-domain ArXiv-L training titles, leakage rules applied; "
-              "train_scripts/lm_corpus.py) and/or folders of *.txt[.gz] (a blank line between documents) or files, "
+              "train_scripts/demo/lm_corpus.py) and/or folders of *.txt[.gz] (a blank line between documents) or files, "
               "mixed", "lm_words": "training words of the pretraining corpus (0: all)",
     "vocab_size": "subword vocabulary size",
     "max_update": "pretraining updates (--lm-budget updates)", "max_epoch": "pretraining epochs (--lm-budget epochs)",

@@ -28,8 +28,8 @@ same number of updates (the paper's second budget, Table 7).  Each step is a res
 part's ``Stages``: a finished stage with the same options and inputs is skipped); SIGINT/SIGTERM stop every
 process the demo started.
 
-This module: the options and the run; the rows, presets and commands: ``train_scripts/lm_plan.py``; running them
-and collecting the results: ``train_scripts/lm_scheduler.py``.
+This module: the options and the run; the rows, presets and commands: ``train_scripts/demo/lm_plan.py``; running them
+and collecting the results: ``train_scripts/demo/lm_scheduler.py``.
 
     morphtok-demo --part pretraining --output demo-output [--lm-preset cpu|fast|gpu] \\
         [--lm-rows unigram unigram_prime unigram_prime_nospace | paper | all] [--lm-seeds 10] [--lm-control all] \\
@@ -50,8 +50,8 @@ from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.outputs import check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
-from train_scripts.lm_corpus import ARXIV, arxiv_inputs, corpus_files
-from train_scripts.lm_plan import (
+from train_scripts.demo.lm_corpus import ARXIV, arxiv_inputs, corpus_files
+from train_scripts.demo.lm_plan import (
     BASELINE,
     DEFAULT_LM_ROWS,
     FLOTA_MODES,
@@ -65,9 +65,9 @@ from train_scripts.lm_plan import (
     lm_rows,
     published_rows,
 )
-from train_scripts.lm_scheduler import LmDemo, stage_seconds
-from train_scripts.presets import add_preset_options, apply_preset
-from train_scripts.stages import (
+from train_scripts.demo.lm_scheduler import LmDemo, stage_seconds
+from train_scripts.demo.presets import add_preset_options, apply_preset
+from train_scripts.demo.stages import (
     PipelineError,
     Runner,
     Stages,
@@ -87,9 +87,9 @@ def _flag(key: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """This part's options alone (``python -m train_scripts.lm_demo``); ``morphtok-demo`` has them in its one
+    """This part's options alone (``python -m train_scripts.demo.lm_demo``); ``morphtok-demo`` has them in its one
     parser (:func:`add_options`)."""
-    ap = argparse.ArgumentParser(prog="python -m train_scripts.lm_demo", description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(prog="python -m train_scripts.demo.lm_demo", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--output", type=Path, default=Path("demo-output"),
                     help="the demo's folder: this part writes OUTPUT/pretraining/")
@@ -259,7 +259,7 @@ def settings(a) -> dict:
 
 
 def main(argv=None, options: argparse.Namespace | None = None) -> int:
-    """Run the part: from a command line (``python -m train_scripts.lm_demo``), or from the ``options`` that
+    """Run the part: from a command line (``python -m train_scripts.demo.lm_demo``), or from the ``options`` that
     ``morphtok-demo`` read from ``argv``, its command line."""
     from train_scripts.tools import child_env
 
@@ -300,11 +300,11 @@ def main(argv=None, options: argparse.Namespace | None = None) -> int:
     except BaseException:
         stop_descendants()
         raise
-    from train_scripts import lm_report
+    from train_scripts.demo import lm_report
 
     results["meta"] = {"settings": settings(args), "seconds": time.time() - t0, "versions": versions(),
                        "command": " ".join(shlex.quote(x) for x in (["morphtok-demo", *argv] if options is not None else
-                                                                   ["python", "-m", "train_scripts.lm_demo", *argv])),
+                                                                   ["python", "-m", "train_scripts.demo.lm_demo", *argv])),
                        "skipped_stages": len(stages.skipped), "ran_stages": len(stages.ran),
                        "load": os.getloadavg() if hasattr(os, "getloadavg") else None,
                        # every stage's own wall time, this run's and the resumed ones': what the part costs

@@ -3,7 +3,7 @@
 :data:`ROWS` (each a scheme configuration of the registry), the budget :data:`PRESETS`, the data of the
 comparison (Multi30k slices, the perturbed copies of the test source) and :class:`RowRun`: one row through the
 recipes users run (binarize -> train -> average -> evaluate, the perturbed test sets, the intrinsic metrics) as
-resumable stages (``train_scripts.stages``).
+resumable stages (``train_scripts.demo.stages``).
 """
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ from preprocess.outputs import atomic_output
 from preprocess.spm import SPACE_SYMBOL
 from train_scripts import binarize as binarize_recipe
 from train_scripts import evaluate as evaluate_recipe
+from train_scripts.demo.stages import PipelineError, Runner, Stages, say
 from train_scripts.schemes import make_scheme
-from train_scripts.stages import PipelineError, Runner, Stages, say
 from train_scripts.tools import SHARED_DATA
 from train_scripts.train_log import validation_curve
 
@@ -173,7 +173,7 @@ PRESETS = {name: PRESETS[name] for name in ("cpu", "fast", "gpu")}   # the order
 #: the rows a plain run compares (one per scheme, plus the baseline's own scheme); ``--schemes all`` runs every row
 DEFAULT_ROWS = ("unigram", "unigram_prime", "bite_unigram", "wordmap", "flota")
 PRESET_OPTIONS = [k for k in PRESETS["cpu"] if k not in ("note", "device")]
-#: the help of the preset options that is more than "the preset's value" (train_scripts/presets.py)
+#: the help of the preset options that is more than "the preset's value" (train_scripts/demo/presets.py)
 PRESET_HELP = {"valid_every": "validate and save every N updates",
                "average": "average the last N update checkpoints (ending at the best one with early stopping)",
                "patience": "early stopping after N validations without improvement (-1: off)"}

@@ -1,4 +1,4 @@
-"""The translation report's tables (``train_scripts/report.py``): a row of results.json -> table cells.
+"""The translation report's tables (``train_scripts/demo/report.py``): a row of results.json -> table cells.
 
 Reading a row (its label, a score with its interval and its mark against the baseline row), one table per section
 of the report (quality, robustness, lengths and cost, tokeniser scores, training budget, morph boundaries, the

@@ -1,4 +1,4 @@
-"""The translation report's plots (``train_scripts/report.py``): one PNG per figure, from the rows of results.json.
+"""The translation report's plots (``train_scripts/demo/report.py``): one PNG per figure, from the rows of results.json.
 
 BLEU with confidence intervals, morph boundary precision and F1, source similarity under noise, validation loss
 and sequence lengths, drawn with matplotlib on the Agg backend (files, no display); a plot without data is not
@@ -14,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from train_scripts.report_tables import (  # noqa: E402
+from train_scripts.demo.report_tables import (  # noqa: E402
     NOISE_SETS,
     TEST_SETS,
     baseline_row,

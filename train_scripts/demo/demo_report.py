@@ -1,8 +1,8 @@
 """The demo's one report (``OUTPUT/REPORT.md`` and ``OUTPUT/report.html``): the sections of every part that has
 results, in the parts' order, then the run's versions and commands, rendered once by
-``train_scripts/report_document.py``.
+``train_scripts/demo/report_document.py``.
 
-    python -m train_scripts.demo_report OUTPUT      # rewrite it (and the pretraining part's statistics and own
+    python -m train_scripts.demo.demo_report OUTPUT      # rewrite it (and the pretraining part's statistics and own
                                                     # report) from the results.json files, nothing rerun
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Optional
 
-from train_scripts import report_document as document
+from train_scripts.demo import report_document as document
 
 
 def _results(path: str) -> Optional[dict]:
@@ -26,7 +26,7 @@ def _results(path: str) -> Optional[dict]:
 def write(outdir: str) -> Optional[dict]:
     """Write the report from ``OUTPUT/results.json`` (the translation part) and ``OUTPUT/pretraining/
     results.json`` (the pretraining part), whichever exist; their paths, or None when neither does."""
-    from train_scripts import lm_report, report
+    from train_scripts.demo import lm_report, report
 
     sections, meta = [], {}
     translation = _results(os.path.join(outdir, "results.json"))
@@ -49,8 +49,8 @@ def refresh_pretraining(outdir: str) -> None:
     own REPORT.md and report.html rewritten (after a change of the analysis or report code)."""
     from pathlib import Path
 
-    from train_scripts import lm_report
-    from train_scripts.lm_scheduler import stage_seconds
+    from train_scripts.demo import lm_report
+    from train_scripts.demo.lm_scheduler import stage_seconds
 
     part = os.path.join(outdir, "pretraining")
     results = _results(os.path.join(part, "results.json"))
@@ -66,7 +66,7 @@ def refresh_pretraining(outdir: str) -> None:
 def main(argv=None) -> int:
     from preprocess.common import UserError
 
-    ap = argparse.ArgumentParser(prog="python -m train_scripts.demo_report",
+    ap = argparse.ArgumentParser(prog="python -m train_scripts.demo.demo_report",
                                  description="Rewrite the demo's REPORT.md and report.html (and the pretraining "
                                              "part's own) from the parts' results, nothing rerun")
     ap.add_argument("output", help="the demo's --output folder")
