@@ -176,7 +176,7 @@ def parse_args(argv=None):
     _check_rows(args)
     args.noise_fraction = noise_eval.check_fraction(args.noise_fraction)
     preset = PRESETS[args.preset]
-    apply_preset(args, preset, PRESET_OPTIONS)
+    args.preset_overrides = apply_preset(args, preset, PRESET_OPTIONS)
     args.device = preset["device"]
     args.output = args.output.resolve()
     check_output_folder(args.output, {"--data": args.data})
@@ -358,8 +358,7 @@ def translation_main(argv=None) -> int:
         "summary": summary(args, counts),
         "preset": args.preset, "preset_note": PRESETS[args.preset]["note"],
         "options": {k: getattr(args, k) for k in PRESET_OPTIONS},
-        "preset_overrides": {k: getattr(args, k) for k in PRESET_OPTIONS
-                             if getattr(args, k) != PRESETS[args.preset][k]},
+        "preset_overrides": args.preset_overrides,
         "max_update": args.max_update, "baseline": args.baseline,
         "parallel": {"jobs": min(args.jobs, len(args.schemes)), "threads": args.threads,
                      "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()},

@@ -3,7 +3,7 @@
 option per key and fills in the chosen preset's value where the option is not given.
 
     add_preset_options(parser, PRESETS, KEYS, title="preset values", helps=HELP, flag=lambda k: "--lm-" + ...)
-    overrides = apply_preset(args, PRESETS[name], KEYS, dest=...)   # {key: value given instead of the preset's}
+    overrides = apply_preset(args, PRESETS[name], KEYS)         # {key: value given instead of the preset's}
 
 An option's type is its value's in the first preset (a list: ``nargs="+"`` of its items' type).
 """
