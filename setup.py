@@ -11,7 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONSOLE_SCRIPTS = {
     # preprocessing (fairseq-free)
     "morphtok-encode": "preprocess.encode",              # any scheme, order-preserving, multi-process
-    "morphtok-spm": "preprocess.spm",                    # train SentencePiece / write its fairseq dict.txt
+    "morphtok-spm": "preprocess.models.spm",                    # train SentencePiece / write its fairseq dict.txt
     "morphtok-export": "preprocess.export",              # Hugging Face tokenizer directory (extra: hf)
     # intrinsic metrics
     "morphtok-metrics-morph": "preprocess.evaluate.morph",
@@ -42,14 +42,13 @@ def console_scripts() -> dict:
 
 #: pure-Python modules compiled with Cython where it and a C compiler exist: source -> compiled module (each module
 #: uses its compiled twin only when the twin records the source's current SHA-256)
-COMPILED = {"flota_search.py": "preprocess._flota_search",   # FLOTA's search
-            "hanta_fast.py": "preprocess._hanta_fast",       # exact HanTa tagging (Wordmap, BITE --tagger hanta)
-            "perceptron_fast.py": "preprocess._perceptron_fast"}   # NLTK's perceptron tagging (BITE, default tagger)
+COMPILED = {"preprocess/schemes/flota/search.py": "preprocess.schemes.flota._search",   # FLOTA's search
+            "preprocess/tagging/hanta_fast.py": "preprocess.tagging._hanta_fast",    # exact HanTa tagging (Wordmap, BITE --tagger hanta)
+            "preprocess/tagging/perceptron_fast.py": "preprocess.tagging._perceptron_fast"}   # NLTK's perceptron tagging (BITE, default)
 
 
 def compiled_extensions() -> list:
-    """The modules of COMPILED (FLOTA's search, HanTa's and NLTK's tagging loops: preprocess/flota_search.py,
-    hanta_fast.py, perceptron_fast.py) compiled with Cython (as fairseq compiles its data utilities), each from a copy that records the source's SHA-256
+    """The modules of COMPILED (FLOTA's search, HanTa's and NLTK's tagging loops) compiled with Cython (as fairseq compiles its data utilities), each from a copy that records the source's SHA-256
     so that a stale build is never used.  Optional: without Cython or a C compiler the package installs and runs the
     same code as plain Python."""
     try:
@@ -57,8 +56,8 @@ def compiled_extensions() -> list:
     except ImportError:
         return []
     extensions = []
-    for name, module in COMPILED.items():
-        with open(os.path.join("preprocess", name), "rb") as fh:
+    for source, module in COMPILED.items():
+        with open(source, "rb") as fh:
             text = fh.read()
         copy = os.path.join("build", "cython", *module.split(".")) + ".py"
         os.makedirs(os.path.dirname(copy), exist_ok=True)

@@ -1,4 +1,4 @@
-"""Benchmark BITE: preprocess.bite against a straightforward per-token implementation of the same algorithm.
+"""Benchmark BITE: preprocess.schemes.bite against a straightforward per-token implementation of the same algorithm.
 
     python bench/bite.py [--data ../shared/data/multi30k/train.en.gz] [--lines N] [--pretokenizer moses]
                          [--workers-check]
@@ -68,7 +68,7 @@ def read_lines(path: str, limit: int | None) -> List[str]:
 
 
 def clear_caches(tok) -> None:
-    """Empty every cache of a preprocess.bite tokenizer (the tagger's word tables, BITE's (word, tag) cache)."""
+    """Empty every cache of a preprocess.schemes.bite tokenizer (the tagger's word tables, BITE's (word, tag) cache)."""
     tok.tagger._reset_vocab()
     tok._word_cache.clear()
     tok._inflect_cache.clear()
@@ -77,7 +77,7 @@ def clear_caches(tok) -> None:
 def bench_tokenizer(lines: List[str], pretokenizer: str, repeats: int = 3) -> dict:
     """Best of ``repeats`` runs for each measurement (the machine is shared); our caches are emptied before
     every run, so each run of ours starts cold."""
-    from preprocess.bite import BiteTokenizer
+    from preprocess.schemes.bite import BiteTokenizer
     fast = BiteTokenizer(pretokenizer=pretokenizer, tagger="nltk")
     ref = ReferenceBite()
     words = [fast.pretokenize(l) for l in lines]
@@ -149,7 +149,7 @@ def scale_case(data, tmp: str):
     from sacremoses import MosesTokenizer
     from timing import ScaleCase, timed
 
-    from preprocess.bite import SCHEME, BiteTokenizer
+    from preprocess.schemes.bite import SCHEME, BiteTokenizer
 
     def reference(lines, src, tmp):
         ref, moses = ReferenceBite(), MosesTokenizer(lang="en")
@@ -187,7 +187,7 @@ def main(argv=None) -> int:
     r = bench_tokenizer(lines, args.pretokenizer, args.repeats)
     print(f"data: {args.data} ({r['sentences']} sentences, {r['words']} words), pretokenizer={args.pretokenizer}")
     print("outputs identical to the reference: yes")
-    print("| measure | reference (per token, no cache) | preprocess.bite | speed-up |")
+    print("| measure | reference (per token, no cache) | preprocess.schemes.bite | speed-up |")
     print("|---|---|---|---|")
     print(f"| tag + BITE only | {r['words'] / r['ref_s']:,.0f} words/s | {r['words'] / r['fast_s']:,.0f} words/s "
           f"| {r['ratio_core']:.1f}x |")

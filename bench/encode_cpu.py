@@ -16,7 +16,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script: the checkout
 from preprocess import encode, registry  # noqa: E402
-from preprocess.inputs import read_lines  # noqa: E402
+from preprocess.files.inputs import read_lines  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -1,4 +1,4 @@
-"""FLOTA speed: words/s of preprocess.flota against a straightforward implementation of the same recursion.
+"""FLOTA speed: words/s of preprocess.schemes.flota against a straightforward implementation of the same recursion.
 
     python bench/flota.py [--data ../shared/data] [--k 3] [--inventory bert-base-uncased] [--repeat 1]
 
@@ -9,7 +9,7 @@ The outputs are asserted identical title by title.  Times are CPU seconds of thi
 ``--repeat`` passes; the implementations alternate every 500 titles within a pass, and the speed-up is the
 median over passes of the per-pass ratio.  The library is timed three times: as shipped (with its word cache),
 with the cache disabled (``cache_size=0``), which measures the search alone, and with the cache disabled and the
-search run as plain Python (``preprocess/flota_search.py`` not compiled: a machine without a C compiler).
+search run as plain Python (``preprocess/schemes/flota/search.py`` not compiled: a machine without a C compiler).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run as a script: the checkout
 
-from preprocess.flota import STYLES, FlotaTokenizer, PythonSearchFlotaTokenizer  # noqa: E402
+from preprocess.schemes.flota import STYLES, FlotaTokenizer, PythonSearchFlotaTokenizer  # noqa: E402
 from train_scripts.tools import SHARED_DATA  # noqa: E402
 
 SPLIT = re.compile(r"[\w]+|[^\s\w]")
@@ -107,7 +107,7 @@ def scale_case(data, tmp: str):
     input."""
     from timing import ScaleCase, timed
 
-    from preprocess.flota import SCHEME
+    from preprocess.schemes.flota import SCHEME
 
     vocab = str(data / "flota_vocabs" / "bert-base-uncased.txt")
 
@@ -171,14 +171,14 @@ def main(argv=None) -> int:
         return sorted(p["naive"] / p[name] for p in passes)[len(passes) // 2]
 
     compiled = PythonSearchFlotaTokenizer is not FlotaTokenizer
-    search = "compiled (preprocess._flota_search)" if compiled else "plain Python (not compiled here)"
+    search = "compiled (preprocess.schemes.flota._search)" if compiled else "plain Python (not compiled here)"
     print(f"{len(titles)} ArXiv-L titles, {n_words} words, {args.inventory}, k={args.k}, one core; search: {search}")
     print("| implementation | CPU seconds | words/s | speed-up |")
     print("|---|---|---|---|")
     for name, key in (("straightforward recursion", "naive"),
-                      ("preprocess.flota, cache off, search as plain Python", "python"),
-                      ("preprocess.flota, cache off", "nocache"),
-                      ("preprocess.flota (default, word cache)", "lib")):
+                      ("preprocess.schemes.flota, cache off, search as plain Python", "python"),
+                      ("preprocess.schemes.flota, cache off", "nocache"),
+                      ("preprocess.schemes.flota (default, word cache)", "lib")):
         t = min(p[key] for p in passes)
         print(f"| {name} | {t:.2f} | {n_words / t:,.0f} | {speedup(key):.1f}x |")
     print("outputs identical: yes")

@@ -19,7 +19,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 
 import sentencepiece as spm  # noqa: E402
 
-from preprocess import encode, spaces  # noqa: E402
+from preprocess import encode  # noqa: E402
+from preprocess.schemes import spaces  # noqa: E402
 from train_scripts.tools import SHARED_DATA  # noqa: E402
 
 

@@ -5,7 +5,7 @@ workers, HanTa tagging against HanTa itself, and the vocabulary build against th
 that of the same command on one line) of ``--scheme wordmap`` and of ``--scheme spaces`` with Wordmap's own base
 SentencePiece model, on the same German text (``--encode-lines`` of Multi30k), in interleaved rounds; the ratio is the
 median over rounds (the goal: at least 0.10x, aim 0.25x).  ``tagging``: HanTa's ``tag_sent`` (taglevel 1, as
-Wordmap used it, and 0) against ``preprocess.hanta_fast`` on the same sentences, tags asserted identical.
+Wordmap used it, and 0) against ``preprocess.tagging.hanta_fast`` on the same sentences, tags asserted identical.
 ``learn``: ``binarize --scheme wordmap --learn-only`` (tagging, verbs, vocabulary, base model, encoding the
 training text, dictionary) with ``--workers 1`` and ``2``, wall clock.
 
@@ -37,9 +37,9 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from timing import load, per_core, print_ratios, repeated, report_spaces_cpu  # noqa: E402
 
-from preprocess import wordmap as wm  # noqa: E402
 from preprocess.common import REPO  # noqa: E402
-from preprocess.wordmap import maps, tagging  # noqa: E402
+from preprocess.schemes import wordmap as wm  # noqa: E402
+from preprocess.schemes.wordmap import maps, tagging  # noqa: E402
 from train_scripts.tools import SHARED_DATA  # noqa: E402
 
 SHARED = os.environ.get("SHARED_DATA") or str(SHARED_DATA)
@@ -98,14 +98,14 @@ def bench_encode(corpus: str, lines_n: int, rounds: int, tmp: str, spaces_repeat
 
 
 def bench_tagging(corpus: str, lines_n: int) -> None:
-    from preprocess import hanta_fast
+    from preprocess.tagging import hanta_fast
     sents = [[m.group() for m in tagging._TAG_TOKEN_RE.finditer(line)]
              for line in _head(corpus, lines_n, os.devnull)]
     n = sum(map(len, sents))
     h = hanta_fast.load("morphmodel_ger.pgz").hanta
     fast = hanta_fast.fast_class()("morphmodel_ger.pgz", h)   # its own caches, empty (load()'s may be warm)
     plain = hanta_fast.FastHanta("morphmodel_ger.pgz", h)     # the same, run as plain Python
-    kind = "compiled" if type(fast) is not hanta_fast.FastHanta else "plain Python: preprocess._hanta_fast not built"
+    kind = "compiled" if type(fast) is not hanta_fast.FastHanta else "plain Python: preprocess.tagging._hanta_fast not built"
     print(f"## HanTa tagging ({lines_n} German lines, {n} tokens; CPU time of this process; {load()})")
     rows = []
     for name, fn in (("HanTa tag_sent, taglevel=1 (Wordmap before)", lambda s: h.tag_sent(s, taglevel=1)),
@@ -173,7 +173,7 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--spaces-repeat", type=int, default=8,
                    help="the spaces scheme encodes the lines this many times over (at least a second of CPU)")
-    p.add_argument("--verbs", help="verb list (e.g. from python -m preprocess.wordmap build --verbs-out)")
+    p.add_argument("--verbs", help="verb list (e.g. from python -m preprocess.schemes.wordmap build --verbs-out)")
     p.add_argument("--corpus", default=os.path.join(SHARED, "multi30k", "train.de.gz"))
     p.add_argument("--gold", default=os.path.join(SHARED, "morph_gold", "deu.derivational.v1.tsv"))
     p.add_argument("--min-types", type=int, default=20000)

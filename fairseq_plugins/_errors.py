@@ -13,7 +13,7 @@ import os
 import sys
 
 from preprocess.common import UserError
-from preprocess.taggers import TaggerUnavailable
+from preprocess.tagging import TaggerUnavailable
 
 #: what fairseq leaves in a string option that was never given (omegaconf's MISSING)
 MISSING = "???"

@@ -2,7 +2,7 @@
 
 encode: raw text -> BITE's subword text (``The dogs barked.`` -> ``The dog[NNS] bark[VBD].``: each symbol glued to
 its base, the sentence's own spacing), which a ``--bpe`` (``sentencepiece`` or ``spaces``, with a model from
-``preprocess.bite.train_subword_model``) segments with one piece per symbol; ``--bite-word-format`` gives BITE's
+``preprocess.schemes.bite.train_subword_model``) segments with one piece per symbol; ``--bite-word-format`` gives BITE's
 word form instead (``The dog [NNS] bark [VBD] .``).  decode: after the BPE's decode, re-inflects every base with its
 symbol and restores spacing (both forms), so generated text contains no inflection symbols (fairseq-generate's D-
 lines, fairseq-interactive's output).
@@ -15,13 +15,13 @@ from fairseq.data.encoders import register_tokenizer
 from fairseq.dataclass import FairseqDataclass
 
 from fairseq_plugins._errors import MISSING, user_errors
-from preprocess.bite import BiteOptions, BiteTokenizer, check_subword_model
 from preprocess.options import fairseq_config, options_from
+from preprocess.schemes.bite import BiteOptions, BiteTokenizer, check_subword_model
 
 
 @dataclass
 class BiteTokenizerConfig(fairseq_config(BiteOptions, "BiteOptionsConfig", FairseqDataclass)):
-    """BITE's one declaration of its options (preprocess.bite.BiteOptions), plus the adapter's output form."""
+    """BITE's one declaration of its options (preprocess.schemes.bite.BiteOptions), plus the adapter's output form."""
 
     bite_word_format: bool = field(default=False, metadata={
         "help": "encode to BITE's word form (symbols and punctuation as separate words) instead of the subword "

@@ -1,6 +1,6 @@
 """``--bpe flota``: FLOTA over a pretrained model's vocabulary, for fine-tuning and inference.
 
-    fairseq-preprocess ... --srcdict dict.txt   (dict.txt from preprocess.vocabularies.write_fairseq_dict(vocab, path))
+    fairseq-preprocess ... --srcdict dict.txt   (dict.txt from preprocess.models.vocabularies.write_fairseq_dict(vocab, path))
     fairseq-train ... --bpe flota --flota-vocab vocab.txt --flota-style wordpiece --flota-k 3
 
 Every emitted piece is a token of the vocabulary, so it is in a dictionary written by ``write_fairseq_dict``
@@ -13,11 +13,11 @@ from fairseq.data.encoders import register_bpe
 from fairseq.dataclass import FairseqDataclass
 
 from fairseq_plugins._errors import required_path, user_errors
-from preprocess.fairseq_dict import FAIRSEQ_SPECIALS
-from preprocess.flota import STYLES, FlotaOptions, tokenizer_from_options
+from preprocess.models.fairseq_dict import FAIRSEQ_SPECIALS
 from preprocess.options import fairseq_config, options_from
+from preprocess.schemes.flota import STYLES, FlotaOptions, tokenizer_from_options
 
-#: the adapter's options: FLOTA's one declaration (preprocess.flota.FlotaOptions), --flota-vocab required
+#: the adapter's options: FLOTA's one declaration (preprocess.schemes.flota.FlotaOptions), --flota-vocab required
 FlotaBPEConfig = fairseq_config(FlotaOptions, "FlotaBPEConfig", FairseqDataclass, required=("flota_vocab",))
 
 

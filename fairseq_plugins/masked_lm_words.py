@@ -40,7 +40,7 @@ from fairseq.data.shorten_dataset import maybe_shorten_dataset
 from fairseq.tasks import register_task
 from fairseq.tasks.masked_lm import MaskedLMConfig, MaskedLMTask
 
-from preprocess.spm_model import SPACE_SYMBOL
+from preprocess.models.spm_model import SPACE_SYMBOL
 
 logger = logging.getLogger(__name__)
 

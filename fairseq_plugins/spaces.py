@@ -6,11 +6,11 @@ from fairseq.data.encoders import register_bpe
 from fairseq.dataclass import FairseqDataclass
 
 from fairseq_plugins._errors import required_path, user_errors
+from preprocess.models.spm_model import SPACE_SYMBOL
 from preprocess.options import fairseq_config
-from preprocess.spaces import SpacesEncoder, SpacesOptions
-from preprocess.spm_model import SPACE_SYMBOL
+from preprocess.schemes.spaces import SpacesEncoder, SpacesOptions
 
-#: the adapter's options: the encoder's one declaration (preprocess.spaces.SpacesOptions), --spaces-model required
+#: the adapter's options: the encoder's one declaration (preprocess.schemes.spaces.SpacesOptions), --spaces-model required
 SpacesBPEConfig = fairseq_config(SpacesOptions, "SpacesBPEConfig", FairseqDataclass, required=("spaces_model",))
 
 

@@ -11,12 +11,12 @@ from fairseq.dataclass import FairseqDataclass
 
 from fairseq_plugins._errors import user_errors
 from preprocess.common import UserError
+from preprocess.models.spm_model import SPACE_SYMBOL
 from preprocess.options import fairseq_config, options_from
-from preprocess.spm_model import SPACE_SYMBOL
-from preprocess.wordmap.hooks import WordmapOptions, make_encoder
-from preprocess.wordmap.tokenizer import WordmapTokenizer, decode_line
+from preprocess.schemes.wordmap.hooks import WordmapOptions, make_encoder
+from preprocess.schemes.wordmap.tokenizer import WordmapTokenizer, decode_line
 
-#: the adapter's options: Wordmap's one declaration (preprocess.wordmap.WordmapOptions); all optional (decoding
+#: the adapter's options: Wordmap's one declaration (preprocess.schemes.wordmap.WordmapOptions); all optional (decoding
 #: needs none of them)
 WordmapBPEConfig = fairseq_config(WordmapOptions, "WordmapBPEConfig", FairseqDataclass)
 

@@ -10,7 +10,7 @@ import sys
 import threading
 
 from preprocess.common import UserError
-from preprocess.outputs import write_error
+from preprocess.files.outputs import write_error
 
 
 class Terminated(BaseException):

@@ -1,6 +1,6 @@
 """What every layer shares: the user-error type, the checkout's location, line flattening, file kinds and
-the loading of compiled hot loops.  Reading inputs is :mod:`preprocess.inputs`, the output policy
-:mod:`preprocess.outputs`, a command's entry point (signals, one-line errors) :mod:`preprocess.cli`."""
+the loading of compiled hot loops.  Reading inputs is :mod:`preprocess.files.inputs`, the output policy
+:mod:`preprocess.files.outputs`, a command's entry point (signals, one-line errors) :mod:`preprocess.cli`."""
 from __future__ import annotations
 
 import os

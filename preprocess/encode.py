@@ -38,8 +38,15 @@ from typing import Iterable, Iterator
 from preprocess import registry
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.inputs import PositionalReader, is_stream_input, lines_of, read_lines, require_input, split_lines_file
-from preprocess.outputs import (
+from preprocess.files.inputs import (
+    PositionalReader,
+    is_stream_input,
+    lines_of,
+    read_lines,
+    require_input,
+    split_lines_file,
+)
+from preprocess.files.outputs import (
     atomic_output,
     check_distinct,
     check_output_path,

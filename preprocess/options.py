@@ -1,6 +1,6 @@
 """Options declared once, as dataclass fields, and derived for every layer that needs them.
 
-A scheme declares its options as a dataclass in its ``preprocess/`` module, each field made with :func:`option`
+A scheme declares its options as a dataclass in its ``preprocess/schemes/`` module, each field made with :func:`option`
 (default, help, choices); field names carry the scheme's prefix (``flota_k``), which is the option's one name
 everywhere: ``--flota-k`` on ``preprocess.encode`` (:func:`add_arguments`), on ``morphtok-binarize`` and the recipes
 (``train_scripts.schemes``), in the fairseq adapter's config (:func:`fairseq_config`) and in the decode arguments a

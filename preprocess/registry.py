@@ -1,6 +1,6 @@
 """The scheme registry: one :class:`SchemeDescriptor` per tokenisation scheme, found without a list of names.
 
-Each scheme declares itself once, in its ``preprocess`` module (a module or a package)::
+Each scheme declares itself once, in its module or package under ``preprocess/schemes/``::
 
     SCHEME = SchemeDescriptor(
         name="mine",                                  # the module's name: --scheme mine everywhere
@@ -8,7 +8,7 @@ Each scheme declares itself once, in its ``preprocess`` module (a module or a pa
         make_encoder=make_encoder,                    # options (or a namespace, a fairseq cfg) -> LineEncoder
         files=("mine_model",),                        # options naming files the encoder reads
         fairseq_bpe="mine", adapter="fairseq_plugins.mine",
-        hf_export="preprocess.mine:write_tokenizer_json",
+        hf_export="preprocess.schemes.mine:write_tokenizer_json",
         recipe="train_scripts.schemes.mine:MineScheme",
     )
 
@@ -22,7 +22,7 @@ fairseq, transformers and ``train_scripts``.
 
 **Discovery.**  Where the descriptors are found, without importing anything to list the names:
 
-1. every module or package directly under ``preprocess/`` whose source (a package: its ``__init__.py``) assigns
+1. every module or package directly under ``preprocess/schemes/`` whose source (a package: its ``__init__.py``) assigns
    ``SCHEME = SchemeDescriptor(`` at the start of a line (a package may import it instead, on one line:
    ``from .hooks import SCHEME``);
 2. the modules and packages named in the environment variable ``MORPHTOK_SCHEMES`` (comma-separated, importable
@@ -202,9 +202,9 @@ _registered: dict = {}   # name -> descriptor given to register()
 def _discovered() -> dict:
     key = os.environ.get(ENV, "")
     if _state.get("key") != key or "modules" not in _state:
-        import preprocess
+        import preprocess.schemes
 
-        modules = _scan(preprocess.__path__, "preprocess.")
+        modules = _scan(preprocess.schemes.__path__, "preprocess.schemes.")
         for name, module in {**_from_entry_points(), **_from_env(key)}.items():
             modules.setdefault(name, module)
         _state.clear()

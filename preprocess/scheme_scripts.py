@@ -1,13 +1,13 @@
 """The console scripts of the schemes inside this project, read from their modules' source (nothing is imported).
 
-A scheme's module (``preprocess/<name>.py``, or a package's ``__init__.py``) that has tools of its own lists them
+A scheme's module (``preprocess/schemes/<name>.py``, or a package's ``__init__.py``) that has tools of its own lists them
 in a literal beside its descriptor::
 
     #: this scheme's command-line tools (setup.py reads this literal; nothing is imported)
-    CONSOLE_SCRIPTS = {"morphtok-mine": "preprocess.mine", "morphtok-metrics-mine": "preprocess.evaluate.mine"}
+    CONSOLE_SCRIPTS = {"morphtok-mine": "preprocess.schemes.mine", "morphtok-metrics-mine": "preprocess.evaluate.mine"}
 
 and ``setup.py`` installs them with the project's other tools (its own ``CONSOLE_SCRIPTS``), each as
-``NAME = MODULE:cli``.  The scheme modules are the ones :mod:`preprocess.registry` finds under ``preprocess/`` (a
+``NAME = MODULE:cli``.  The scheme modules are the ones :mod:`preprocess.registry` finds under ``preprocess/schemes/`` (a
 line starting ``SCHEME = SchemeDescriptor(``, or a package's one-line import of ``SCHEME``).
 
 This module imports only the standard library: ``setup.py`` runs it by path (``runpy``) before anything is
@@ -40,8 +40,8 @@ def _literal(tree: ast.Module) -> dict:
 
 
 def scheme_sources(root: str) -> list:
-    """The source files that declare a scheme directly under ``root/preprocess``, sorted by scheme name."""
-    base = os.path.join(root, "preprocess")
+    """The source files that declare a scheme directly under ``root/preprocess/schemes``, sorted by scheme name."""
+    base = os.path.join(root, "preprocess", "schemes")
     out = []
     for entry in sorted(os.listdir(base)):
         path = os.path.join(base, entry, "__init__.py") if os.path.isdir(os.path.join(base, entry)) else \

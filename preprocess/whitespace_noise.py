@@ -1,6 +1,6 @@
 """Whitespace noise (FLOTA paper, section 4 "Robustness") and the per-line generator every seeded perturbation uses.
 
-A tokeniser may import this module (``preprocess.flota``'s ``--noise-p``); the test-set perturbations and their
+A tokeniser may import this module (``preprocess.schemes.flota``'s ``--noise-p``); the test-set perturbations and their
 command line (``preprocess.evaluate.noise``) build on it, so the noise of an encoder and of a perturbed test file
 are one function."""
 from __future__ import annotations

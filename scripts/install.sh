@@ -10,7 +10,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 VENV=${VENV:-$here/.venv}
 PY=${PYTHON:-python3}
-stamp=$VENV/.installed-v4
+stamp=$VENV/.installed-v5   # v5: the compiled modules moved with preprocess/schemes, preprocess/tagging
 
 if [ ! -x "$VENV/bin/python" ]; then
   echo "[install] creating virtualenv $VENV"

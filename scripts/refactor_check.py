@@ -19,7 +19,7 @@ commands run one at a time with one worker each (two encode commands with two, t
 with ``PYTHONPATH=REPO``, the working directory ``REPO``, ``NLTK_DATA=SHARED/nltk_data`` and one torch thread.
 Run it with the project's Python (``.venv/bin/python``): every command runs under the interpreter that runs this
 script (``python -m``, so the checkout's code, not the console scripts, which point at the installed checkout).
-Compiled twins (``preprocess/_*.so``) only change speed; build them in a bare worktree with
+Compiled twins (the ``_*.so`` files of setup.py's COMPILED) only change speed; build them in a bare worktree with
 ``.venv/bin/python setup.py build_ext --inplace``.
 
 Time, on the project's 2-core machine, 1,938 hashes: ``--record`` of the baseline worktree 15 min 9 s and two
@@ -85,7 +85,7 @@ Normalised or left out (and why):
   ``<REPO>``, ``<SHARED>`` and ``<PYTHON>`` in every text file, JSON value and printed command: binarize.json,
   learned.json, classification.json, fairseq's preprocess.log and the dry runs name their folders.
 * SentencePiece ``.model`` files are hashed with their ``trainer_spec.input`` and ``trainer_spec.model_prefix``
-  cleared (the training files' paths and a random temporary folder of ``preprocess.spm.train``); every other byte
+  cleared (the training files' paths and a random temporary folder of ``preprocess.models.spm.train``); every other byte
   of the model is hashed.
 * classification.json's ``key.lm_dict_mtime`` (a file modification time) is replaced by ``<MTIME>``.
 * Everything a trained model gives in the demo run is left out: checkpoints/, eval*/, logs/, valid_curve.json, the

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from preprocess.spaces import SpacesEncoder
-from preprocess.spm import SPACE_SYMBOL
+from preprocess.models.spm import SPACE_SYMBOL
+from preprocess.schemes.spaces import SpacesEncoder
 from tests.conftest import TINY_TRANSFORMER_ARGS, multi30k_slice
 
 N_TRAIN, N_VALID, N_TEST = 300, 20, 11
@@ -74,7 +74,7 @@ def test_binarize_no_spaces_side(run_cli, corpus, tmp_path):
 
 
 def test_binarize_bite_tags_once_and_reuses(run_cli, corpus, tmp_path):
-    from preprocess.bite import INFLECTION_SYMBOLS
+    from preprocess.schemes.bite import INFLECTION_SYMBOLS
 
     out = tmp_path / "b"
     info = _binarize(run_cli, corpus, out, "--scheme", "bite")
@@ -168,8 +168,8 @@ THROWAWAY = '''
 """A fifth scheme, defined outside the package: characters (decoded by joining pieces, as --bpe wordmap does)."""
 from dataclasses import dataclass
 
-from preprocess.inputs import read_lines
-from preprocess.spm import write_dict
+from preprocess.files.inputs import read_lines
+from preprocess.models.spm import write_dict
 from train_scripts.schemes import Scheme, option, register_scheme
 
 
@@ -239,7 +239,7 @@ def test_count_lines_agrees_with_read_lines(tmp_path, data):
     for plain and gzip files: a stray \\r or U+2028 never adds a line."""
     import gzip
 
-    from preprocess.inputs import count_lines, read_lines
+    from preprocess.files.inputs import count_lines, read_lines
     plain, packed = tmp_path / "t.txt", tmp_path / "t.txt.gz"
     plain.write_bytes(data)
     packed.write_bytes(gzip.compress(data))

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from preprocess import bite, bite_text
-from preprocess.bite import (
+from preprocess.common import REPO
+from preprocess.schemes import bite
+from preprocess.schemes.bite import (
     ESCAPE,
     GLUE,
     INFLECTION_SYMBOLS,
@@ -20,7 +21,7 @@ from preprocess.bite import (
     BiteTokenizer,
     default_attached,
 )
-from preprocess.common import REPO
+from preprocess.schemes.bite import text as bite_text
 
 
 def _load_bench():
@@ -110,14 +111,14 @@ def test_whitespace_is_token_for_token_the_published_algorithm(shared_path, ws):
 
 @pytest.mark.parametrize("loop", ["compiled", "numpy"])
 def test_batched_tagger_equals_nltk(shared_path, moses, loop):
-    """Both batch paths (preprocess/perceptron_fast.py compiled; numpy without a C compiler) give NLTK's tags."""
-    from preprocess.perceptron_fast import batch_kernel
-    from preprocess.taggers import NltkTagger
+    """Both batch paths (preprocess/tagging/perceptron_fast.py compiled; numpy without a C compiler) give NLTK's tags."""
+    from preprocess.tagging import NltkTagger
+    from preprocess.tagging.perceptron_fast import batch_kernel
     tagger = NltkTagger()
     if loop == "numpy":
         tagger._kernel = None
     elif batch_kernel() is None:
-        pytest.skip("preprocess._perceptron_fast is not built (setup.py compiles it with Cython)")
+        pytest.skip("preprocess.tagging._perceptron_fast is not built (setup.py compiles it with Cython)")
     assert (tagger._kernel is not None) == (loop == "compiled")
     sents = [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.de.gz"), 300)]  # German: odd input
     sents += [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.en.gz"))]
@@ -135,7 +136,7 @@ def test_batched_tagger_equals_nltk(shared_path, moses, loop):
 def test_batched_tagger_near_ties_take_nltks_order(shared_path, moses):
     """The batch sums the feature rows in another order than NLTK and keeps its best class only when it leads by
     more than the rounding bound; with the bound infinite every open position goes through NLTK's order."""
-    from preprocess.taggers import NltkTagger
+    from preprocess.tagging import NltkTagger
     exact = NltkTagger()
     exact._margin = exact._margin32 = float("inf")
     exact._kernel = None   # (the compiled loop adds in NLTK's order: no bound)
@@ -147,7 +148,7 @@ def test_batched_tagger_near_ties_take_nltks_order(shared_path, moses):
 
 def test_one_sentence_tagging_equals_nltk(shared_path, moses):
     """tag() of one sentence takes the memoised one-by-one path, not the batch: both must be NLTK's tags."""
-    from preprocess.taggers import NltkTagger
+    from preprocess.tagging import NltkTagger
     tagger = NltkTagger()
     sents = [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.de.gz"), 200)]
     sents += [moses.pretokenize(l) for l in _lines(shared_path("multi30k/val.en.gz"))] * 2   # 2nd: memo hits
@@ -176,7 +177,7 @@ def test_plain_sentence_fast_path_equals_sacremoses(shared_path, moses):
     sacremoses' words."""
     from sacremoses import MosesTokenizer
 
-    from preprocess.bite_text import PLAIN_SENTENCE, is_plain_sentence
+    from preprocess.schemes.bite.text import PLAIN_SENTENCE, is_plain_sentence
     ref = MosesTokenizer(lang="en")
     lines = MOSES_EDGE_CASES + [l for name in ("train", "val", "test_2016_flickr")
                                 for l in _lines(shared_path(f"multi30k/{name}.en.gz"))]
@@ -226,7 +227,7 @@ def test_lemmas_are_lemminflects(shared_path):
 def test_universal_table_matches_nltk_mapping(moses):
     from nltk.tag.mapping import map_tag
 
-    from preprocess.taggers import universal
+    from preprocess.tagging import universal
     for tag in moses.tagger._classes:
         assert universal(tag) == map_tag("en-ptb", "universal", tag), tag
 
@@ -332,7 +333,7 @@ def test_bad_input_one_line_per_line(pretok):
 
 
 def test_hanta_tagger_maps_claws_to_ptb():
-    from preprocess.taggers import HantaTagger, c5_to_ptb
+    from preprocess.tagging import HantaTagger, c5_to_ptb
     assert c5_to_ptb("NN2") == "NNS" and c5_to_ptb("VVD") == "VBD" and c5_to_ptb("VBB") == "VBP"
     assert c5_to_ptb("AJS") == "JJS" and c5_to_ptb("VHZ") == "VBZ" and c5_to_ptb("AJ0-NN1") == "JJ"
     tags = HantaTagger().tag("The dogs were running to bigger houses".split())
@@ -364,7 +365,7 @@ def test_hanta_failure_is_counted_and_reported():
 
 
 def test_hanta_needs_no_nltk_data(tmp_path):
-    code = ("from preprocess.bite import BiteTokenizer\n"
+    code = ("from preprocess.schemes.bite import BiteTokenizer\n"
             "b = BiteTokenizer('whitespace', tagger='hanta')\n"
             "t = b.tokenize('The dogs were running')\n"
             "print(' '.join(t)); print(b.detokenize(t))\n")
@@ -377,10 +378,10 @@ def test_hanta_needs_no_nltk_data(tmp_path):
 def test_nltk_tagger_missing_data_is_a_user_error(tmp_path):
     # the package also looks beside the repository (../shared/data/nltk_data) and in the venv: the child process
     # hides those places itself, and the test skips where NLTK's own default folders hold the data
-    code = ("import argparse, os\nimport preprocess.taggers as t\nt._package_data_dirs = lambda: []\n"
+    code = ("import argparse, os\nimport preprocess.tagging as t\nt._package_data_dirs = lambda: []\n"
             "if any(os.path.isdir(os.path.join(d, 'taggers')) for d in t._nltk_data_dirs()):\n"
             "    print('SKIP'); raise SystemExit\n"
-            "from preprocess.bite import make_encoder\nfrom preprocess.common import UserError\n"
+            "from preprocess.schemes.bite import make_encoder\nfrom preprocess.common import UserError\n"
             "try:\n    make_encoder(argparse.Namespace(bite_pretokenizer='moses', bite_tagger='nltk', bite_single_char=False,"
             " subword_model=None))\nexcept UserError as e:\n    print('USERERROR', e)\n")
     env = dict(os.environ, NLTK_DATA=str(tmp_path), PYTHONPATH=str(REPO), HOME=str(tmp_path))
@@ -396,7 +397,7 @@ def test_nltk_model_read_without_nltk_is_nltks_model(moses):
     dictionary, classes, boundary symbols and word normalisation as NLTK's PerceptronTagger."""
     from nltk.tag.perceptron import PerceptronTagger
 
-    from preprocess.taggers import NltkTagger, _load_perceptron
+    from preprocess.tagging import NltkTagger, _load_perceptron
     nltk_tagger = PerceptronTagger()
     weights, tagdict, classes = _load_perceptron()
     assert weights == nltk_tagger.model.weights and tagdict == nltk_tagger.tagdict
@@ -408,7 +409,7 @@ def test_nltk_model_read_without_nltk_is_nltks_model(moses):
 
 
 def test_bite_encoding_does_not_import_nltk(tmp_path, shared_path):
-    code = ("import sys\nfrom preprocess.bite import BiteTokenizer\n"
+    code = ("import sys\nfrom preprocess.schemes.bite import BiteTokenizer\n"
             "print(' '.join(BiteTokenizer('moses', 'nltk').tokenize('The dogs were running.')))\n"
             "print('nltk' in sys.modules)\n")
     env = dict(os.environ, PYTHONPATH=str(REPO))

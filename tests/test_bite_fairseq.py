@@ -1,7 +1,7 @@
 """BITE end to end through the real CLIs on a Multi30k slice.
 
 BITE+SentencePiece on the English *source* (En->De) and on the English *target* (De->En):
-preprocess.encode --scheme bite --training-text -> preprocess.spaces train --user-symbols bite -> BITE+D encode in
+preprocess.encode --scheme bite --training-text -> preprocess.schemes.spaces train --user-symbols bite -> BITE+D encode in
 one pass ->
 fairseq-preprocess -> fairseq-train (a few updates of a tiny transformer) -> fairseq-generate / fairseq-interactive
 with ``--tokenizer bite --bpe sentencepiece``.  Asserts what must hold (line counts, symbols as single pieces,
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from preprocess.bite import (
+from preprocess.schemes.bite import (
     ESCAPE,
     GLUE,
     INFLECTION_SYMBOLS,
@@ -52,7 +52,7 @@ def prepared(tmp_path_factory):
     run_cli(["python", "-m", "preprocess.encode", "--scheme", "bite", "--training-text", "--workers", "2", "--quiet",
              "--inputs", data / "train.en", "--outputs", tmp / "train.text.en"])
     sp = tmp / "sp"
-    run_cli(["python", "-m", "preprocess.spaces", "train", "--input", tmp / "train.text.en", data / "train.de",
+    run_cli(["python", "-m", "preprocess.schemes.spaces", "train", "--input", tmp / "train.text.en", data / "train.de",
              "--model-prefix", sp, "--model-type", "unigram", "--variant", "default", "--vocab-size", "1000",
              "--user-symbols", "bite", "--seed", "1", "--num-threads", "1"])
     for split in ("train", "valid", "test"):
@@ -160,7 +160,7 @@ def test_adapter_composes_with_bpe_spaces(run_cli, prepared, tmp_path):
         bite_file = tmp_path / f"train{int(single)}.text.en"
         b = BiteLineEncoder("moses", "nltk", single, training_text=True)
         bite_file.write_text("\n".join(b.encode_lines(_lines(p["data"] / "train.en"))) + "\n", encoding="utf-8")
-        run_cli(["python", "-m", "preprocess.spaces", "train", "--input", bite_file, "--model-prefix", prime,
+        run_cli(["python", "-m", "preprocess.schemes.spaces", "train", "--input", bite_file, "--model-prefix", prime,
                  "--model-type", "bpe", "--variant", "prime", "--vocab-size", "800", "--seed", "1",
                  "--user-symbols", "bite-single" if single else "bite", "--num-threads", "1"])
         tok = encoders.build_tokenizer(Namespace(tokenizer="bite", bite_pretokenizer="moses", bite_tagger="nltk",

@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from preprocess import bite
-from preprocess.bite import BiteLineEncoder, BiteOptions, BiteTokenizer
 from preprocess.evaluate.bite import round_trip_rate, round_trip_reference
+from preprocess.schemes import bite
+from preprocess.schemes.bite import BiteLineEncoder, BiteOptions, BiteTokenizer
 
 #: Multi30k training sentences the published algorithm changes, and the word it loses in each
 KNOWN = [
@@ -140,7 +140,7 @@ def _small_model(tmp_path_factory, byte_fallback: bool) -> str:
     known sentences (every character of them), with or without byte fallback."""
     import random
 
-    from preprocess.spm import train
+    from preprocess.models.spm import train
     rng = random.Random(5)
     words = "the a man men woman dog cat child street walk play run red big sleep sled swing at on in".split()
     lines = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 10))) + rng.choice([".", "!", ""])
@@ -184,7 +184,7 @@ def test_hugging_face_class_and_export_take_the_option(plain_model, tmp_path):
     assert config["exact"] is True
     tok = MorphtokBiteTokenizer.from_pretrained(str(tmp_path / "hf"))
     assert tok.line_encoder.bite.exact
-    from preprocess.spm import load_model
+    from preprocess.models.spm import load_model
     sp = load_model(plain_model)
     for sentence in sentences:
         ids = tok(sentence, add_special_tokens=False)["input_ids"]
@@ -197,7 +197,7 @@ def test_hugging_face_class_and_export_take_the_option(plain_model, tmp_path):
 
 def _decode_input(data: bytes) -> list[str]:
     """The lines of ``data`` as the encoder reads them with invalid UTF-8 replaced (``read_lines(errors="replace")``)."""
-    from preprocess.inputs import lines_of
+    from preprocess.files.inputs import lines_of
     return list(lines_of(io.BytesIO(data), "<test>", errors="replace"))
 
 
@@ -208,7 +208,7 @@ def exact_encoders(nfkc_model):
 
 
 def _check_exact(enc: BiteLineEncoder, pretok: str, lines: list[str]) -> None:
-    from preprocess.spm import SPACE_SYMBOL
+    from preprocess.models.spm import SPACE_SYMBOL
     encoded = enc.encode_lines(lines)
     assert len(encoded) == len(lines)
     for line, e in zip(lines, encoded):

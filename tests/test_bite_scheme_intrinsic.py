@@ -1,12 +1,12 @@
 """The BITE recipe scheme's intrinsic metrics use the scheme's own tagger and pretokeniser (a ``--bite-tagger
 hanta`` row reported coverage computed with NLTK and Moses) and report the round trip of both modes."""
-from preprocess.bite import BiteOptions
+from preprocess.schemes.bite import BiteOptions
 from train_scripts.schemes import make_scheme
 
 
 def test_intrinsic_uses_the_schemes_tagger_and_reports_round_trips(tmp_path, monkeypatch):
-    from preprocess import spm
     from preprocess.evaluate import bite as bite_eval
+    from preprocess.models import spm
 
     calls = {}
 
@@ -27,7 +27,7 @@ def test_intrinsic_uses_the_schemes_tagger_and_reports_round_trips(tmp_path, mon
                          ("en", "de"), str(tmp_path))
     raw = {"train.en": ["He walks ."], "train.de": ["Er geht ."], "test.en": ["She sleeps .", "Dogs run ."]}
     out = scheme.intrinsic(raw, None)
-    # the scheme's BITE options, passed whole (preprocess.bite.BiteOptions)
+    # the scheme's BITE options, passed whole (preprocess.schemes.bite.BiteOptions)
     for name in ("coverage", "lengths", "round_trip"):
         args, kwargs = calls[name]
         (options,) = [a for a in (*args, *kwargs.values()) if isinstance(a, BiteOptions)]

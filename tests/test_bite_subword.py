@@ -8,8 +8,9 @@ import unicodedata
 
 import pytest
 
-from preprocess import bite
-from preprocess.bite import (
+from preprocess.models.spm import SPACE_SYMBOL
+from preprocess.schemes import bite
+from preprocess.schemes.bite import (
     ESCAPE,
     GLUE,
     SINGLE_CHAR_SYMBOLS,
@@ -20,7 +21,6 @@ from preprocess.bite import (
     train_subword_model,
     training_text,
 )
-from preprocess.spm import SPACE_SYMBOL
 
 SENTENCES = [
     "The dogs were barking at the Americans' houses.",
@@ -52,7 +52,7 @@ def moses():
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     """BITE+D models (unigram and BPE, 1,000 pieces) and D models on the first 3,000 Multi30k train lines."""
-    from preprocess.spm import train
+    from preprocess.models.spm import train
     from tests.conftest import require_shared
     tmp = tmp_path_factory.mktemp("bite_subword")
     lines = _lines(require_shared("multi30k/train.en.gz"), 3000)
@@ -170,7 +170,7 @@ def test_fewer_tokens_than_the_word_form(models, moses, shared_path, tmp_path):
     """The issue's measurement in small: SentencePiece on the word form spends a lone ▁ on each symbol."""
     import sentencepiece as spm
 
-    from preprocess.spm import train
+    from preprocess.models.spm import train
     lines = _lines(shared_path("multi30k/val.en.gz"), 300)
     src = _lines(shared_path("multi30k/train.en.gz"), 3000)
     (tmp_path / "w.txt").write_text("\n".join(moses.encode_lines(src)) + "\n", encoding="utf-8")
@@ -241,7 +241,7 @@ def test_acceptance_on_the_demo_setting(tmp_path, moses, shared_path):
     """The issue's acceptance, in the demo's setting: joint Unigram 4,000 on the first 10,000 train lines (BITE
     English + German), English side of the first 500 lines of test 2016."""
     from preprocess.evaluate.bite import sequence_lengths
-    from preprocess.spm import train
+    from preprocess.models.spm import train
     en = _lines(shared_path("multi30k/train.en.gz"), 10000)
     de = _lines(shared_path("multi30k/train.de.gz"), 10000)
     test = _lines(shared_path("multi30k/test_2016_flickr.en.gz"), 500)
@@ -278,7 +278,7 @@ def nfkc_model(tmp_path_factory):
     character comes back), trained here on generated text (no shared data needed)."""
     import random
 
-    from preprocess.spm import train
+    from preprocess.models.spm import train
     rng = random.Random(3)
     words = "the a man woman dog cat child street walk play run red big small at on in with near".split()
     lines = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 10))) + rng.choice([".", "!", ""])
@@ -297,7 +297,7 @@ def test_property_bite_plus_sentencepiece_round_trips_hostile_text(nfkc_model, p
     from hypothesis import given, settings
     from test_bite import hostile_bite, hostile_text, round_trip_input
 
-    from preprocess.spm import load_model
+    from preprocess.models.spm import load_model
 
     sp = load_model(nfkc_model)
     b = hostile_bite(pretok)

@@ -145,7 +145,7 @@ def test_a_wrong_path_is_found(tmp_path):
     text = ("Run `bash train_scripts/prepare_wmt14_en_de.sh --out work/wmt`, then train_scripts/nothing.py; "
             "`python -m preprocess.nothing`, `pretrain_roberta.sh`, `gone.sh`, [a](../train_scripts/none.py), "
             "train_scripts/{binarize,gone}.py, tests/test_*_paper.py, https://example.org/train_scripts/x.py, "
-            "`ckpt/x/train.log`, `preprocess/<name>.py`, `bench/results/DATE-make-bench.md`.\n")
+            "`ckpt/x/train.log`, `preprocess/schemes/<name>.py`, `bench/results/DATE-make-bench.md`.\n")
     assert missing_in(page, text) == ["train_scripts/nothing.py", "train_scripts/{binarize,gone}.py",
                                       "preprocess.nothing", "gone.sh", "../train_scripts/none.py"]
 

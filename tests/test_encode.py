@@ -17,9 +17,9 @@ import pytest
 
 from preprocess import registry
 from preprocess.common import UserError
-from preprocess.inputs import split_lines_file
-from preprocess.outputs import atomic_output
-from preprocess.spaces import SpacesEncoder
+from preprocess.files.inputs import split_lines_file
+from preprocess.files.outputs import atomic_output
+from preprocess.schemes.spaces import SpacesEncoder
 from tests.conftest import REPO, cli_env
 
 
@@ -37,7 +37,7 @@ def _flota_options(shared_path, tmp_path: Path) -> list[str]:
 
 
 def _wordmap_options(shared_path, tmp_path: Path) -> list[str]:
-    from preprocess.wordmap import WordmapVocabulary
+    from preprocess.schemes.wordmap import WordmapVocabulary
     vocab = tmp_path / "wordmap.vocab"
     WordmapVocabulary({"en": 9, "t": 7, "st": 4, "ge": 5, "an": 3},
                       {"spiel": 3, "schau": 2, "lauf": 2, "steh": 2, "sitz": 2, "fahr": 1}).save(str(vocab))
@@ -481,8 +481,8 @@ def test_input_changed_during_the_run_is_an_error_not_a_mixed_output(action, wor
 def test_workers_read_the_parents_descriptor_not_the_name(tmp_path, monkeypatch):
     """Workers never open the input by name (the parent's open file is shared): renaming it away mid-run still
     gives the whole input, and then the run says it was replaced."""
-    from preprocess import inputs
     from preprocess.encode import FileEncoder, file_options
+    from preprocess.files import inputs
     src = tmp_path / "in.txt"
     src.write_text("a dog sleeps\n" * 20_000, encoding="utf-8")
     opened = []

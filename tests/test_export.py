@@ -15,9 +15,11 @@ import pytest
 pytest.importorskip("tokenizers", reason="the hf extra (pip install .[hf]) is not installed")
 pytest.importorskip("transformers", reason="the hf extra (pip install .[hf]) is not installed")
 
-from preprocess import export, flota, spm, vocabularies  # noqa: E402
+from preprocess import export  # noqa: E402
 from preprocess.common import UserError  # noqa: E402
-from preprocess.spaces import SpacesEncoder  # noqa: E402
+from preprocess.models import spm, vocabularies  # noqa: E402
+from preprocess.schemes import flota  # noqa: E402
+from preprocess.schemes.spaces import SpacesEncoder  # noqa: E402
 from tests.conftest import cli_env, require_shared  # noqa: E402
 from tests.hf_fixtures import (  # noqa: E402,F401
     bite_scheme,
@@ -279,7 +281,7 @@ def test_wordmap_export_needs_its_dictionary(wordmap_scheme, tmp_path):
 def test_sentencepiece_with_user_symbols_equals_project(bite_scheme, tmp_path):
     """A plain SentencePiece model with user-defined symbols (BITE's subword model: [NNS] ..., ⧵, ⁀, ␣) as a
     tokenizer.json: the symbols are added tokens, glued to a word or at a word start as SentencePiece puts them."""
-    from preprocess.bite import BiteTokenizer
+    from preprocess.schemes.bite import BiteTokenizer
     model = bite_scheme.model
     out = _export(["--scheme", "sentencepiece", "--model", model], tmp_path / "hf")
     bite = BiteTokenizer("moses", "nltk")
@@ -294,8 +296,8 @@ def test_sentencepiece_with_user_symbols_equals_project(bite_scheme, tmp_path):
 def test_flota_class_keeps_one_options_object_from_saved_keywords(tmp_path):
     """from_pretrained passes the flota_* keywords of tokenizer_config.json: they become the options object, the
     same as one given directly, and are saved under the same keys (directories saved earlier keep loading)."""
-    from preprocess.flota import FlotaOptions
     from preprocess.hf_tokenizers import MorphtokFlotaTokenizer
+    from preprocess.schemes.flota import FlotaOptions
 
     vocab, dict_txt = tmp_path / "v.txt", tmp_path / "dict.txt"
     vocab.write_text("the\ndog\n##s\n")

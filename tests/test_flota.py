@@ -12,10 +12,16 @@ import warnings
 
 import pytest
 
-from preprocess import flota_search
 from preprocess.common import UserError
-from preprocess.flota import FlotaEncoder, FlotaTokenizer, PythonSearchFlotaTokenizer, detokenize
-from preprocess.vocabularies import from_byte_level, load_vocab, to_byte_level, wordpiece_segment, write_fairseq_dict
+from preprocess.models.vocabularies import (
+    from_byte_level,
+    load_vocab,
+    to_byte_level,
+    wordpiece_segment,
+    write_fairseq_dict,
+)
+from preprocess.schemes.flota import FlotaEncoder, FlotaTokenizer, PythonSearchFlotaTokenizer, detokenize
+from preprocess.schemes.flota import search as flota_search
 from preprocess.whitespace_noise import inject_whitespace_noise, line_rng
 
 INVENTORIES = [("bert-base-uncased", "wordpiece"), ("gpt2", "gpt2"), ("xlnet-base-cased", "sentencepiece")]
@@ -268,13 +274,13 @@ def test_equivalence_on_random_words_with_hyphen_tokens(tokenizer_class):
 # --- the compiled search ---------------------------------------------------------------------------------------
 
 def test_search_is_compiled_where_cython_and_a_compiler_exist():
-    """`make install` compiles preprocess/flota_search.py with Cython; only a machine without either runs it as
+    """`make install` compiles preprocess/schemes/flota/search.py with Cython; only a machine without either runs it as
     plain Python (then this skips, and says why)."""
     pytest.importorskip("Cython", reason="Cython not installed: FLOTA's search runs as plain Python")
     if not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("no C compiler: FLOTA's search runs as plain Python")
     assert flota_search.search_class() is not flota_search.FlotaSearch, \
-        "preprocess._flota_search is missing or stale: run `make install`"
+        "preprocess.schemes.flota._search is missing or stale: run `make install`"
     assert PythonSearchFlotaTokenizer is not FlotaTokenizer
     assert FlotaTokenizer.flota_pieces is not PythonSearchFlotaTokenizer.flota_pieces
 
@@ -299,21 +305,24 @@ def test_compiled_search_equals_python_search(shared_path, name, style):
 
 
 def test_stale_compiled_search_is_not_used(monkeypatch):
-    """A compiled module built from an older flota_search.py is reported and not used; preprocess.flota then
+    """A compiled module built from an older flota_search.py is reported and not used; preprocess.schemes.flota then
     runs the search as plain Python (as on a machine without a compiler)."""
-    pytest.importorskip("preprocess._flota_search", reason="the search is not compiled here")
+    pytest.importorskip("preprocess.schemes.flota._search", reason="the search is not compiled here")
     monkeypatch.setattr(flota_search, "_source_digest", lambda: "0" * 64)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert flota_search.search_class() is flota_search.FlotaSearch
-    assert any("older preprocess/flota_search.py" in str(w.message) for w in caught)
+    assert any("older preprocess/schemes/flota/search.py" in str(w.message) for w in caught)
     script = """if True:
-        import warnings
-        from preprocess import flota_search
-        flota_search._source_digest = lambda: "0" * 64
-        with warnings.catch_warnings(record=True):
+        import sys, types, warnings
+        stale = types.ModuleType("preprocess.schemes.flota._search")   # a build of an older search.py
+        stale.SOURCE_SHA256, stale.__file__ = "0" * 64, "_search.so"
+        sys.modules[stale.__name__] = stale
+        with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            from preprocess import flota
+            from preprocess.schemes import flota
+            from preprocess.schemes.flota import search as flota_search
+        assert any("older preprocess/schemes/flota/search.py" in str(w.message) for w in caught)
         assert flota.PythonSearchFlotaTokenizer is flota.FlotaTokenizer
         assert flota.FlotaTokenizer.__bases__ == (flota_search.FlotaSearch,)
         print(flota.FlotaTokenizer(["un", "##happi", "##ness", "##x"], "wordpiece").tokenize("unhappinessx"))
@@ -329,8 +338,9 @@ def test_search_runs_without_cython_or_a_build():
     script = """if True:
         import sys
         sys.modules["cython"] = None                      # import cython -> ImportError
-        sys.modules["preprocess._flota_search"] = None    # no compiled module
-        from preprocess import flota, flota_search
+        sys.modules["preprocess.schemes.flota._search"] = None    # no compiled module
+        from preprocess.schemes import flota
+        from preprocess.schemes.flota import search as flota_search
         assert flota_search.cython is None and flota.FlotaTokenizer.__bases__ == (flota_search.FlotaSearch,)
         tok = flota.FlotaTokenizer(["un", "##happi", "##ness", "##x", "a", "##b"], "wordpiece", k=3)
         print(tok.tokenize("unhappinessx a-b"))

@@ -8,8 +8,8 @@ import pytest
 
 pytest.importorskip("fairseq")
 
-from preprocess.flota import FlotaTokenizer  # noqa: E402
-from preprocess.vocabularies import write_fairseq_dict  # noqa: E402
+from preprocess.models.vocabularies import write_fairseq_dict  # noqa: E402
+from preprocess.schemes.flota import FlotaTokenizer  # noqa: E402
 
 INVENTORIES = [("bert-base-uncased", "wordpiece"), ("gpt2", "gpt2"), ("xlnet-base-cased", "sentencepiece")]
 ODD = ["", "   ", "a" * 10_000, "naïve café e\u0301 日本語 العربية 🙂", "\x00\x7f zzqx_-_ q_-", "self-seeded laser"]
@@ -103,7 +103,7 @@ def test_fairseq_preprocess_on_flota_text(tmp_path, shared_path, run_cli):
 def test_dict_cli(tmp_path, shared_path, run_cli):
     from fairseq.data import Dictionary
     out = tmp_path / "dict.txt"
-    run_cli(["python", "-m", "preprocess.flota", "dict", "--vocab", shared_path("flota_vocabs/xlnet-base-cased.txt"),
+    run_cli(["python", "-m", "preprocess.schemes.flota", "dict", "--vocab", shared_path("flota_vocabs/xlnet-base-cased.txt"),
              "--output", out])
     d = Dictionary.load(str(out))
     # xlnet has <s>, </s>, <unk>, <pad> of its own: fairseq's reserved ones take their place

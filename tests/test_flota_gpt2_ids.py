@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from preprocess.common import UserError
-from preprocess.flota import Gpt2IdFlota
-from preprocess.vocabularies import BYTE_TO_CHAR, is_gpt2_id_dict
+from preprocess.models.vocabularies import BYTE_TO_CHAR, is_gpt2_id_dict
+from preprocess.schemes.flota import Gpt2IdFlota
 
 G = "\u0120"  # GPT-2's mark of a preceding space
 WORDS = ["the", "cat", "sat", "on", "mat", "dog", "play", "run", "walk", "red", "blue", "house", "garden"]

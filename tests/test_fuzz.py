@@ -135,7 +135,7 @@ def test_cli_keeps_every_line(scheme, hostile_file, shared_path, tmp_path):
         assert all(p in vocab for line in got for p in line.split())
     elif scheme == "wordmap":
         from preprocess.common import flatten_line
-        from preprocess.wordmap import decode_line
+        from preprocess.schemes.wordmap import decode_line
         # lossless up to whitespace; a literal ▁ is read as a space (it is SentencePiece's space)
         assert [" ".join(decode_line(g).split()) for g in got] == \
             [" ".join(flatten_line(line).replace("\u2581", " ").split()) for line in lines]
@@ -145,7 +145,7 @@ def test_cli_keeps_every_line(scheme, hostile_file, shared_path, tmp_path):
 
 def check_spaces_exact(lines, got, shared_path):
     from preprocess.common import flatten_line
-    from preprocess.spaces import SpacesEncoder
+    from preprocess.schemes.spaces import SpacesEncoder
     enc = SpacesEncoder(str(shared_path("space_models/unigram_prime.model")))
     sp = enc.sp
     exact = 0
@@ -162,8 +162,8 @@ def check_spaces_exact(lines, got, shared_path):
 def check_bite_exact(lines, got):
     """Lines whose every inflected word re-inflects to itself (out of context) decode to the input, with the
     documented normalisation: line breaks and the C0 characters Moses deletes become spaces, spaces collapse."""
-    from preprocess.bite import MOSES_DELETED, BiteTokenizer
     from preprocess.common import flatten_line
+    from preprocess.schemes.bite import MOSES_DELETED, BiteTokenizer
     bite = BiteTokenizer("moses", "nltk")
     table = str.maketrans({c: " " for c in MOSES_DELETED})
     exact = 0
@@ -180,7 +180,7 @@ def check_bite_exact(lines, got):
 
 
 def test_moses_never_merges_words_around_control_characters():
-    from preprocess.bite import BiteTokenizer
+    from preprocess.schemes.bite import BiteTokenizer
     bite = BiteTokenizer("moses", "nltk")
     assert bite.tokenize("x\x00y z") == ["x", "y", "z"]
     assert bite.tokenize("The dog\x01barked\x1b.") == ["The", "dog", "bark", "[VBD]", "\u2423."]
@@ -234,7 +234,7 @@ def test_bad_files_are_one_line_errors(shared_path, tmp_path):
     empty = tmp_path / "empty.txt"
     empty.write_text("")
     header_only = tmp_path / "header.vocab"
-    from preprocess.wordmap import WordmapVocabulary
+    from preprocess.schemes.wordmap import WordmapVocabulary
     header_only.write_text(WordmapVocabulary.HEADER + "\n", encoding="utf-8")
     good = tmp_path / "in.txt"
     good.write_text("A man sleeps.\n", encoding="utf-8")
@@ -315,9 +315,9 @@ def test_adapter_option_errors_are_one_line(shared_path, tmp_path, monkeypatch, 
 
 
 def test_bite_tokenizer_accepts_a_model_with_the_symbols(tmp_path):
-    from preprocess.bite import check_subword_model
     from preprocess.common import UserError
-    from preprocess.spm import named_user_symbols, train
+    from preprocess.models.spm import named_user_symbols, train
+    from preprocess.schemes.bite import check_subword_model
     corpus = tmp_path / "c.txt"
     corpus.write_text("The dog [NNS] bark [VBD] .\nA man walk [VBZ] home .\n" * 200, encoding="utf-8")
     soft = {"hard_vocab_limit": False}
@@ -350,13 +350,13 @@ def _token(n: int, seed: int) -> str:
                                   "bite-hanta-whitespace", "wordmap-hanta"])
 def test_long_token_time_grows_linearly(path, shared_path, tmp_path):
     if path.startswith("bite"):
-        from preprocess.bite import BiteTokenizer
+        from preprocess.schemes.bite import BiteTokenizer
         _, tagger, pretok = path.split("-")
         bite = BiteTokenizer(pretok, tagger)
         bite.tokenize("The dogs were barking .")
         fn = lambda token: bite.tokenize(f"The dogs {token} were barking .")   # noqa: E731
     else:
-        from preprocess.wordmap import WordmapTokenizer
+        from preprocess.schemes.wordmap import WordmapTokenizer
         opts = scheme_options("wordmap", shared_path, tmp_path)
         wm = WordmapTokenizer(opts[1], opts[3])
         wm.encode_line("Die Hunde bellen laut .")
@@ -421,8 +421,8 @@ def _encode_or_user_error(encoder, lines):
 
 
 def _bite_lossless(line: str, encoded: str) -> None:
-    from preprocess.bite import MOSES_DELETED, BiteTokenizer
     from preprocess.common import flatten_line
+    from preprocess.schemes.bite import MOSES_DELETED, BiteTokenizer
     global _BITE
     try:
         bite = _BITE
@@ -445,7 +445,7 @@ def _check_lossless(scheme: str, encoder, line: str, encoded: str) -> None:
         expected = sp.normalize(flatten_line(line)).replace("\u2581", " ")
         assert encoder.decode(encoded) == (expected[1:] if expected.startswith(" ") else expected), line
     elif scheme == "wordmap":
-        from preprocess.wordmap import decode_line
+        from preprocess.schemes.wordmap import decode_line
         assert " ".join(decode_line(encoded).split()) == \
             " ".join(flatten_line(line).replace("\u2581", " ").split()), line
     elif scheme == "bite":

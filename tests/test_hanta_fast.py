@@ -1,4 +1,4 @@
-"""preprocess.hanta_fast gives exactly HanTa's own ``tag_sent`` tags (German and English models)."""
+"""preprocess.tagging.hanta_fast gives exactly HanTa's own ``tag_sent`` tags (German and English models)."""
 from __future__ import annotations
 
 import gzip
@@ -12,18 +12,18 @@ import pytest
 
 pytest.importorskip("HanTa")
 
-from preprocess import hanta_fast as hf
-from preprocess.wordmap.tagging import _TAG_TOKEN_RE
+from preprocess.schemes.wordmap.tagging import _TAG_TOKEN_RE
+from preprocess.tagging import hanta_fast as hf
 
 
 def _tagger(model: str, kind: str):
-    """``kind`` "compiled": the tagger load() gives (preprocess._hanta_fast where built); "python": this module's
+    """``kind`` "compiled": the tagger load() gives (preprocess.tagging._hanta_fast where built); "python": this module's
     FastHanta run as plain Python.  Every exactness test runs on both."""
     loaded = hf.load(model)
     if kind == "python":
         return hf.FastHanta(model, loaded.hanta)
     if hf.fast_class() is hf.FastHanta:
-        pytest.skip("preprocess._hanta_fast is not built here (see test_tagging_is_compiled_where_cython_and_cc_exist)")
+        pytest.skip("preprocess.tagging._hanta_fast is not built here (see test_tagging_is_compiled_where_cython_and_cc_exist)")
     return loaded
 
 
@@ -63,25 +63,25 @@ def test_load_gives_the_fast_tagger_with_the_installed_hanta():
 
 
 def test_tagging_is_compiled_where_cython_and_cc_exist():
-    """`make install` compiles preprocess/hanta_fast.py with Cython; only a machine without either runs it as plain
+    """`make install` compiles preprocess/tagging/hanta_fast.py with Cython; only a machine without either runs it as plain
     Python (then this skips, and says why)."""
     pytest.importorskip("Cython", reason="Cython not installed: HanTa tagging runs as plain Python")
     if not (shutil.which("cc") or shutil.which("gcc")):
         pytest.skip("no C compiler: HanTa tagging runs as plain Python")
-    assert hf.fast_class() is not hf.FastHanta, "preprocess._hanta_fast is missing or stale: run `make install`"
-    assert type(hf.load("morphmodel_ger.pgz")).__module__ == "preprocess._hanta_fast"
+    assert hf.fast_class() is not hf.FastHanta, "preprocess.tagging._hanta_fast is missing or stale: run `make install`"
+    assert type(hf.load("morphmodel_ger.pgz")).__module__ == "preprocess.tagging._hanta_fast"
 
 
 def test_stale_compiled_tagging_is_not_used(monkeypatch):
     """A compiled module built from an older hanta_fast.py is reported and not used (plain Python instead)."""
-    pytest.importorskip("preprocess._hanta_fast", reason="HanTa tagging is not compiled here")
+    pytest.importorskip("preprocess.tagging._hanta_fast", reason="HanTa tagging is not compiled here")
     monkeypatch.setattr(hf, "_source_digest", lambda: "0" * 64)
     hf.fast_class.cache_clear()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             assert hf.fast_class() is hf.FastHanta
-        assert any("older preprocess/hanta_fast.py" in str(w.message) for w in caught)
+        assert any("older preprocess/tagging/hanta_fast.py" in str(w.message) for w in caught)
     finally:
         hf.fast_class.cache_clear()
 

@@ -50,16 +50,16 @@ def translation(request, raw, tmp_path_factory):
 def _decoder(scheme, info):
     """The scheme's own decoder for target pieces, independent of fairseq's hub plumbing."""
     if scheme == "spaces":
-        from preprocess.spaces import SpacesEncoder
+        from preprocess.schemes.spaces import SpacesEncoder
 
         return SpacesEncoder(hub_kwargs(info["source_args"])["spaces_model"], "keep").decode
     if scheme == "bite":
-        from preprocess.bite import BiteTokenizer
+        from preprocess.schemes.bite import BiteTokenizer
 
         sp = spm.SentencePieceProcessor(model_file=hub_kwargs(info["source_args"])["sentencepiece_model"])
         bite = BiteTokenizer("moses")
         return lambda pieces: bite.detokenize(sp.decode(pieces.split()).split())
-    from preprocess.wordmap import decode_line
+    from preprocess.schemes.wordmap import decode_line
 
     return decode_line
 
@@ -89,7 +89,7 @@ def roberta(raw, tmp_path_factory):
     """A tiny RoBERTa (binarize --lm spaces, pretrain_roberta.sh --tiny) and two fine-tuned classifiers on a
     Superbizarre slice: one on its own encoding, one on FLOTA over its vocabulary; each with the predictions of
     classification_data.score on the binarised test set."""
-    from preprocess.flota import FlotaOptions
+    from preprocess.schemes.flota import FlotaOptions
     from tests.conftest import require_shared
     from train_scripts.binarize import binarize
     from train_scripts.classification_data import arch_args, prepare, score
@@ -129,7 +129,7 @@ def _roberta_kwargs(lm, work=None):
 def test_fill_mask_spaces(roberta):
     from fairseq.models.roberta import RobertaModel
 
-    from preprocess.spaces import SpacesEncoder
+    from preprocess.schemes.spaces import SpacesEncoder
 
     lm, pre, _, _ = roberta
     info = json.loads((lm / "binarize.json").read_text())

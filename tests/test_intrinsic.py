@@ -17,7 +17,7 @@ pytest.importorskip("transformers", reason="the hf extra (pip install .[hf]) is 
 from preprocess import export  # noqa: E402
 from preprocess.common import UserError  # noqa: E402
 from preprocess.evaluate import intrinsic, morph  # noqa: E402
-from preprocess.spaces import SpacesEncoder  # noqa: E402
+from preprocess.schemes.spaces import SpacesEncoder  # noqa: E402
 from tests.conftest import require_shared, run_command  # noqa: E402
 from tests.hf_fixtures import bite_scheme, shared_lines, wordmap_scheme  # noqa: E402,F401
 

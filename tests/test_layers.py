@@ -54,10 +54,10 @@ def forbidden(module: str, imported: str) -> bool:
 
 
 def test_the_rules_catch_an_upward_import():
-    assert forbidden("preprocess.flota", "preprocess.evaluate.noise")
-    assert forbidden("preprocess.spm", "fairseq.data")
+    assert forbidden("preprocess.schemes.flota", "preprocess.evaluate.noise")
+    assert forbidden("preprocess.models.spm", "fairseq.data")
     assert forbidden("fairseq_plugins.bite", "train_scripts.schemes")
-    assert not forbidden("preprocess.evaluate.bite", "preprocess.bite")
+    assert not forbidden("preprocess.evaluate.bite", "preprocess.schemes.bite")
     assert not forbidden("train_scripts.binarize", "fairseq_plugins")
 
 
@@ -101,9 +101,9 @@ def _private_imports(path: Path) -> list:
 
 def test_the_private_import_rule_catches_one(tmp_path):
     path = tmp_path / "m.py"
-    path.write_text("from preprocess.bite_text import _x, public\nfrom os import _exit\nfrom timing import _y\n",
+    path.write_text("from preprocess.schemes.bite.text import _x, public\nfrom os import _exit\nfrom timing import _y\n",
                     encoding="utf-8")
-    assert _private_imports(path) == ["preprocess.bite_text._x", "timing._y"]
+    assert _private_imports(path) == ["preprocess.schemes.bite.text._x", "timing._y"]
 
 
 def test_no_module_imports_another_modules_private_name():

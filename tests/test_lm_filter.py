@@ -2,7 +2,7 @@
 import pytest
 
 from preprocess.common import UserError
-from preprocess.spaces import SpacesEncoder
+from preprocess.schemes.spaces import SpacesEncoder
 from train_scripts.lm_filter import filter_lines, main
 
 

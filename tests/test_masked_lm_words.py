@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from preprocess.spm import SPACE_SYMBOL
+from preprocess.models.spm import SPACE_SYMBOL
 from tests.conftest import REPO, multi30k_slice
 
 # (SentencePiece algorithm, variant, spaces): BPE, BPE', BPE' no spaces, Unigram', Unigram' no spaces

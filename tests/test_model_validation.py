@@ -18,8 +18,8 @@ import pytest
 from conftest import REPO, cli_env, require_shared
 from preprocess import registry
 from preprocess.common import UserError
-from preprocess.spm import load_model, train
-from preprocess.spm_model import _varint
+from preprocess.models.spm import load_model, train
+from preprocess.models.spm_model import _varint
 
 WORDS = ("the dog dogs cat cats walk walked walking run runs ran man men woman women child children play played "
          "street streets red blue green small big happy over under near a an two three on in at with").split()
@@ -151,7 +151,7 @@ def cut_model(small_model, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def wordmap_vocab(tmp_path_factory):
-    from preprocess.wordmap import WordmapVocabulary
+    from preprocess.schemes.wordmap import WordmapVocabulary
     path = tmp_path_factory.mktemp("wm") / "wordmap.vocab"
     WordmapVocabulary({"en": 40, "t": 30, "st": 20}, {"spiel": 12, "mach": 10, "geh": 9}).save(str(path))
     return path
@@ -173,8 +173,8 @@ def test_encode_refuses_a_cut_model(scheme, cut_model, wordmap_vocab, tmp_path):
 
 
 def test_dict_commands_refuse_a_cut_model(cut_model, tmp_path):
-    one_line(run("preprocess.spm", "dict", "--model", cut_model, "--output", tmp_path / "a.txt"), cut_model)
-    one_line(run("preprocess.flota", "dict", "--vocab", cut_model, "--output", tmp_path / "b.txt"), cut_model)
+    one_line(run("preprocess.models.spm", "dict", "--model", cut_model, "--output", tmp_path / "a.txt"), cut_model)
+    one_line(run("preprocess.schemes.flota", "dict", "--vocab", cut_model, "--output", tmp_path / "b.txt"), cut_model)
     assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
 
 
@@ -189,7 +189,7 @@ def _cuts_inside_lines(data: bytes, n: int = 80) -> list:
 
 @pytest.mark.parametrize("kind", ["list", "fairseq", "spm-vocab", "json", "tokenizer-json"])
 def test_flota_vocabularies_cut_inside_fail(kind, tmp_path):
-    from preprocess.vocabularies import load_vocab
+    from preprocess.models.vocabularies import load_vocab
     tokens = ["[PAD]", "[UNK]", "the", "dog", "##s", "walk", "##ed", "café", "12", "##34"] + \
         [f"w{i}" for i in range(40)]
     if kind == "list":
@@ -215,7 +215,7 @@ def test_flota_vocabularies_cut_inside_fail(kind, tmp_path):
 
 
 def test_wordmap_vocabulary_cut_inside_a_line_fails(wordmap_vocab, tmp_path):
-    from preprocess.wordmap import WordmapVocabulary
+    from preprocess.schemes.wordmap import WordmapVocabulary
     data = wordmap_vocab.read_bytes()
     assert len(WordmapVocabulary.load(str(wordmap_vocab))) == 6
     path = tmp_path / "cut.vocab"
@@ -226,7 +226,7 @@ def test_wordmap_vocabulary_cut_inside_a_line_fails(wordmap_vocab, tmp_path):
 
 def test_evaluation_loads_models_through_the_one_loader(cut_model, tmp_path):
     """``preprocess.evaluate.bite complexity`` loaded its models with SentencePiece directly (a cut model was
-    scored silently); it now goes through ``preprocess.spm.load_model``."""
+    scored silently); it now goes through ``preprocess.models.spm.load_model``."""
     words = tmp_path / "words.txt"
     words.write_text("dogs\nwalked\n", encoding="utf-8")
     one_line(run("preprocess.evaluate.bite", "complexity", "--models", cut_model, "--words", words), cut_model)

@@ -1,4 +1,4 @@
-"""preprocess.taggers finds NLTK's tagger data without NLTK_DATA (the venv's nltk_data, then
+"""preprocess.tagging finds NLTK's tagger data without NLTK_DATA (the venv's nltk_data, then
 ../shared/data/nltk_data next to the repository), or says in one line how to get it."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from preprocess import taggers
+from preprocess import tagging as taggers
 from preprocess.common import REPO
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from preprocess import registry
 from preprocess.common import UserError
+from preprocess.models.spm import SpmOptions
 from preprocess.options import field_kind as _field_type
-from preprocess.spm import SpmOptions
 from train_scripts import binarize
 from train_scripts.schemes import make_options, make_scheme
 
@@ -155,8 +155,8 @@ def test_flota_decode_args_carry_every_non_default_option(tmp_path):
 
     cfg = FlotaBPEConfig(flota_vocab=str(vocab), flota_style="wordpiece", flota_strict=True, flota_unk="[UNK]",
                          flota_case="lower")
-    from preprocess.flota import FlotaOptions
     from preprocess.options import options_from
+    from preprocess.schemes.flota import FlotaOptions
 
     assert options_from(FlotaOptions, cfg) == s.tokenizer_options()
 
@@ -183,7 +183,7 @@ def test_wordmap_decode_args_give_the_adapter_the_recipe_encoder(tmp_path):
 
     from fairseq_plugins.wordmap import WordmapBPE, WordmapBPEConfig
     from preprocess.options import options_from
-    from preprocess.wordmap import WordmapOptions
+    from preprocess.schemes.wordmap import WordmapOptions
 
     s = make_scheme({"scheme": "wordmap"}, ("en", "de"), str(tmp_path))
     args = s.decode_args("de")
@@ -214,33 +214,33 @@ SCHEME = SchemeDescriptor(name="{name}", options=MineOptions, make_encoder=lambd
 
 
 def test_schemes_are_discovered_modules_and_packages(tmp_path, monkeypatch):
-    """A preprocess module or package that declares ``SCHEME = SchemeDescriptor(...)`` is a scheme without an
+    """A module or package under preprocess/schemes/ that declares ``SCHEME = SchemeDescriptor(...)`` is a scheme without an
     edit anywhere else; a module without a descriptor is none; nothing is imported to list the names."""
     import sys
 
-    import preprocess
+    import preprocess.schemes
 
     assert registry.names() == ["bite", "flota", "spaces", "wordmap"]
     # (all_names: also a recipe-only scheme a test module registered, tests/test_translate.py's)
     assert {"bite", "flota", "sentencepiece", "spaces", "wordmap"} <= set(registry.all_names())
     (tmp_path / "mine.py").write_text(MINE.format(name="mine"), encoding="utf-8")
     (tmp_path / "pkgmine").mkdir()   # a package whose __init__ imports the descriptor from a submodule
-    (tmp_path / "pkgmine" / "__init__.py").write_text("from preprocess.pkgmine.hooks import SCHEME  # noqa: F401\n",
+    (tmp_path / "pkgmine" / "__init__.py").write_text("from preprocess.schemes.pkgmine.hooks import SCHEME  # noqa: F401\n",
                                                       encoding="utf-8")
     (tmp_path / "pkgmine" / "hooks.py").write_text(MINE.format(name="pkgmine"), encoding="utf-8")
     (tmp_path / "helper.py").write_text("def make_encoder(args):\n    return None\n", encoding="utf-8")
-    monkeypatch.setattr(preprocess, "__path__", [*preprocess.__path__, str(tmp_path)])
+    monkeypatch.setattr(preprocess.schemes, "__path__", [*preprocess.schemes.__path__, str(tmp_path)])
     registry.reset()
     try:
         assert registry.names() == ["bite", "flota", "mine", "pkgmine", "spaces", "wordmap"]
-        assert "preprocess.mine" not in sys.modules and "preprocess.pkgmine" not in sys.modules
+        assert "preprocess.schemes.mine" not in sys.modules and "preprocess.schemes.pkgmine" not in sys.modules
         assert registry.get("pkgmine").name == "pkgmine" and registry.get("mine").options.__name__ == "MineOptions"
         with pytest.raises(UserError, match="unknown scheme 'helper'"):
             registry.get("helper")
     finally:
         monkeypatch.undo()
         registry.reset()
-        for name in ("preprocess.mine", "preprocess.pkgmine", "preprocess.pkgmine.hooks"):
+        for name in ("preprocess.schemes.mine", "preprocess.schemes.pkgmine", "preprocess.schemes.pkgmine.hooks"):
             sys.modules.pop(name, None)
     assert registry.names() == ["bite", "flota", "spaces", "wordmap"]
 
@@ -251,12 +251,12 @@ def _spm_defaults(parser_defaults: dict) -> dict:
 
 def test_one_set_of_sentencepiece_defaults():
     """morphtok-spm, every recipe scheme, spm.train itself and the BITE Figure 8 metric train SentencePiece with
-    the defaults of preprocess.spm.SpmOptions (they were 16000/0.9995/unseeded in one tool and 8000/1.0/1 in the
+    the defaults of preprocess.models.spm.SpmOptions (they were 16000/0.9995/unseeded in one tool and 8000/1.0/1 in the
     recipes)."""
     import inspect
 
-    from preprocess import spm
     from preprocess.evaluate import bite as bite_metrics
+    from preprocess.models import spm
 
     declared = {f.name: f.default for f in dataclasses.fields(SpmOptions)}
     assert declared["vocab_size"] == 8000 and declared["character_coverage"] == 1.0 and declared["seed"] == 1
@@ -276,9 +276,9 @@ def test_options_from_converts_once_with_the_dataclass_defaults():
     """options_from: an instance as it is, a dict or a namespace with the missing fields at their defaults."""
     import argparse
 
-    from preprocess.bite import BiteOptions
-    from preprocess.flota import FlotaOptions
     from preprocess.options import options_from
+    from preprocess.schemes.bite import BiteOptions
+    from preprocess.schemes.flota import FlotaOptions
     from preprocess.whitespace_noise import NoiseOptions
 
     ns = argparse.Namespace(flota_vocab="v.txt", flota_k="2", other=1)
@@ -294,8 +294,8 @@ def test_defaults_of_the_classes_are_the_options_defaults():
     """FLOTA's k and BITE's tagger/pretokenizer defaults are the options dataclasses' (declared once)."""
     import inspect
 
-    from preprocess.bite import BiteLineEncoder, BiteOptions, BiteTokenizer
-    from preprocess.flota import FlotaOptions, FlotaTokenizer
+    from preprocess.schemes.bite import BiteLineEncoder, BiteOptions, BiteTokenizer
+    from preprocess.schemes.flota import FlotaOptions, FlotaTokenizer
 
     flota = inspect.signature(FlotaTokenizer.__init__).parameters
     assert (flota["k"].default, flota["style"].default, flota["mode"].default) == \

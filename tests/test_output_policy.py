@@ -89,12 +89,12 @@ def test_output_that_is_a_model_or_vocabulary_is_refused(shared_path, tmp_path):
     cases = [
         ("preprocess.encode", "--scheme", "spaces", "--model", model, "--inputs", src, "--outputs", model),
         ("preprocess.encode", "--scheme", "flota", "--flota-vocab", vocab, "--inputs", src, "--outputs", vocab),
-        ("preprocess.spm", "dict", "--model", model, "--output", model),
-        ("preprocess.spaces", "dict", "--model", model, "--output", tmp_path / "." / "m.model"),
-        ("preprocess.flota", "dict", "--vocab", vocab, "--output", vocab),
-        ("preprocess.bite", "decode", "--input", src, "--output", src),
+        ("preprocess.models.spm", "dict", "--model", model, "--output", model),
+        ("preprocess.schemes.spaces", "dict", "--model", model, "--output", tmp_path / "." / "m.model"),
+        ("preprocess.schemes.flota", "dict", "--vocab", vocab, "--output", vocab),
+        ("preprocess.schemes.bite", "decode", "--input", src, "--output", src),
         ("preprocess.evaluate.noise", "perturb", "--kind", "ws", "--input", src, "--output", src),
-        ("preprocess.spm", "train", "--input", tmp_path / "m.vocab", "--model-prefix", tmp_path / "m"),
+        ("preprocess.models.spm", "train", "--input", tmp_path / "m.vocab", "--model-prefix", tmp_path / "m"),
     ]
     (tmp_path / "m.vocab").write_text(SENTENCES, encoding="utf-8")
     saved[tmp_path / "m.vocab"] = (tmp_path / "m.vocab").read_bytes()
@@ -165,9 +165,9 @@ def test_bad_output_paths_are_one_line(workers, shared_path, text, tmp_path):
         dst = str(out) + ("/" if fragment == "slash" else "")
         one_line_error(run("preprocess.encode", *spaces_args(shared_path), "--inputs", text, "--outputs", dst,
                            "--workers", workers), fragment)
-    one_line_error(run("preprocess.flota", "dict", "--vocab", shared_path("flota_vocabs/bert-base-uncased.txt"),
+    one_line_error(run("preprocess.schemes.flota", "dict", "--vocab", shared_path("flota_vocabs/bert-base-uncased.txt"),
                        "--output", tmp_path / "adir"), "directory")
-    one_line_error(run("preprocess.flota", "dict", "--vocab", shared_path("flota_vocabs/bert-base-uncased.txt"),
+    one_line_error(run("preprocess.schemes.flota", "dict", "--vocab", shared_path("flota_vocabs/bert-base-uncased.txt"),
                        "--output", f"{tmp_path}/sub/"), "slash")
     assert listing(tmp_path) == ["adir", "x.txt"] and listing(tmp_path / "adir") == []
 
@@ -216,7 +216,7 @@ def test_file_size_limit_while_encoding_is_one_line(workers, shared_path, text, 
 
 def test_file_size_limit_in_flota_dict_is_one_line(shared_path, tmp_path):
     out = tmp_path / "dict.txt"
-    proc = run("preprocess.flota", "dict", "--vocab", shared_path("flota_vocabs/bert-base-uncased.txt"),
+    proc = run("preprocess.schemes.flota", "dict", "--vocab", shared_path("flota_vocabs/bert-base-uncased.txt"),
                "--output", out, preexec_fn=_file_size_limit(40_000))
     one_line_error(proc, f"cannot write {out}")
     assert listing(tmp_path) == []
@@ -230,20 +230,20 @@ def test_disk_full_spm_train_publishes_no_partial_set(shared_path, small_disk, t
     with gzip.open(shared_path("multi30k/train.en.gz"), "rt", encoding="utf-8") as fh:
         src.write_text("".join(fh.readlines()[:3000]), encoding="utf-8")
     train = ["train", "--input", src, "--vocab-size", 1000, "--num-threads", 1, "--seed", 1]
-    run("preprocess.spm", *train, "--model-prefix", tmp_path / "ref" / "m", check=True)
+    run("preprocess.models.spm", *train, "--model-prefix", tmp_path / "ref" / "m", check=True)
     sizes = {ext: (tmp_path / "ref" / f"m{ext}").stat().st_size for ext in (".model", ".vocab", ".dict.txt")}
     page = 4096
     room = -(-sizes[".model"] // page) * page + -(-sizes[".vocab"] // page) * page
     assert sizes[".dict.txt"] > page   # (so that it cannot fit into the rounding)
     disk = small_disk(room)
-    proc = run("preprocess.spm", *train, "--model-prefix", disk / "m")
+    proc = run("preprocess.models.spm", *train, "--model-prefix", disk / "m")
     one_line_error(proc, "No space left on device", str(disk / "m"))
     assert listing(disk) == []
 
 
 def test_disk_full_flota_dict_and_encode(shared_path, small_disk, text):
     disk = small_disk(96 * 1024)
-    one_line_error(run("preprocess.flota", "dict", "--vocab", shared_path("flota_vocabs/bert-base-uncased.txt"),
+    one_line_error(run("preprocess.schemes.flota", "dict", "--vocab", shared_path("flota_vocabs/bert-base-uncased.txt"),
                        "--output", disk / "dict.txt"), f"cannot write {disk / 'dict.txt'}")
     for workers in (1, 2):
         one_line_error(run("preprocess.encode", *spaces_args(shared_path), "--inputs", text, "--outputs",
@@ -255,7 +255,7 @@ def test_disk_full_flota_dict_and_encode(shared_path, small_disk, text):
 def test_atomic_outputs_publish_all_or_nothing(tmp_path):
     """The third file of a set fails (disk full): none is published, the existing files are unchanged."""
     from preprocess.common import UserError
-    from preprocess.outputs import atomic_outputs
+    from preprocess.files.outputs import atomic_outputs
     paths = [tmp_path / "m.model", tmp_path / "m.vocab", tmp_path / "m.dict.txt"]
     paths[0].write_text("old model\n")
     with pytest.raises(UserError, match="No space left on device"):
@@ -272,7 +272,7 @@ def test_atomic_outputs_publish_all_or_nothing(tmp_path):
 
 
 def test_atomic_output_fsyncs_before_the_rename(tmp_path, monkeypatch):
-    from preprocess import outputs
+    from preprocess.files import outputs
     events = []
     monkeypatch.setattr(outputs.os, "fsync", lambda fd: events.append("fsync"))
     real_replace = os.replace
@@ -286,7 +286,7 @@ def test_signals_after_the_first_are_ignored_until_cleanup_is_done(tmp_path):
     """A second SIGINT/SIGTERM during cleanup must not interrupt it (no traceback, no temporary file)."""
     script = (
         "import os, signal, sys, time\n"
-        "from preprocess.cli import run_main\nfrom preprocess.outputs import atomic_output\n"
+        "from preprocess.cli import run_main\nfrom preprocess.files.outputs import atomic_output\n"
         "def main(argv):\n"
         f"    with atomic_output({str(tmp_path / 'out')!r}) as fh:\n"
         "        fh.write('x')\n"
@@ -309,7 +309,7 @@ def test_corrupt_gzip_training_input_is_one_line(tmp_path):
     import gzip
     whole = gzip.compress(SENTENCES.encode() * 5000)
     (tmp_path / "cut.gz").write_bytes(whole[:len(whole) // 2])
-    proc = run("preprocess.spm", "train", "--input", tmp_path / "cut.gz", "--model-prefix", tmp_path / "m",
+    proc = run("preprocess.models.spm", "train", "--input", tmp_path / "cut.gz", "--model-prefix", tmp_path / "m",
                "--vocab-size", 100)
     one_line_error(proc, f"{tmp_path / 'cut.gz'}: corrupt or truncated gzip data", "compressed byte")
     assert listing(tmp_path) == ["cut.gz"]

@@ -212,7 +212,7 @@ def test_leftover_marks_cover_every_bite_symbol(tmp_path, single_char):
     """The demo's ``hyps_with_token_marks`` asks the scheme for its marks: every symbol BITE writes (the eleven
     inflection symbols in both spellings, the escape and spacing marks) is counted, not only ``[VB*]``/``[NN*]``;
     a scheme that writes no symbols counts SentencePiece's ``▁`` alone."""
-    from preprocess import bite
+    from preprocess.schemes import bite
     from train_scripts.demo.translation_rows import hyps_with_token_marks
     from train_scripts.schemes import make_scheme
 

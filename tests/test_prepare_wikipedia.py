@@ -214,7 +214,7 @@ def test_length_filter_with_the_papers_models(dump, tmp_path, shared_path):
     out = tmp_path / "filtered"
     run("--dump", dump, "--out", out, "--valid-fraction", 0.5, "--seed", seed, "--filter-model", model,
         "--max-tokens", 12, "--quiet")
-    from preprocess.spaces import SpacesEncoder
+    from preprocess.schemes.spaces import SpacesEncoder
 
     enc = SpacesEncoder(str(model), "keep")
     kept = [s for block in documents(out / "train.en") + documents(out / "valid.en") for s in block]

@@ -66,7 +66,7 @@ def test_pieces_are_the_pretraining_data_and_no_spaces_drops_them(lm):
 def test_bite_pieces_carry_the_inflection_symbols(lm, tmp_path):
     """A BITE row (learned only: no model is needed) encodes as its training data was, symbols included, and the
     paper's denominator counts the symbols as words."""
-    from preprocess.bite import INFLECTION_SYMBOLS, BiteTokenizer
+    from preprocess.schemes.bite import INFLECTION_SYMBOLS, BiteTokenizer
     from train_scripts.binarize import binarize
 
     _, _, raw = lm

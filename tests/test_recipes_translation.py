@@ -7,7 +7,7 @@ import pytest
 import sacrebleu
 import torch
 
-from preprocess.spm import SPACE_SYMBOL as SPACE
+from preprocess.models.spm import SPACE_SYMBOL as SPACE
 from tests.conftest import multi30k_slice
 
 N_TRAIN, N_VALID, N_TEST = 600, 40, 27  # 27: not a multiple of 8, so a dropped last batch would show

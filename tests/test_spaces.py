@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from preprocess.common import UserError
-from preprocess.spaces import SpacesEncoder, is_prime_model, train
-from preprocess.spm import SPACE_SYMBOL as SPACE
+from preprocess.models.spm import SPACE_SYMBOL as SPACE
+from preprocess.schemes.spaces import SpacesEncoder, is_prime_model, train
 
 N_TRAIN = 3000
 
@@ -112,13 +112,13 @@ def test_train_errors_are_user_errors(tmp_path):
 
 def test_spaces_train_cli_and_user_symbols(run_cli, corpus, tmp_path):
     prefix = tmp_path / "sym"
-    run_cli(["python", "-m", "preprocess.spaces", "train", "--input", corpus / "train.en", "--model-prefix", prefix,
+    run_cli(["python", "-m", "preprocess.schemes.spaces", "train", "--input", corpus / "train.en", "--model-prefix", prefix,
              "--model-type", "bpe", "--variant", "prime", "--vocab-size", "600", "--user-symbols", "[XX],[YY]",
              "--seed", "3", "--character-coverage", "1.0"])
     enc = SpacesEncoder(f"{prefix}.model")
     assert enc.encode_pieces("dogs[XX] run[YY]") == enc.encode_pieces("dogs") + ["[XX]", SPACE] + \
         enc.encode_pieces("run") + ["[YY]"]
-    proc = run_cli(["python", "-m", "preprocess.spaces", "train", "--input", tmp_path / "none.txt",
+    proc = run_cli(["python", "-m", "preprocess.schemes.spaces", "train", "--input", tmp_path / "none.txt",
                     "--model-prefix", prefix], check=False)
     assert proc.returncode == 2 and "not found" in proc.stderr
 

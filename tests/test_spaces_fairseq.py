@@ -2,14 +2,14 @@
 restore -> validate -> generate/interactive with --bpe spaces -> sacreBLEU.  Asserts what must hold, not a BLEU."""
 import sacrebleu
 
-from preprocess.spm import SPACE_SYMBOL as SPACE
+from preprocess.models.spm import SPACE_SYMBOL as SPACE
 from tests.conftest import TINY_TRANSFORMER_ARGS, multi30k_slice
 
 
 def test_space_as_token_end_to_end(run_cli, tmp_path):
     data = multi30k_slice(tmp_path / "raw")
     sp = tmp_path / "sp"
-    run_cli(["python", "-m", "preprocess.spaces", "train", "--input", data / "train.en", data / "train.de",
+    run_cli(["python", "-m", "preprocess.schemes.spaces", "train", "--input", data / "train.en", data / "train.de",
              "--model-prefix", sp, "--model-type", "unigram", "--variant", "prime", "--vocab-size", "1000",
              "--seed", "1"])
     for split in ("train", "valid", "test"):

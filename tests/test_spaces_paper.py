@@ -1,7 +1,7 @@
 """The paper's own examples (Gow-Smith et al. 2022, Table 3 and section 5) against its published models."""
 import pytest
 
-from preprocess.spaces import SpacesEncoder
+from preprocess.schemes.spaces import SpacesEncoder
 
 # Table 3, transcribed from the paper; the paper writes "_" for "▁".
 TABLE3 = """

@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from preprocess import spm
-from preprocess.spm import SAMPLE_SENTENCES, SpmOptions
+from preprocess.models import spm
+from preprocess.models.spm import SAMPLE_SENTENCES, SpmOptions
 from tests.conftest import REPO, cli_env
 
 
@@ -50,9 +50,9 @@ def test_the_default_is_the_bound_and_every_tool_takes_it():
 
 
 def test_wordmap_trains_its_base_model_on_the_bound(monkeypatch, tmp_path):
-    """Wordmap's own SentencePiece training (preprocess.wordmap.train_spm, the recipe's Wordmap side) takes the bound
+    """Wordmap's own SentencePiece training (preprocess.schemes.wordmap.train_spm, the recipe's Wordmap side) takes the bound
     from the same declaration: the function's default and the recipe's --input-sentence-size."""
-    from preprocess import wordmap
+    from preprocess.schemes import wordmap
     from train_scripts.schemes import make_scheme
 
     seen = []
@@ -82,7 +82,7 @@ def test_wordmap_trains_its_base_model_on_the_bound(monkeypatch, tmp_path):
 
 
 def _train(corpus: str, prefix, *options) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "preprocess.spm", "train", "--input", corpus, "--model-prefix", str(prefix),
+    cmd = [sys.executable, "-m", "preprocess.models.spm", "train", "--input", corpus, "--model-prefix", str(prefix),
            "--vocab-size", "600", "--num-threads", "1", "--spm-option", "minloglevel=0", *map(str, options)]
     proc = subprocess.run(cmd, cwd=REPO, env=cli_env(), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -112,7 +112,7 @@ def test_a_corpus_below_the_bound_is_used_whole(corpus, tmp_path):
 
 
 def test_the_sample_is_streamed_seeded_and_uniform():
-    from preprocess.spm import sample_sentences
+    from preprocess.models.spm import sample_sentences
     lines = (f"sentence {i}" if i % 7 else "  " for i in range(100_000))   # a generator: read once
     sample, total = sample_sentences(lines, 1000, seed=1)
     assert total == 100_000 - 100_000 // 7 - 1 and len(sample) == 1000
@@ -125,7 +125,7 @@ def test_the_sample_is_streamed_seeded_and_uniform():
 
 def test_training_from_an_iterator_samples_it_too(tmp_path, corpus):
     """Wordmap's path: sentences from a generator, 3,000 of them, a bound of 500: 500 are trained on."""
-    from preprocess.inputs import read_lines
+    from preprocess.files.inputs import read_lines
     model = spm.train([], str(tmp_path / "it"), vocab_size=400, input_sentence_size=500, num_threads=1,
                       sentences=read_lines(corpus))
     again = spm.train([], str(tmp_path / "again"), vocab_size=400, input_sentence_size=500, num_threads=1,

@@ -53,8 +53,8 @@ def write_tokenizer_json(args, out_dir, dictionary, scheme="chars"):
 
     from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
 
-    from preprocess.hf_export import DICT_FILE, fairseq_ids
-    from preprocess.spm import write_dict
+    from preprocess.export.tokenizer_json import DICT_FILE, fairseq_ids
+    from preprocess.models.spm import write_dict
 
     if dictionary is None:
         raise UserError("export --scheme chars needs --dict (the dict.txt binarize wrote)")
@@ -111,9 +111,9 @@ CHARS_RECIPE = '''
 import functools
 
 from morphtok_toy.chars import CharsOptions, make_encoder
-from preprocess.inputs import read_lines
+from preprocess.files.inputs import read_lines
 from preprocess.options import to_args
-from preprocess.spm import write_dict
+from preprocess.models.spm import write_dict
 from train_scripts.schemes import Scheme
 
 
@@ -206,7 +206,7 @@ def test_binarize_and_export(toy, tmp_path, run_cli):
              "--out", hf])
     from tokenizers import Tokenizer
 
-    from preprocess.hf_export import fairseq_ids, read_fairseq_dict
+    from preprocess.export.tokenizer_json import fairseq_ids, read_fairseq_dict
     encoding = Tokenizer.from_file(str(hf / "tokenizer.json")).encode(first)
     assert encoding.tokens == pieces.split()
     assert encoding.ids == [fairseq_ids(read_fairseq_dict(str(out / "models" / "chars.dict.txt")))[t]
@@ -259,7 +259,7 @@ def test_entry_point_discovery(tmp_path, monkeypatch):
 # --- inside this project: a scheme lives in its own files -----------------------------------------------------------
 #
 # The other half of docs/adding-a-scheme.md: a scheme inside this repository is its own files, one per layer, named
-# after it (``preprocess/<name>.py`` or the package ``preprocess/<name>/``, helpers ``preprocess/<name>_*.py``, its
+# after it (``preprocess/schemes/<name>.py`` or the package ``preprocess/schemes/<name>/``, its
 # Hugging Face class ``preprocess/hf/<name>.py``, its metrics ``preprocess/evaluate/<name>.py``, its adapter
 # ``fairseq_plugins/<name>.py``, its recipe ``train_scripts/schemes/<name>.py`` and its benchmark
 # ``bench/<name>.py``), and no other module names it: a module that tests ``scheme == "flota"`` or keys a dict by
@@ -272,7 +272,7 @@ from tests.conftest import REPO  # noqa: E402
 #: the project's code (tests and docs may name any scheme)
 CODE = ("setup.py", "preprocess", "fairseq_plugins", "train_scripts", "bench", "scripts")
 #: the folders a scheme has a file of its own in, named after it
-LAYERS = ("preprocess", "preprocess/hf", "preprocess/evaluate", "fairseq_plugins", "train_scripts/schemes", "bench")
+LAYERS = ("preprocess/schemes", "preprocess/hf", "preprocess/evaluate", "fairseq_plugins", "train_scripts/schemes", "bench")
 #: (file, name) -> why that file may hold that string; "*": any scheme's name.  Each is a name that is no test
 #: of a scheme (a distribution, a record's key) or a list of configurations that a row or a run is
 ALLOWED = {
@@ -280,8 +280,8 @@ ALLOWED = {
     ("train_scripts/demo/stages.py", "sentencepiece"): "the distribution whose version the demo records",
     ("train_scripts/demo/report.py", "sentencepiece"): "the distribution whose version the report prints",
     ("bench/scale_corpus.py", "sentencepiece"): "the distribution whose version the benchmark records",
-    ("preprocess/vocabularies.py", "sentencepiece"): "a vocabulary file's kind (a SentencePiece model)",
-    ("preprocess/hf_export.py", "spaces"): "the `spaces` option (keep/drop) a tokenizer.json export records",
+    ("preprocess/models/vocabularies.py", "sentencepiece"): "a vocabulary file's kind (a SentencePiece model)",
+    ("preprocess/export/tokenizer_json.py", "spaces"): "the `spaces` option (keep/drop) a tokenizer.json export records",
     ("train_scripts/demo/lm_scheduler.py", "spaces"): "binarize.json's `spaces` record (the spaces option, keep/drop)",
     ("train_scripts/pseudo_perplexity.py", "spaces"): "binarize.json's `spaces` record (the spaces option)",
     ("train_scripts/demo/translation_rows.py", "*"): "ROWS, the demo's rows: each row names the scheme it runs",
@@ -293,13 +293,13 @@ ALLOWED = {
 
 
 def _project_descriptors() -> list:
-    """The descriptors of the schemes inside this project: found under ``preprocess/`` (not registered at run time
+    """The descriptors of the schemes inside this project: found under ``preprocess/schemes/`` (not registered at run time
     by another test, nor named by ``MORPHTOK_SCHEMES``)."""
     import importlib.util
 
     out = []
     for name in registry.names():
-        spec = importlib.util.find_spec(f"preprocess.{name}")
+        spec = importlib.util.find_spec(f"preprocess.schemes.{name}")
         if spec is not None and Path(spec.origin).is_relative_to(REPO / "preprocess"):
             out.append(registry.get(name))
     return out
@@ -313,8 +313,8 @@ def _scheme_names() -> dict:
 def _own_scheme(path: Path, names) -> str | None:
     """The name (or alias) whose own file ``path`` is (relative to the repository), or None."""
     parts = path.parts
-    if len(parts) > 2 and parts[0] == "preprocess" and parts[1] in names:   # a scheme's package
-        return parts[1]
+    if len(parts) > 3 and parts[:2] == ("preprocess", "schemes") and parts[2] in names:   # a scheme's package
+        return parts[2]
     if path.parent.as_posix() in LAYERS:
         for name in names:
             if path.stem == name or path.stem.startswith(name + "_"):
@@ -394,14 +394,16 @@ def test_setup_installs_a_schemes_console_scripts(tmp_path):
     import runpy
 
     scripts = runpy.run_path(str(REPO / "preprocess" / "scheme_scripts.py"))
-    (tmp_path / "preprocess" / "mine").mkdir(parents=True)
+    schemes = tmp_path / "preprocess" / "schemes"
+    (schemes / "mine").mkdir(parents=True)
     (tmp_path / "setup.py").write_text('CONSOLE_SCRIPTS = {"morphtok-encode": "preprocess.encode"}\n')
-    (tmp_path / "preprocess" / "other.py").write_text('CONSOLE_SCRIPTS = {"morphtok-other": "preprocess.other"}\n')
-    (tmp_path / "preprocess" / "mine" / "__init__.py").write_text(
-        "from preprocess.mine.hooks import SCHEME\n"
-        'CONSOLE_SCRIPTS = {"morphtok-mine": "preprocess.mine", "morphtok-metrics-mine": "preprocess.evaluate.mine"}\n')
+    (schemes / "other.py").write_text('CONSOLE_SCRIPTS = {"morphtok-other": "preprocess.schemes.other"}\n')
+    (schemes / "mine" / "__init__.py").write_text(
+        "from preprocess.schemes.mine.hooks import SCHEME\n"
+        'CONSOLE_SCRIPTS = {"morphtok-mine": "preprocess.schemes.mine", '
+        '"morphtok-metrics-mine": "preprocess.evaluate.mine"}\n')
     assert scripts["console_scripts"](str(tmp_path)) == {
-        "morphtok-encode": "preprocess.encode", "morphtok-mine": "preprocess.mine",
+        "morphtok-encode": "preprocess.encode", "morphtok-mine": "preprocess.schemes.mine",
         "morphtok-metrics-mine": "preprocess.evaluate.mine"}   # other.py declares no scheme: not read
 
 

@@ -75,8 +75,8 @@ def _lines(path):
 
 @slow
 def test_asymmetric_pair_each_side_its_own_scheme(pair, run_cli):
-    from preprocess import bite
-    from preprocess.wordmap import decode_line
+    from preprocess.schemes import bite
+    from preprocess.schemes.wordmap import decode_line
     from train_scripts.hub import hub_kwargs, load_pair
 
     root, raw, out, ckpt = pair

@@ -36,7 +36,7 @@ NOT_IN_TEXT = {
     "No module named 'torch'": ("importlib", "_bootstrap.py", "_ERR_MSG_PREFIX = 'No module named '"),
     "No module named 'fairseq'": ("importlib", "_bootstrap.py", "_ERR_MSG_PREFIX = 'No module named '"),
     # preprocess.common.require_file's f"{what} not found: {path}", with what = "SentencePiece model"
-    "SentencePiece model not found: PATH": ("repo", "preprocess/spm_model.py", 'require_file(path, "SentencePiece model")'),
+    "SentencePiece model not found: PATH": ("repo", "preprocess/models/spm_model.py", 'require_file(path, "SentencePiece model")'),
 }
 
 #: a quoted message may carry the prefix the command line adds: run_main's ``error: `` (preprocess/common.py) or

@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from preprocess import wordmap as wm
 from preprocess.common import UserError
-from preprocess.spm import SPACE_SYMBOL
-from preprocess.wordmap import maps, segmentation, tagging, vocabulary
+from preprocess.models.spm import SPACE_SYMBOL
+from preprocess.schemes import wordmap as wm
+from preprocess.schemes.wordmap import maps, segmentation, tagging, vocabulary
 
 # ---------------------------------------------------------------------------------------------------------
 # Algorithm 1: Table 2 of the thesis (target = verstehen), cleaning regex, syllables
@@ -320,7 +320,7 @@ def test_build_cli(run_cli, tmp_path, multi30k_verbs):
     verbs.write_text("\n".join(multi30k_verbs[:400]) + "\n", encoding="utf-8")
     corpus = tmp_path / "c.de"
     corpus.write_text("Ein Mann spielt Gitarre.\nZwei Kinder schauen zu.\n" * 50, encoding="utf-8")
-    run_cli(["python", "-m", "preprocess.wordmap", "build", "--input", corpus, "--verbs", verbs, "--quiet",
+    run_cli(["python", "-m", "preprocess.schemes.wordmap", "build", "--input", corpus, "--verbs", verbs, "--quiet",
              "--output", tmp_path / "v.txt", "--spm-prefix", tmp_path / "spm", "--spm-vocab-size", "60"])
     vocab = wm.WordmapVocabulary.load(str(tmp_path / "v.txt"))
     assert len(vocab) > 20 and (tmp_path / "spm.model").exists()
@@ -328,14 +328,14 @@ def test_build_cli(run_cli, tmp_path, multi30k_verbs):
     mixed = tmp_path / "m.de"
     mixed.write_text("Ein Mann spielt Gitarre.\nZwei Kinder schauen zu.\nSie lacht und tanzt.\n" * 40,
                      encoding="utf-8")
-    run_cli(["python", "-m", "preprocess.wordmap", "build", "--input", mixed, "--workers", "2", "--quiet",
+    run_cli(["python", "-m", "preprocess.schemes.wordmap", "build", "--input", mixed, "--workers", "2", "--quiet",
              "--output", tmp_path / "m.txt", "--verbs-out", tmp_path / "m.verbs"])
     assert (tmp_path / "m.verbs").read_text(encoding="utf-8").split() == wm.extract_verbs(
         mixed.read_text(encoding="utf-8").splitlines())
-    proc = run_cli(["python", "-m", "preprocess.wordmap", "segment", "--vocab", tmp_path / "v.txt", "anschauen",
+    proc = run_cli(["python", "-m", "preprocess.schemes.wordmap", "segment", "--vocab", tmp_path / "v.txt", "anschauen",
                     "viertelt"])
     assert len(proc.stdout.splitlines()) == 2
-    proc = run_cli(["python", "-m", "preprocess.wordmap", "build", "--verbs", tmp_path / "missing",
+    proc = run_cli(["python", "-m", "preprocess.schemes.wordmap", "build", "--verbs", tmp_path / "missing",
                     "--output", tmp_path / "w.txt"], check=False)
     assert proc.returncode == 2 and "error:" in proc.stderr
 
@@ -413,7 +413,7 @@ def test_segmenter_pieces_cover_lower_and_capitalised_verbs(tokenizer):
 
 
 def test_tag_tokens_fast_equals_hanta_taglevel_1():
-    """Wordmap's tags from preprocess.hanta_fast equal those of HanTa's own tag_sent(taglevel=1) as Wordmap used
+    """Wordmap's tags from preprocess.tagging.hanta_fast equal those of HanTa's own tag_sent(taglevel=1) as Wordmap used
     it, including the window HanTa's lemma pass cannot handle (all '?')."""
     from HanTa import HanoverTagger as ht
     hanta = ht.HanoverTagger("morphmodel_ger.pgz")

@@ -3,15 +3,15 @@ preprocess.encode --scheme wordmap -> fairseq-preprocess -> fairseq-train (a few
 fairseq-generate / fairseq-interactive with --bpe wordmap.  Asserts line counts, reload and lossless decode."""
 import sentencepiece as spm
 
-from preprocess.spm import SPACE_SYMBOL
-from preprocess.wordmap import decode_line
+from preprocess.models.spm import SPACE_SYMBOL
+from preprocess.schemes.wordmap import decode_line
 from tests.conftest import TINY_TRANSFORMER_ARGS, multi30k_slice
 
 
 def test_wordmap_de_en_end_to_end(run_cli, tmp_path):
     data = multi30k_slice(tmp_path / "raw", n_train=1200, n_valid=40, n_test=30)
     wm_vocab, wm_spm = tmp_path / "wordmap.txt", tmp_path / "spm_de"
-    run_cli(["python", "-m", "preprocess.wordmap", "build", "--input", data / "train.de", "--output", wm_vocab,
+    run_cli(["python", "-m", "preprocess.schemes.wordmap", "build", "--input", data / "train.de", "--output", wm_vocab,
              "--verbs-out", tmp_path / "verbs.txt", "--spm-prefix", wm_spm, "--spm-vocab-size", "1000", "--quiet"])
     assert len((tmp_path / "verbs.txt").read_text(encoding="utf-8").split()) > 200
 
@@ -83,7 +83,7 @@ def test_recipe_on_all_multi30k_defaults_and_no_unk(run_cli, tmp_path, shared_pa
     in the German dictionary.  (Slow: tags and encodes 29,000 German lines; minutes.)"""
     import re
 
-    from preprocess import wordmap as wm
+    from preprocess.schemes import wordmap as wm
 
     raw = tmp_path / "raw"
     raw.mkdir()

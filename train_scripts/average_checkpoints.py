@@ -50,7 +50,7 @@ import sys
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.outputs import atomic_output, check_distinct, check_output_path, write_error
+from preprocess.files.outputs import atomic_output, check_distinct, check_output_path, write_error
 
 EPOCH_PATTERN = re.compile(r"^checkpoint(\d+)\.pt$")
 BEST_PATTERN = re.compile(r"^checkpoint\.best_.*_(\d+\.?\d*)\.pt$")

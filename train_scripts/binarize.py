@@ -44,9 +44,9 @@ from preprocess import registry
 from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.encode import FileEncoder, file_options
-from preprocess.inputs import count_lines, read_lines
+from preprocess.files.inputs import count_lines, read_lines
+from preprocess.files.outputs import atomic_output
 from preprocess.options import options_from
-from preprocess.outputs import atomic_output
 from train_scripts.fairseq_preprocess import COMMAND as PREPROCESS
 from train_scripts.schemes import (
     Scheme,

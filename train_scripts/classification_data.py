@@ -26,9 +26,9 @@ import sys
 
 from preprocess.cli import run_main
 from preprocess.common import UserError, flatten_line
-from preprocess.inputs import read_lines, require_file
+from preprocess.files.inputs import read_lines, require_file
+from preprocess.files.outputs import atomic_output, check_output_path
 from preprocess.options import add_arguments, options_from
-from preprocess.outputs import atomic_output, check_output_path
 from preprocess.whitespace_noise import NoiseOptions
 from train_scripts.fairseq_preprocess import COMMAND as PREPROCESS
 from train_scripts.tools import run_tool
@@ -45,7 +45,7 @@ class CsvRows(list):
         self.path, self.lines, self.labels = path, [], set()
 
 
-#: what :func:`preprocess.inputs.read_lines` suggests for undecodable text; this command has no ``--errors``
+#: what :func:`preprocess.files.inputs.read_lines` suggests for undecodable text; this command has no ``--errors``
 _ERRORS_HINT = "; fix the input or pass --errors replace"
 
 

@@ -37,8 +37,8 @@ import time
 
 from preprocess.cli import run_main
 from preprocess.common import LINE_BREAKING, UserError, flatten_line
-from preprocess.inputs import read_lines
-from preprocess.outputs import atomic_output, check_distinct, check_output_path
+from preprocess.files.inputs import read_lines
+from preprocess.files.outputs import atomic_output, check_distinct, check_output_path
 from train_scripts.tools import child_env, find_tool, plugins_dir
 
 #: fairseq-generate's per-sentence records (S-, T-, H-, D-, P- ...) and its log lines; any other line that follows

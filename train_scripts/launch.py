@@ -40,7 +40,7 @@ import submitit
 
 from preprocess.cli import run_main
 from preprocess.common import REPO, UserError
-from preprocess.outputs import atomic_output
+from preprocess.files.outputs import atomic_output
 
 RECIPES = {
     "translation": "train_transformer_big.sh",

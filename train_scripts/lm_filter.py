@@ -19,15 +19,15 @@ import sys
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.inputs import read_lines, require_input
-from preprocess.outputs import atomic_output, check_distinct, check_output_path
+from preprocess.files.inputs import read_lines, require_input
+from preprocess.files.outputs import atomic_output, check_distinct, check_output_path
 
 BATCH = 10000
 
 
 def filter_lines(lines, models: list[str], max_tokens: int = 510):
     """Yield (line, kept) for every input line; kept: at most ``max_tokens`` pieces under every model."""
-    from preprocess.spaces import SpacesEncoder
+    from preprocess.schemes.spaces import SpacesEncoder
 
     if max_tokens < 1:
         raise UserError("--max-tokens must be at least 1")

@@ -33,7 +33,7 @@ import sys
 
 from preprocess.cli import run_main
 from preprocess.common import REPO, UserError
-from preprocess.outputs import atomic_output, check_output_path
+from preprocess.files.outputs import atomic_output, check_output_path
 
 RECIPE = os.path.join(REPO, "train_scripts", "finetune_classification.sh")
 SPLIT_FILES = {"test": "test_scores.json", "dev": "dev_scores.json"}

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 
 from preprocess.cli import run_main
 from preprocess.common import UserError, flatten_line
-from preprocess.outputs import atomic_outputs, check_distinct, check_output_path
+from preprocess.files.outputs import atomic_outputs, check_distinct, check_output_path
 
 #: the official English dump (documented; this command never downloads)
 DUMP_URL = "https://dumps.wikimedia.org/enwiki/latest/enwiki-latest-pages-articles.xml.bz2"
@@ -280,7 +280,7 @@ class LengthFilter:
     """``morphtok-lm-filter``'s rule for one article: at most ``max_tokens`` pieces under every model."""
 
     def __init__(self, models: list[str], max_tokens: int):
-        from preprocess.spaces import SpacesEncoder
+        from preprocess.schemes.spaces import SpacesEncoder
 
         if max_tokens < 1:
             raise UserError("--max-tokens must be at least 1")

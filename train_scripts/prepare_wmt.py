@@ -30,8 +30,8 @@ import sys
 
 from preprocess.cli import run_main
 from preprocess.common import UserError, flatten_line
-from preprocess.inputs import read_lines
-from preprocess.outputs import atomic_output
+from preprocess.files.inputs import read_lines
+from preprocess.files.outputs import atomic_output
 
 MAX_WORD_LENGTH = 1000  # clean-corpus-n.perl's default --max-word-length
 

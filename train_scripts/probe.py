@@ -145,7 +145,7 @@ def main(argv=None) -> int:
     result = probe(a.checkpoint, a.data, sizes, a.random_seeds, a.metric)
     text = json.dumps(result, indent=1)
     if a.output:
-        from preprocess.outputs import atomic_output
+        from preprocess.files.outputs import atomic_output
 
         with atomic_output(a.output) as fh:
             fh.write(text + "\n")

@@ -58,8 +58,8 @@ from typing import Sequence
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.inputs import read_lines, require_input
-from preprocess.outputs import atomic_output
+from preprocess.files.inputs import read_lines, require_input
+from preprocess.files.outputs import atomic_output
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 
 #: masked copies scored in one forward pass by default (one sentence of n tokens gives n copies)
@@ -97,7 +97,7 @@ class RowEncoder:
     def __init__(self, info: dict, drop_spaces: bool | None = None):
         """``info``: the row's ``binarize.json`` record; ``drop_spaces``: whether pretraining dropped the standalone
         ``▁`` (None: as the record says, ``"spaces": "drop"``; :func:`score_lines` reads the checkpoint's task)."""
-        from preprocess.spm import SPACE_SYMBOL
+        from preprocess.models.spm import SPACE_SYMBOL
         from train_scripts.binarize import scheme_from_info
 
         self.info = info
@@ -131,7 +131,7 @@ class RowEncoder:
     def pretokenized_words(self, line: str) -> int:
         """The words BITE's pretokeniser (the row's, else BITE's default) makes of a raw line."""
         if self._pretokenizer is None:
-            from preprocess.bite import BiteOptions, BiteTokenizer
+            from preprocess.schemes.bite import BiteOptions, BiteTokenizer
             self._pretokenizer = BiteTokenizer(self._pretokenizer_name or BiteOptions.bite_pretokenizer, tagger=None)
         return len(self._pretokenizer.pretokenize(line))
 

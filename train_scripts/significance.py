@@ -43,7 +43,7 @@ from typing import Mapping, Optional, Sequence
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.inputs import read_lines
+from preprocess.files.inputs import read_lines
 
 METRICS = ("bleu", "chrf")
 TESTS = {"bs": "paired bootstrap resampling", "ar": "paired approximate randomisation"}

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from preprocess.common import REPO, SHARED_DATA, UserError  # noqa: F401  (SHARED_DATA: recipes' data)
-from preprocess.outputs import write_error
+from preprocess.files.outputs import write_error
 
 
 def plugins_dir() -> str:

@@ -23,7 +23,7 @@ import sys
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.outputs import atomic_output, check_distinct
+from preprocess.files.outputs import atomic_output, check_distinct
 
 PLOT_FORMATS = (".png", ".pdf", ".svg")
 

@@ -24,8 +24,8 @@ import sys
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.inputs import read_lines
-from preprocess.outputs import atomic_output, check_distinct
+from preprocess.files.inputs import read_lines
+from preprocess.files.outputs import atomic_output, check_distinct
 from train_scripts.evaluate import add_length_args
 
 #: fairseq's own options that pick an encoding (its encoders and the languages); every scheme's are added from the

@@ -37,14 +37,14 @@ import sys
 from collections import Counter
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from preprocess.bite import BiteOptions
 from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.evaluate.noise import InflectionNoise, sequence_similarity
-from preprocess.inputs import read_lines, require_file
+from preprocess.files.inputs import read_lines, require_file
+from preprocess.models.spm import SpmOptions
+from preprocess.models.spm_model import load_model
 from preprocess.options import add_arguments, options_from
-from preprocess.spm import SpmOptions
-from preprocess.spm_model import load_model
+from preprocess.schemes.bite import BiteOptions
 from preprocess.whitespace_noise import PAPER_FRACTION, NoiseOptions
 
 
@@ -82,14 +82,14 @@ def word_coverage(groups: Sequence[Sequence[Tuple[str, ...]]], sizes: Sequence[i
 
 
 def _tokenizer(options, **overrides):
-    """The :class:`~preprocess.bite.BiteTokenizer` of BITE's ``options`` (``overrides``: fields replaced)."""
-    from preprocess.bite import BiteTokenizer
+    """The :class:`~preprocess.schemes.bite.BiteTokenizer` of BITE's ``options`` (``overrides``: fields replaced)."""
+    from preprocess.schemes.bite import BiteTokenizer
 
     return BiteTokenizer.from_options(options_from(BiteOptions, options, **overrides))
 
 
 def coverage_report(lines: Sequence[str], sizes: Sequence[int], options=None) -> dict:
-    """``options``: BITE's (:class:`~preprocess.bite.BiteOptions`, a namespace or a dict; its pretokeniser and
+    """``options``: BITE's (:class:`~preprocess.schemes.bite.BiteOptions`, a namespace or a dict; its pretokeniser and
     tagger are used), as every function here takes them."""
     b = _tokenizer(options)
     words = [b.pretokenize(l) for l in lines]
@@ -202,7 +202,7 @@ def round_trip_rate(lines: Sequence[str], options=None, subword_model: Optional[
     characters Moses deletes made spaces, whitespace runs made one space (:func:`round_trip_reference`).
     Returns ``sentences``, ``unchanged``, ``rate`` (1.0 for no sentence) and up to ``examples`` changed
     sentences as ``[input as normalised, decoded]``."""
-    from preprocess.bite import BiteLineEncoder
+    from preprocess.schemes.bite import BiteLineEncoder
     options = options_from(BiteOptions, options)
     enc = BiteLineEncoder.from_options(options, subword_model)
     lines = list(lines)
@@ -224,11 +224,11 @@ def round_trip_rate(lines: Sequence[str], options=None, subword_model: Optional[
 def round_trip_reference(line: str, pretokenizer: str = BiteOptions.bite_pretokenizer, sp=None) -> str:
     """What an exact round trip of ``line`` gives back: the line with its line-breaking characters
     (:func:`preprocess.common.flatten_line`) and, with the Moses pretokenizer, the control characters Moses
-    deletes (:data:`preprocess.bite.MOSES_DELETED`) as spaces, whitespace runs as one space; with ``sp`` (a
+    deletes (:data:`preprocess.schemes.bite.MOSES_DELETED`) as spaces, whitespace runs as one space; with ``sp`` (a
     SentencePiece processor), as its normaliser gives it."""
-    from preprocess.bite_text import MOSES_DELETED_RE
     from preprocess.common import flatten_line
-    from preprocess.spm_model import SPACE_SYMBOL
+    from preprocess.models.spm_model import SPACE_SYMBOL
+    from preprocess.schemes.bite.text import MOSES_DELETED_RE
     text = flatten_line(line)
     if pretokenizer == "moses":
         text = MOSES_DELETED_RE.sub(" ", text)
@@ -255,8 +255,8 @@ def sequence_lengths(lines: Sequence[str], base_model: str, bite_model: str, opt
     cause if it did not change the segmentation at all (one more token per symbol: ``symbols / D tokens``) and
     the number of standalone ``▁`` pieces directly before a symbol (0 by construction).  ``options``: BITE's
     pretokeniser, tagger and ``bite_single_char``."""
-    from preprocess.bite import TAG_OF_SYMBOL
-    from preprocess.spm_model import SPACE_SYMBOL
+    from preprocess.models.spm_model import SPACE_SYMBOL
+    from preprocess.schemes.bite import TAG_OF_SYMBOL
     b = _tokenizer(options)
     lines = [" ".join(l.split()) for l in lines]
     base, bite_sp = load_model(base_model), load_model(bite_model)
@@ -288,8 +288,8 @@ def figure8(train_lines: Sequence[str], sizes: Sequence[int], model_types: Seque
     import os
     import tempfile
 
-    from preprocess.bite import train_subword_model
-    from preprocess.spm import train
+    from preprocess.models.spm import train
+    from preprocess.schemes.bite import train_subword_model
     bite = options_from(BiteOptions, options)
     b = _tokenizer(bite)
     rows = []
@@ -354,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     noise_options(p)
     p.add_argument("--model", default=None, help="SentencePiece model trained without BITE (D)")
     p.add_argument("--bite-model", default=None,
-                   help="SentencePiece model of BITE+D (preprocess.bite.train_subword_model)")
+                   help="SentencePiece model of BITE+D (preprocess.schemes.bite.train_subword_model)")
     p = sub.add_parser("perturb", help="write an inflection-perturbed copy of a corpus (one line per line)")
     common(p)
     p.add_argument("--output", required=True, help="perturbed copy to write")
@@ -430,7 +430,7 @@ def _similarity_cli(args) -> None:
 
 def _perturb_cli(args) -> None:
     from preprocess.common import flatten_line
-    from preprocess.outputs import atomic_output, check_distinct, check_output_path
+    from preprocess.files.outputs import atomic_output, check_distinct, check_output_path
     check_output_path(args.output)
     check_distinct([(args.output, "--output")], [(args.input, "--input")])
     noise = InflectionNoise(args.fraction, args.seed, args.bite_tagger)
@@ -482,7 +482,7 @@ def _commands() -> dict:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    from preprocess.taggers import TaggerUnavailable
+    from preprocess.tagging import TaggerUnavailable
     try:
         _commands()[args.cmd](args)
     except TaggerUnavailable as e:

@@ -33,7 +33,7 @@ from statistics import mean
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.flota import PRETOKENIZE, STYLES, FlotaTokenizer
+from preprocess.schemes.flota import PRETOKENIZE, STYLES, FlotaTokenizer
 
 INVENTORIES = [("BERT", "bert-base-uncased", "wordpiece"), ("GPT-2", "gpt2", "gpt2"),
                ("XLNet", "xlnet-base-cased", "sentencepiece")]
@@ -196,7 +196,7 @@ def main(argv=None) -> int:
     if not os.path.isfile(gold_path):
         raise UserError(f"gold segmentations not found: {gold_path}")
     if args.json:   # checked before any work: no output over the gold file or an inventory
-        from preprocess.outputs import check_distinct, check_output_path
+        from preprocess.files.outputs import check_distinct, check_output_path
         check_output_path(args.json)
         check_distinct([(args.json, "--json")], [(gold_path, "--gold")] + [
             (os.path.join(vocab_dir, f"{name}.txt"), "inventory") for _, name, _ in INVENTORIES])
@@ -222,7 +222,7 @@ def main(argv=None) -> int:
         out["lengths"] = rows
         out["n_titles"] = len(titles)
     if args.json:
-        from preprocess.outputs import atomic_output
+        from preprocess.files.outputs import atomic_output
         with atomic_output(args.json) as fh:
             json.dump(out, fh, indent=1)
     return 0

@@ -34,9 +34,9 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.inputs import read_lines, require_file
-from preprocess.outputs import atomic_output, check_distinct
-from preprocess.spm_model import SPACE_SYMBOL
+from preprocess.files.inputs import read_lines, require_file
+from preprocess.files.outputs import atomic_output, check_distinct
+from preprocess.models.spm_model import SPACE_SYMBOL
 
 #: the order of the Rényi entropy (Zouhar et al. 2023 recommend 2.5)
 RENYI_POWER = 2.5

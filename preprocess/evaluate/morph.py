@@ -37,8 +37,8 @@ from typing import Callable, Iterable, Sequence
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.inputs import require_file
-from preprocess.spm_model import SPACE_SYMBOL
+from preprocess.files.inputs import require_file
+from preprocess.models.spm_model import SPACE_SYMBOL
 
 PROTOCOLS = {"paper": "words with at least two gold morphs (space-as-token paper, section 4)",
              "all": "all concatenative gold words"}
@@ -170,7 +170,7 @@ def evaluate(segment: Callable[[str], list[str]], gold: list[tuple[str, list[str
 
 
 def spm_segmenter(model_path: str, spaces: str = "keep") -> Callable[[str], list[str]]:
-    from preprocess.spaces import SpacesEncoder
+    from preprocess.schemes.spaces import SpacesEncoder
 
     enc = SpacesEncoder(model_path, spaces)
     return enc.encode_pieces

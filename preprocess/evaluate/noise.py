@@ -38,12 +38,13 @@ import json
 import sys
 from typing import List, Optional, Sequence, Tuple
 
-# the tagger default is BITE's (the inflection noise tags as BITE does)
-from preprocess.bite import TAGGERS, BiteOptions  # noqa: E402
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.inputs import read_lines
-from preprocess.outputs import atomic_output, check_distinct, check_output_path
+from preprocess.files.inputs import read_lines
+from preprocess.files.outputs import atomic_output, check_distinct, check_output_path
+
+# the tagger default is BITE's (the inflection noise tags as BITE does)
+from preprocess.schemes.bite import TAGGERS, BiteOptions  # noqa: E402
 
 # the whitespace noise and the per-line generator live beside the tokenisers that use them (FLOTA's --noise-p)
 from preprocess.whitespace_noise import PAPER_FRACTION, NoiseOptions, check_fraction, inject_whitespace_noise, line_rng  # noqa: F401
@@ -91,12 +92,12 @@ def _spans(tokens: Sequence[str], line: str) -> List[Optional[Tuple[int, int]]]:
 
 class InflectionNoise:
     """MORPHEUS-style random re-inflection (see the module docstring); ``tagger`` is 'nltk' or 'hanta' (None:
-    BITE's default tagger, :class:`~preprocess.bite.BiteOptions`)."""
+    BITE's default tagger, :class:`~preprocess.schemes.bite.BiteOptions`)."""
 
     def __init__(self, fraction: float, seed: int = NoiseOptions.noise_seed, tagger: Optional[str] = None):
         from sacremoses import MosesTokenizer
 
-        from preprocess.taggers import TaggerUnavailable, get_tagger
+        from preprocess.tagging import TaggerUnavailable, get_tagger
 
         self.fraction = check_fraction(fraction)
         self.seed = int(seed)
@@ -109,7 +110,7 @@ class InflectionNoise:
 
     def candidates(self, line: str) -> List[Tuple[int, int, Tuple[str, ...]]]:
         """(start, end, other forms) of every inflectable word of ``line``, in order."""
-        from preprocess.taggers import universal
+        from preprocess.tagging import universal
 
         tokens = [t for t in self._moses.tokenize(line, escape=False) if t]
         if not tokens:
@@ -127,7 +128,7 @@ class InflectionNoise:
 
     def perturb(self, line: str) -> Tuple[str, int, int]:
         """(noisy line, number of candidates, number replaced)."""
-        from preprocess.bite import match_case  # BITE's decoder keeps case the same way
+        from preprocess.schemes.bite import match_case  # BITE's decoder keeps case the same way
 
         cands = self.candidates(line)
         if not cands or self.fraction == 0.0:

@@ -21,13 +21,13 @@ import sys
 import tempfile
 import time
 
-from preprocess import spm
-from preprocess import wordmap as wm
 from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.evaluate.morph import boundary_prf
-from preprocess.inputs import read_lines, require_file
-from preprocess.spm_model import SPACE_SYMBOL, load_model
+from preprocess.files.inputs import read_lines, require_file
+from preprocess.models import spm
+from preprocess.models.spm_model import SPACE_SYMBOL, load_model
+from preprocess.schemes import wordmap as wm
 
 
 def read_derivational_verbs(path: str) -> list[tuple[str, list[str]]]:

@@ -5,7 +5,7 @@ its own module, ``preprocess/hf/<scheme>.py``, and its descriptor names it (``hf
 
 Each class is a ``transformers.PreTrainedTokenizer`` whose segmentation is the project's own encoder and whose
 decode is the project's own decode (what the scheme's fairseq ``--bpe``/``--tokenizer`` gives), with the fairseq
-dictionary ids of ``dict.txt`` (see :mod:`preprocess.hf_export`).  ``save_pretrained`` copies the models into the
+dictionary ids of ``dict.txt`` (see :mod:`preprocess.export.tokenizer_json`).  ``save_pretrained`` copies the models into the
 directory; ``from_pretrained(DIR)`` reads them from there.
 
 Importing this package (or :mod:`preprocess.hf_tokenizers`, the older path) registers every scheme's class with
@@ -24,9 +24,9 @@ from typing import Optional
 
 from transformers import AutoConfig, AutoTokenizer, PretrainedConfig, PreTrainedTokenizer
 
-from preprocess.fairseq_dict import FAIRSEQ_SPECIALS, SPECIAL_TOKENS
-from preprocess.hf_export import UNK_ID, copy_file, fairseq_ids, read_fairseq_dict
-from preprocess.outputs import atomic_output
+from preprocess.export.tokenizer_json import UNK_ID, copy_file, fairseq_ids, read_fairseq_dict
+from preprocess.files.outputs import atomic_output
+from preprocess.models.fairseq_dict import FAIRSEQ_SPECIALS, SPECIAL_TOKENS
 
 #: written beside the files by save_pretrained: what ``auto_map`` in tokenizer_config.json names
 SHIM = "tokenization_morphtok.py"

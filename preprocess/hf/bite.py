@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from preprocess.hf import MorphtokTokenizer
-from preprocess.spm_model import SPACE_SYMBOL
+from preprocess.models.spm_model import SPACE_SYMBOL
 
 
 def sentencepiece_decode(text: str) -> str:
@@ -14,24 +14,24 @@ def sentencepiece_decode(text: str) -> str:
 
 
 class MorphtokBiteTokenizer(MorphtokTokenizer):
-    """BITE + its SentencePiece model (BITE+D), as ``preprocess.bite.BiteLineEncoder`` with ``subword_model``;
+    """BITE + its SentencePiece model (BITE+D), as ``preprocess.schemes.bite.BiteLineEncoder`` with ``subword_model``;
     decode as ``--tokenizer bite --bpe sentencepiece``.  ``exact``: ``--bite-exact`` (a word is split only where
     decoding gives it back), kept in ``tokenizer_config.json``."""
 
     vocab_files_names = {"vocab_file": "dict.txt", "subword_model_file": "subword.model"}
 
-    #: init argument (the key ``tokenizer_config.json`` keeps) -> the :class:`~preprocess.bite.BiteOptions` field
+    #: init argument (the key ``tokenizer_config.json`` keeps) -> the :class:`~preprocess.schemes.bite.BiteOptions` field
     OPTION_KEYS = {"pretokenizer": "bite_pretokenizer", "tagger": "bite_tagger", "single_char": "bite_single_char",
                    "exact": "bite_exact"}
 
     def __init__(self, vocab_file: str, subword_model_file: str, pretokenizer: Optional[str] = None,
                  tagger: Optional[str] = None, single_char: Optional[bool] = None, exact: Optional[bool] = None,
                  options=None, **kwargs):
-        """``options``: a :class:`~preprocess.bite.BiteOptions`; the keyword arguments that ``from_pretrained``
+        """``options``: a :class:`~preprocess.schemes.bite.BiteOptions`; the keyword arguments that ``from_pretrained``
         passes from ``tokenizer_config.json`` (``pretokenizer``, ``tagger``, ``single_char``, ``exact``) replace
         its fields, and a missing one (``exact`` in a directory saved before it) takes the default."""
-        from preprocess.bite import BiteLineEncoder, BiteOptions
         from preprocess.options import options_from
+        from preprocess.schemes.bite import BiteLineEncoder, BiteOptions
         given = dict(pretokenizer=pretokenizer, tagger=tagger, single_char=single_char, exact=exact)
         self.options = options_from(BiteOptions, options, **{self.OPTION_KEYS[k]: v for k, v in given.items()
                                                              if v is not None})
@@ -43,11 +43,11 @@ class MorphtokBiteTokenizer(MorphtokTokenizer):
 
     @classmethod
     def from_options(cls, args, dict_path, dictionary=None):
-        from preprocess.bite import BiteOptions, check_subword_model
         from preprocess.common import UserError
-        from preprocess.fairseq_dict import dictionary_pieces, write_dict
-        from preprocess.inputs import require_file
+        from preprocess.files.inputs import require_file
+        from preprocess.models.fairseq_dict import dictionary_pieces, write_dict
         from preprocess.options import options_from
+        from preprocess.schemes.bite import BiteOptions, check_subword_model
 
         if getattr(args, "training_text", False) or not args.subword_model:
             raise UserError("export --scheme bite needs --subword-model (BITE+D: the BITE scheme's spm.model)")

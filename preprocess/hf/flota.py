@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from typing import Optional
 
+from preprocess.export.tokenizer_json import read_fairseq_dict
 from preprocess.hf import MorphtokTokenizer
-from preprocess.hf_export import read_fairseq_dict
 
 
 def flota_dictionary(vocab_path: str) -> list[str]:
     """The dictionary the flota scheme writes for ``--flota-vocab`` (``train_scripts/schemes/flota.py``:
-    :func:`preprocess.vocabularies.fairseq_dict_tokens`).  A fairseq ``dict.txt`` (e.g. an official checkpoint's, for
+    :func:`preprocess.models.vocabularies.fairseq_dict_tokens`).  A fairseq ``dict.txt`` (e.g. an official checkpoint's, for
     ``--flota-gpt2-encoder``) is read as fairseq reads it."""
-    from preprocess.vocabularies import fairseq_dict_tokens, load_vocab
+    from preprocess.models.vocabularies import fairseq_dict_tokens, load_vocab
     vocab = load_vocab(vocab_path)
     if vocab.kind == "fairseq":
         return read_fairseq_dict(vocab_path)
     return fairseq_dict_tokens(vocab)[0]
 
 
-#: FLOTA vocabulary file name by what :func:`preprocess.vocabularies.load_vocab` reads from its extension
+#: FLOTA vocabulary file name by what :func:`preprocess.models.vocabularies.load_vocab` reads from its extension
 FLOTA_VOCAB_FILES = {"flota_model_file": "flota_vocab.model", "flota_json_file": "flota_vocab.json",
                      "flota_list_file": "flota_vocab.txt"}
 
@@ -34,25 +34,25 @@ def flota_vocab_slot(path: str) -> str:
 
 
 class MorphtokFlotaTokenizer(MorphtokTokenizer):
-    """FLOTA over a vocabulary, as ``preprocess.flota.make_encoder`` with the same ``--flota-*`` options; decode as
+    """FLOTA over a vocabulary, as ``preprocess.schemes.flota.make_encoder`` with the same ``--flota-*`` options; decode as
     ``--bpe flota``."""
 
     vocab_files_names = {"vocab_file": "dict.txt", **FLOTA_VOCAB_FILES, "gpt2_encoder_file": "gpt2_encoder.json"}
 
-    #: the files among :class:`~preprocess.flota.FlotaOptions` (init arguments of their own, copied on save); every
+    #: the files among :class:`~preprocess.schemes.flota.FlotaOptions` (init arguments of their own, copied on save); every
     #: other field is an init argument of the same name, kept in ``tokenizer_config.json``
     FILE_OPTIONS = ("flota_vocab", "flota_gpt2_encoder")
 
     def __init__(self, vocab_file: str, flota_model_file: Optional[str] = None, flota_json_file: Optional[str] = None,
                  flota_list_file: Optional[str] = None, gpt2_encoder_file: Optional[str] = None, options=None,
                  **kwargs):
-        """``options``: a :class:`~preprocess.flota.FlotaOptions`; the ``flota_*`` keyword arguments that
+        """``options``: a :class:`~preprocess.schemes.flota.FlotaOptions`; the ``flota_*`` keyword arguments that
         ``from_pretrained`` passes from ``tokenizer_config.json`` replace its fields (a missing one takes the
         default).  The vocabulary and encoder files are the ``*_file`` arguments."""
         import dataclasses
 
-        from preprocess import flota
         from preprocess.options import options_from
+        from preprocess.schemes import flota
         files = [f for f in (flota_model_file, flota_json_file, flota_list_file) if f]
         if len(files) != 1:
             raise ValueError(f"a FLOTA tokenizer needs exactly one vocabulary file, got {files}")
@@ -70,10 +70,10 @@ class MorphtokFlotaTokenizer(MorphtokTokenizer):
     @classmethod
     def from_options(cls, args, dict_path, dictionary=None):
         from preprocess.common import UserError
-        from preprocess.fairseq_dict import write_dict
-        from preprocess.flota import FlotaOptions, NoiseOptions
-        from preprocess.inputs import require_file
+        from preprocess.files.inputs import require_file
+        from preprocess.models.fairseq_dict import write_dict
         from preprocess.options import options_from
+        from preprocess.schemes.flota import FlotaOptions, NoiseOptions
 
         if options_from(NoiseOptions, args).noise_p:
             raise UserError("--noise-p is a test-set perturbation, not part of a tokenizer: export without it")

@@ -22,8 +22,8 @@ import re
 from pathlib import Path
 
 from preprocess.common import UserError
-from preprocess.inputs import read_lines
-from preprocess.outputs import atomic_output
+from preprocess.files.inputs import read_lines
+from preprocess.files.outputs import atomic_output
 
 #: the keyword of ``--lm-corpus`` for the in-domain ArXiv titles
 ARXIV = "arxiv"
@@ -36,7 +36,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 
 def read_documents(path: Path):
     """Documents of a corpus file (``.gz`` too): lists of non-empty lines, a blank line between documents.  Invalid
-    UTF-8 or a corrupt ``.gz`` is one line naming the file and line (``preprocess.inputs.read_lines``)."""
+    UTF-8 or a corrupt ``.gz`` is one line naming the file and line (``preprocess.files.inputs.read_lines``)."""
     doc: list[str] = []
     for line in read_lines(str(path)):
         line = " ".join(line.split())

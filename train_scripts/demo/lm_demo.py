@@ -48,7 +48,7 @@ from pathlib import Path
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.outputs import check_output_path
+from preprocess.files.outputs import check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 from train_scripts.demo.lm_corpus import ARXIV, arxiv_inputs, corpus_files
 from train_scripts.demo.lm_plan import (

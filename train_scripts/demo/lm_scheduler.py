@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from preprocess.spm import SPACE_SYMBOL
+from preprocess.models.spm import SPACE_SYMBOL
 from train_scripts.binarize import read_record
 from train_scripts.demo.lm_corpus import prepare_corpus
 from train_scripts.demo.lm_plan import Plan, lm_rows, majority_rate

@@ -57,7 +57,7 @@ from tqdm import tqdm
 from preprocess.cli import run_main
 from preprocess.common import REPO, UserError
 from preprocess.evaluate import noise as noise_eval
-from preprocess.outputs import check_output_path
+from preprocess.files.outputs import check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 from train_scripts.demo.presets import add_preset_options, apply_preset
 from train_scripts.demo.stages import (

@@ -26,7 +26,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from preprocess.common import REPO
-from preprocess.outputs import atomic_output
+from preprocess.files.outputs import atomic_output
 from train_scripts.tools import child_env, map_paths
 
 

@@ -20,9 +20,9 @@ from tqdm import tqdm
 
 from preprocess.common import REPO, UserError
 from preprocess.evaluate import noise as noise_eval
-from preprocess.inputs import count_lines
-from preprocess.outputs import atomic_output
-from preprocess.spm import SPACE_SYMBOL
+from preprocess.files.inputs import count_lines
+from preprocess.files.outputs import atomic_output
+from preprocess.models.spm import SPACE_SYMBOL
 from train_scripts import binarize as binarize_recipe
 from train_scripts import evaluate as evaluate_recipe
 from train_scripts.demo.stages import PipelineError, Runner, Stages, say

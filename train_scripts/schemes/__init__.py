@@ -18,7 +18,7 @@ registered with ``@register_scheme`` by being imported (``--scheme-module`` of t
 by name; a module declaring ``SCHEME = SchemeDescriptor(...)`` is registered the same way).
 
 **Dictionary policy** (the one place it is decided): a scheme's fairseq dictionary is its *inventory*, the tokens
-its models can emit, written from the model (``preprocess.spm.write_fairseq_dict``), never counted from the
+its models can emit, written from the model (``preprocess.models.spm.write_fairseq_dict``), never counted from the
 encoded data.  Why: the dictionary size is then exactly the paper's vocabulary size, it is known as soon as the
 model is learned, so shards encoded on different machines (or a corpus encoded later for fine-tuning) share ids
 without a counting pass over the whole corpus.  Wordmap is the one scheme whose inventory is open (a verb it
@@ -37,8 +37,8 @@ from typing import Callable, ClassVar
 
 from preprocess import registry
 from preprocess.common import UserError
+from preprocess.models.spm import SpmOptions
 from preprocess.options import add_arguments, make_options, option  # noqa: F401  (re-exported)
-from preprocess.spm import SpmOptions
 
 
 def register_scheme(cls: type["Scheme"]) -> type["Scheme"]:

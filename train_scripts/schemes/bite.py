@@ -9,18 +9,19 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from preprocess import bite, spm
-from preprocess.bite import BiteLineEncoder
 from preprocess.encode import FileEncoder, file_options
 from preprocess.evaluate import bite as bite_eval
+from preprocess.models import spm
 from preprocess.options import options_from, to_args
+from preprocess.schemes import bite
+from preprocess.schemes.bite import BiteLineEncoder
 from train_scripts.schemes import option
 from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
 
 
 @dataclass
 class BiteSchemeOptions(bite.BiteOptions, SentencePieceOptions):
-    """The SentencePiece options, BITE's own (:class:`preprocess.bite.BiteOptions`) and the sides it applies to."""
+    """The SentencePiece options, BITE's own (:class:`preprocess.schemes.bite.BiteOptions`) and the sides it applies to."""
 
     bite_langs: tuple = option(("en",), "languages BITE is applied to (comma-separated)")
 
@@ -51,7 +52,7 @@ class BiteScheme(SentencePieceScheme):
         return frozenset(bite.SINGLE_CHAR_SYMBOLS if self.options.bite_single_char else bite.INFLECTION_SYMBOLS)
 
     def _bite_options(self) -> bite.BiteOptions:
-        """The BITE part of the scheme's options (:class:`preprocess.bite.BiteOptions`)."""
+        """The BITE part of the scheme's options (:class:`preprocess.schemes.bite.BiteOptions`)."""
         return options_from(bite.BiteOptions, self.options)
 
     def _bite_encoder(self, *args, **kwargs) -> functools.partial:

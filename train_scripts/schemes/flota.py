@@ -11,16 +11,17 @@ import functools
 import os
 from dataclasses import dataclass
 
-from preprocess import flota, spm
 from preprocess.common import UserError
+from preprocess.models import spm
+from preprocess.models.vocabularies import load_vocab, write_fairseq_dict
 from preprocess.options import option, options_from, to_args
-from preprocess.vocabularies import load_vocab, write_fairseq_dict
+from preprocess.schemes import flota
 from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
 
 
 @dataclass
 class FlotaSchemeOptions(flota.FlotaOptions, SentencePieceOptions):
-    """The SentencePiece options, FLOTA's own (:class:`preprocess.flota.FlotaOptions`, here ``--flota-vocab`` is
+    """The SentencePiece options, FLOTA's own (:class:`preprocess.schemes.flota.FlotaOptions`, here ``--flota-vocab`` is
     optional: none learns a SentencePiece model) and the languages FLOTA segments."""
 
     flota_langs: tuple = option(("en",), "with a learned model: the languages FLOTA segments (comma-separated)")

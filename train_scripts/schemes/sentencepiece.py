@@ -6,9 +6,9 @@ import functools
 import os
 from dataclasses import dataclass
 
-from preprocess import spm
 from preprocess.common import UserError
-from preprocess.spaces import SpacesEncoder
+from preprocess.models import spm
+from preprocess.schemes.spaces import SpacesEncoder
 from train_scripts.schemes import Scheme, option
 
 

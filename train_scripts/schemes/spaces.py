@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from preprocess import spm
+from preprocess.models import spm
 from preprocess.options import to_args
-from preprocess.spaces import SPACE_MODES
-from preprocess.spaces import SpacesOptions as SpacesEncoderOptions
+from preprocess.schemes.spaces import SPACE_MODES
+from preprocess.schemes.spaces import SpacesOptions as SpacesEncoderOptions
 from train_scripts.schemes import option
 from train_scripts.schemes.sentencepiece import SentencePieceOptions, SentencePieceScheme
 

@@ -6,7 +6,7 @@ model, so the dictionaries are not joined (train with ``--share-decoder-input-ou
 Learning runs on the workers as encoding does (memory bounded by workers x chunk size): the training text is
 tagged once for its verbs and once more when it is encoded (HanTa's tags, cached per word).  The dictionary is
 the base model's pieces, then the pieces of the encoded training text, then every piece the Wordmap segmenter
-writes for lower-case and capitalised verbs (``preprocess.wordmap.segmenter_pieces``); valid and test are
+writes for lower-case and capitalised verbs (``preprocess.schemes.wordmap.segmenter_pieces``); valid and test are
 encoded with that dictionary as the inventory (``--wordmap-dict``), so a verb is never written with a piece
 outside it.  A ``--vocab-size`` that a side's text cannot reach is capped for that side, with a warning."""
 from __future__ import annotations
@@ -17,14 +17,15 @@ import re
 import sys
 from dataclasses import dataclass
 
-from preprocess import spm, wordmap
 from preprocess.common import UserError
 from preprocess.encode import FileEncoder, file_options
 from preprocess.evaluate import morph
 from preprocess.evaluate.wordmap import read_derivational_verbs
-from preprocess.inputs import read_lines
+from preprocess.files.inputs import read_lines
+from preprocess.models import spm
 from preprocess.options import to_args
-from preprocess.spaces import SpacesEncoder
+from preprocess.schemes import wordmap
+from preprocess.schemes.spaces import SpacesEncoder
 from train_scripts.schemes import Scheme, option
 
 
