@@ -78,6 +78,14 @@ What is hashed (keys are ``step/...`` relative names; the step names are what ``
     fields, rendered by ``python -m train_scripts.demo.report``, one key per section of its REPORT.md.
 ``dry-run``
     The commands ``morphtok-demo --dry-run`` prints for both parts, cpu and gpu presets, every row.
+``reports``
+    Both parts' report tables, rendered by the checkout's report code from a finished demo's results (``--reports
+    DIR``: a ``morphtok-demo --output`` folder holding ``results.json`` and/or ``pretraining/results.json``, copied
+    to the scratch folder; without it the step hashes nothing and says so).  One key per table row,
+    ``reports/<section>/<row>``, with the timing columns (wall, minutes, seconds, time) left out: the report of a
+    real run, every number of every model included, is what a change of the report or analysis code must keep.
+    A checkout from before the demo's one report (no ``train_scripts/demo/demo_report.py``) renders with
+    ``train_scripts.report`` and ``train_scripts.lm_report``, as it did.
 
 Normalised or left out (and why):
 
@@ -163,7 +171,7 @@ MODEL_FREE_FIELDS = ("name", "label", "note", "direction", "config", "dict_sizes
 DEMO_TRAINING = ["--max-update", "1", "--valid-every", "1", "--average", "1", "--max-tokens", "1024", "--embed-dim",
                  "8", "--ffn-dim", "8", "--heads", "1", "--layers", "1", "--warmup", "1"]
 
-STEPS = ("input", "learn", "encode", "binarize", "binarize-lm", "classification", "demo", "dry-run")
+STEPS = ("input", "learn", "encode", "binarize", "binarize-lm", "classification", "demo", "dry-run", "reports")
 
 
 class StepError(RuntimeError):
@@ -247,8 +255,9 @@ def spm_model_bytes(data: bytes) -> bytes:
 # --- running the checkout's commands ----------------------------------------------------------------------------
 
 class Context:
-    def __init__(self, repo: Path, work: Path, shared: Path, python: str):
+    def __init__(self, repo: Path, work: Path, shared: Path, python: str, reports: Path | None = None):
         self.repo, self.work, self.shared, self.python = repo, work, shared, python
+        self.reports = reports   # a finished demo's --output folder (step reports)
         self.h = Hasher(work, repo, shared, python)
         self.env = dict(os.environ)
         self.env.update({"PYTHONPATH": str(repo), "NLTK_DATA": str(shared / "nltk_data"), "OMP_NUM_THREADS": "1",
@@ -520,9 +529,61 @@ def step_dry_run(c: Context) -> None:
         c.h.add(f"dry-run/{name}", c.h.text(printed).encode("utf-8"))
 
 
+#: a report column that times something (left out of the hashes)
+TIMING_COLUMN = re.compile(r"\bwall\b|\(min\)|\bminutes?\b|\bseconds?\b|\btime\b", re.I)
+
+
+def report_rows(markdown: str) -> dict:
+    """``{section/row: cells}`` of every table row of a Markdown report, timing columns left out.  A row is named by
+    its section heading (the nearest ``##``/``###``) and its position and first cell in that section's tables."""
+    rows, heading, header, n = {}, "preamble", None, 0
+    for line in markdown.splitlines():
+        if line.startswith("#"):
+            heading, header, n = line.lstrip("#").strip(), None, 0
+            continue
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cells
+            keep = [i for i, name in enumerate(cells) if not TIMING_COLUMN.search(name)]
+            continue
+        if all(set(cell) <= set("-: ") for cell in cells):   # the header's rule
+            continue
+        n += 1
+        rows[f"{_section_key(0, heading)[3:]}/{n:02d} {cells[0][:60]}"] = [cells[i] for i in keep if i < len(cells)]
+    return rows
+
+
+def step_reports(c: Context) -> None:
+    if c.reports is None:
+        print("  reports: no --reports DIR given (a finished demo's --output folder): nothing hashed",
+              file=sys.stderr)
+        return
+    out = c.work / "reports"
+    for rel in ("results.json", "pretraining/results.json"):
+        if (c.reports / rel).is_file():
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(c.reports / rel, out / rel)
+    if not (out / "results.json").is_file() and not (out / "pretraining/results.json").is_file():
+        raise StepError(f"--reports {c.reports} holds neither results.json nor pretraining/results.json")
+    if (c.repo / "train_scripts" / "demo" / "demo_report.py").is_file():
+        c.run(["-m", "train_scripts.demo.demo_report", out], "report")
+    else:   # the checkout before the demo's one report
+        if (out / "results.json").is_file():
+            c.run(["-m", "train_scripts.report", "--results", out / "results.json", "--output", out], "report")
+        if (out / "pretraining/results.json").is_file():
+            c.run(["-m", "train_scripts.lm_report", out], "lm report")
+    report = out / "REPORT.md" if (out / "REPORT.md").is_file() else out / "pretraining" / "REPORT.md"   # (before:
+    # a pretraining part alone had only its own report)
+    for key, cells in report_rows(report.read_text(encoding="utf-8")).items():
+        c.h.add_value(f"reports/{key}", cells)
+
+
 STEP_FUNCS = {"input": step_input, "learn": step_learn, "encode": step_encode, "binarize": step_binarize,
               "binarize-lm": step_binarize_lm, "classification": step_classification, "demo": step_demo,
-              "dry-run": step_dry_run}
+              "dry-run": step_dry_run, "reports": step_reports}
 #: steps a step needs run first (their outputs, not their hashes)
 NEEDS = {"encode": ("learn",)}
 
@@ -618,6 +679,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--output", type=Path, default=None, help="also write the hashes computed now here")
     ap.add_argument("--only", nargs="+", choices=STEPS, default=None, help="run these steps only")
     ap.add_argument("--python", default=sys.executable, help="interpreter of the commands (default: this one)")
+    ap.add_argument("--reports", type=Path, default=None, help="a finished demo's --output folder: its results "
+                                                                "rendered by this checkout (step reports)")
     return ap
 
 
@@ -691,7 +754,7 @@ def main(argv=None) -> int:
     t0 = time.time()
     print(f"checkout {repo} ({git_state(repo)}), scratch {work}, steps {' '.join(steps)}", file=sys.stderr)
     try:
-        c = Context(repo, work, shared, args.python)
+        c = Context(repo, work, shared, args.python, args.reports.resolve() if args.reports else None)
         facts = check_checkout(c)
         hashes, errors = compute(c, steps)
     except StepError as exc:
