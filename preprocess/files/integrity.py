@@ -1,4 +1,4 @@
-"""Checks that a model or vocabulary file is whole before it is used (issue 25, item 5).
+"""Checks that a model or vocabulary file is whole before it is used.
 
 SentencePiece models are checked where they are loaded (:func:`preprocess.models.spm.load_model`, with
 :func:`preprocess.models.spm.check_model_proto`).  Text models and vocabularies (FLOTA's token lists, fairseq

@@ -80,7 +80,7 @@ class SpmOptions:
       byte for byte).  Gow-Smith et
       al. (2022) trained their tokenisers on 1M sentences (sections 4 and 5).  The learn step's peak memory grows
       with the sample, not the corpus: about 2.5 GB for 1M sentences of ~21 words (unigram, 8000 pieces; 1.9 GB
-      were measured for 0.76M such sentences, issue 39).  0 trains on every sentence, as fairseq's own WMT
+      were measured for 0.76M such sentences).  0 trains on every sentence, as fairseq's own WMT
       preparation does (``prepare-wmt14en2de.sh`` runs ``learn_bpe.py`` on all of it): memory then grows with the
       corpus (~30 GB for WMT14 En-De's ~230M words at that rate).
     """
