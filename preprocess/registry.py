@@ -51,6 +51,8 @@ from preprocess.scheme_scripts import DECLARES  # a line that declares the schem
 ENV = "MORPHTOK_SCHEMES"
 #: entry-point group of installed scheme modules (name = module)
 ENTRY_POINT_GROUP = "morphtok.schemes"
+#: the folder of the schemes inside this project, read (not imported: the schemes import this module)
+SCHEME_DIRS = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemes")]
 
 
 @dataclass(frozen=True)
@@ -202,9 +204,7 @@ _registered: dict = {}   # name -> descriptor given to register()
 def _discovered() -> dict:
     key = os.environ.get(ENV, "")
     if _state.get("key") != key or "modules" not in _state:
-        import preprocess.schemes
-
-        modules = _scan(preprocess.schemes.__path__, "preprocess.schemes.")
+        modules = _scan(SCHEME_DIRS, "preprocess.schemes.")
         for name, module in {**_from_entry_points(), **_from_env(key)}.items():
             modules.setdefault(name, module)
         _state.clear()

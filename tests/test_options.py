@@ -229,7 +229,8 @@ def test_schemes_are_discovered_modules_and_packages(tmp_path, monkeypatch):
                                                       encoding="utf-8")
     (tmp_path / "pkgmine" / "hooks.py").write_text(MINE.format(name="pkgmine"), encoding="utf-8")
     (tmp_path / "helper.py").write_text("def make_encoder(args):\n    return None\n", encoding="utf-8")
-    monkeypatch.setattr(preprocess.schemes, "__path__", [*preprocess.schemes.__path__, str(tmp_path)])
+    monkeypatch.setattr(registry, "SCHEME_DIRS", [*registry.SCHEME_DIRS, str(tmp_path)])   # where it looks
+    monkeypatch.setattr(preprocess.schemes, "__path__", [*preprocess.schemes.__path__, str(tmp_path)])   # imports
     registry.reset()
     try:
         assert registry.names() == ["bite", "flota", "mine", "pkgmine", "spaces", "wordmap"]
