@@ -267,6 +267,19 @@ class _Input:
             self.fd = None
 
 
+def _forget_inherited_thread_pools() -> None:
+    """In a process forked from a ``ThreadPoolExecutor``'s thread (``morphtok-demo`` runs its stages so), forget the
+    parent's pools.  The child inherits their exit hook, which joins every pool thread, its own included: Python
+    3.11 then raises "cannot join current thread" while the finished worker exits, and the worker's status is 1,
+    which the parent reads as a crash."""
+    pools = sys.modules.get("concurrent.futures.thread")
+    if pools is not None:
+        pools._threads_queues.clear()
+
+
+os.register_at_fork(after_in_child=_forget_inherited_thread_pools)
+
+
 def _die_with_parent(parent: int) -> None:
     """Ask Linux to SIGKILL this worker when its parent dies (even by SIGKILL); elsewhere the workers notice a
     new parent between chunks."""
