@@ -534,8 +534,9 @@ TIMING_COLUMN = re.compile(r"\bwall\b|\(min\)|\bminutes?\b|\bseconds?\b|\btime\b
 
 
 def report_rows(markdown: str) -> dict:
-    """``{section/row: cells}`` of every table row of a Markdown report, timing columns left out.  A row is named by
-    its section heading (the nearest ``##``/``###``) and its position and first cell in that section's tables."""
+    """``{section/row: cells}`` of every table row of a Markdown report (the column names too), timing columns left
+    out.  A row is named by its section heading (the nearest ``##``/``###``) and its position and first cell in
+    that section's tables."""
     rows, heading, header, n = {}, "preamble", None, 0
     for line in markdown.splitlines():
         if line.startswith("#"):
@@ -548,6 +549,8 @@ def report_rows(markdown: str) -> dict:
         if header is None:
             header = cells
             keep = [i for i, name in enumerate(cells) if not TIMING_COLUMN.search(name)]
+            n += 1
+            rows[f"{_section_key(0, heading)[3:]}/{n:02d} (columns)"] = [cells[i] for i in keep]
             continue
         if all(set(cell) <= set("-: ") for cell in cells):   # the header's rule
             continue
