@@ -192,6 +192,17 @@ SLOW_TESTS = {
     # whole-command runs over every scheme or a paper table (8-10 s each on an idle 2-core machine)
     "test_intrinsic.py::test_command_prints_renyi_efficiency_for_every_scheme",
     "test_flota.py::test_evaluate_cli_reproduces_table3",
+    # whole commands of 8-60 s each (slowest of the fast loop on 2026-11-28): the fine-tuning recipe's dry runs over
+    # data it prepares, fairseq-preprocess against ours, the launcher starting fairseq, the published models as rows
+    "test_recipes_roberta.py::test_finetune_defaults_are_the_released_scripts",
+    "test_fairseq_preprocess.py::test_the_same_files_as_fairseq_preprocess",
+    "test_fairseq_preprocess.py::test_the_workers_stop_when_the_command_is_killed",
+    "test_launch.py::test_gpus_without_gpus_is_one_line_naming_cpu",
+    "test_lm_demo.py::test_published_space_models_as_rows",
+    "test_recipes_translation.py::test_transformer_big_defaults_dry_run",
+    "test_entry_points.py::test_user_dir_still_registers_the_schemes",
+    "test_flota_fairseq.py::test_fairseq_preprocess_on_flota_text",
+    "test_compat.py::test_fairseq_tool_refuses_in_one_line_exit_2",
     # bench/scale_corpus.py end to end on a tiny corpus (a benchmark, not a module of the package)
     "test_bench_scale.py::test_scale_corpus_runs_on_a_tiny_corpus",
 }
