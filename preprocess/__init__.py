@@ -11,7 +11,8 @@
 
 Module paths of the older flat layout (``preprocess.bite``, ``preprocess.spm``, ...) still import: console scripts
 installed before the move and ``python -m preprocess.flota`` name them.  :data:`MOVED` maps each to its new place;
-the old name gives the same module object (``preprocess.bite is preprocess.schemes.bite``).
+the old name gives the same module object (``preprocess.bite is preprocess.schemes.bite``).  ``train_scripts``
+adds the demo modules' older paths to the same table.
 """
 from __future__ import annotations
 

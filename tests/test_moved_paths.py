@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import preprocess
+import train_scripts  # noqa: F401  (adds the demo modules' older paths to MOVED)
 
 
 @pytest.mark.parametrize("old", sorted(preprocess.MOVED))
@@ -28,8 +29,11 @@ def test_every_old_path_is_gone_from_the_tree():
 def test_an_old_console_script_and_python_m_still_run(tmp_path):
     """What a console-script wrapper installed before the move runs (``from preprocess.bite import cli``), and
     ``python -m`` of an old path (a module, a package with ``__main__``)."""
-    wrapper = "import sys\nfrom preprocess.spm import cli\nsys.argv[0] = 'morphtok-spm'\nsys.exit(cli())\n"
-    for argv in ([sys.executable, "-c", wrapper, "--help"], [sys.executable, "-m", "preprocess.flota", "dict", "--help"],
-                 [sys.executable, "-m", "preprocess.bite", "--help"]):
+    wrapper = "import sys\nfrom {} import cli\nsys.argv[0] = 'morphtok-x'\nsys.exit(cli())\n"
+    for argv in ([sys.executable, "-c", wrapper.format("preprocess.spm"), "--help"],
+                 [sys.executable, "-c", wrapper.format("train_scripts.pipeline"), "--help"],
+                 [sys.executable, "-m", "preprocess.flota", "dict", "--help"],
+                 [sys.executable, "-m", "preprocess.bite", "--help"],
+                 [sys.executable, "-m", "train_scripts.report", "--help"]):
         done = subprocess.run(argv, capture_output=True, text=True)
         assert done.returncode == 0 and done.stdout.startswith("usage:"), (argv, done.stderr[-2000:])
