@@ -129,8 +129,10 @@ def console_scripts() -> dict[str, str]:
 # --- the fast loop: `make test-fast` = `pytest -m "not slow"` --------------------------------------------------
 
 #: tests marked ``slow`` here rather than by a decorator in each file, so that one list says what the fast loop
-#: leaves out: real fairseq training (tiny transformer / RoBERTa), the demo pipeline, and end-to-end binarize runs
-#: (SentencePiece training + tagging + fairseq-preprocess per test).  Name a test function (all its parameters)
+#: leaves out: real fairseq training (tiny transformer / RoBERTa), the demo pipeline, end-to-end binarize runs
+#: (SentencePiece training + tagging + fairseq-preprocess per test), equivalences over a whole corpus and commands
+#: that read other packages' sources.  The fast loop (under 2 minutes on 2 cores) checks each behaviour at least
+#: once; ``make test`` runs everything.  Name a test function (all its parameters)
 #: as ``file::function``; a name that no longer exists in a collected file is an error, so the list stays true.
 #: A test may also carry ``@pytest.mark.slow`` itself.
 SLOW_TESTS = {
@@ -205,20 +207,77 @@ SLOW_TESTS = {
     "test_compat.py::test_fairseq_tool_refuses_in_one_line_exit_2",
     # bench/scale_corpus.py end to end on a tiny corpus (a benchmark, not a module of the package)
     "test_bench_scale.py::test_scale_corpus_runs_on_a_tiny_corpus",
+    # equivalences over a whole corpus (the fast loop keeps the same check on a sample or on random input)
+    "test_hanta_fast.py::test_multi30k_german_tags_identical",
+    "test_hanta_fast.py::test_multi30k_english_tags_identical",
+    "test_bite_roundtrip.py::test_exact_changes_no_multi30k_training_sentence",
+    "test_bite.py::test_plain_sentence_fast_path_equals_sacremoses",
+    # the doubling checker proving it catches a quadratic encoder (the fast loop runs the checker once)
+    "test_fuzz.py::test_growth_check_catches_a_quadratic_encoder",
+    # every bad model file of every scheme, each a command (the fast loop keeps the per-scheme one-line tests)
+    "test_fuzz.py::test_bad_files_are_one_line_errors",
+    # the troubleshooting page against fairseq's, torch's and submitit's sources (reads thousands of files)
+    "test_troubleshooting_messages.py::test_every_quoted_message_is_printed_by_something",
+    "test_troubleshooting_messages.py::test_a_changed_message_fails",
+    # fresh interpreters loading transformers for an export (the fast loop compares the export in this process)
+    "test_export.py::test_tokenizer_json_needs_no_project_code",
+    "test_export.py::test_tokenizer_class_loads_offline_with_auto_map",
+    # metric commands over Multi30k, each a command (the functions behind them are tested in the fast loop)
+    "test_bite.py::test_metrics_cli",
+    "test_bite_roundtrip.py::test_encode_cli_metrics_and_recipe_take_the_option",
+    "test_bite_subword.py::test_training_text_cli_and_one_pass_encoding",
+}
+
+#: parametrized tests of which the fast loop runs one case, the one named here: the behaviour is checked at each
+#: edit, every scheme, model and variant in ``make test``.  The case kept is a cheap one that still runs this
+#: project's code (the compiled loop rather than its Python twin, two workers rather than one); a name or case that
+#: no longer exists is an error, as in SLOW_TESTS.
+FAST_CASE = {
+    "test_encode.py::test_interrupt_leaves_no_file_behind": "flota-SIGINT-2",
+    "test_encode.py::test_three_workers_write_the_same_bytes_as_one": "spaces",
+    "test_encode.py::test_encoding_a_chunk_leaves_no_reference_cycles": "bite-extra4",
+    "test_export.py::test_spaces_tokenizer_json_equals_project": "bpe_prime-drop",
+    "test_export.py::test_flota_class_equals_project": "bert-base-uncased",
+    "test_flota.py::test_compiled_search_equals_python_search": "bert-base-uncased-wordpiece",
+    "test_flota.py::test_equivalence_with_published_method_on_all_arxiv_titles": "bert-base-uncased-wordpiece-tenth",
+    "test_hanta_fast.py::test_analyze_forward_identical": "morphmodel_en.pgz-compiled",
+    "test_hanta_fast.py::test_random_token_sequences_identical": "morphmodel_en.pgz-compiled",
+    "test_hanta_fast.py::test_long_sentence_and_long_words_identical": "compiled",
+    "test_hanta_fast.py::test_taglevel_0_equals_taglevel_1_tags": "compiled",
+    "test_hanta_fast.py::test_taglevel_1_tags_and_lemmas_identical": "compiled",
+    "test_bite.py::test_batched_tagger_equals_nltk": "compiled",
+    "test_bite.py::test_property_bite_alone_round_trips_hostile_text": "moses-False",
+    "test_fuzz.py::test_cli_keeps_every_line": "flota",
+    "test_fuzz.py::test_time_grows_linearly_in_line_and_token_length": "token-flota",
+    "test_full_disk.py::test_average_on_a_full_disk_is_one_line_and_an_exit": "65536",
+    "test_full_disk.py::test_encode_on_a_full_disk_is_one_line_and_an_exit": "2-gz",
+    "test_encode.py::test_outputs_follow_the_umask": "2-18-420",
+    "test_encode.py::test_non_seekable_inputs_go_through_the_same_workers": "2",
+    "test_model_validation.py::test_encode_refuses_a_cut_model": "wordmap",
+    "test_bite_subword.py::test_one_piece_per_symbol_and_no_lone_space": "unigram",
+    "test_wordmap.py::test_indexed_counts_equal_pairwise_reference": "60",   # the quadratic reference on 60 verbs
 }
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m/-k deselect anything
 def pytest_collection_modifyitems(config, items):
-    seen_files, found = set(), set()
+    seen_files, found, kept = set(), set(), set()
     for item in items:
         name = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
         seen_files.add(item.path.name)
+        case = item.callspec.id if hasattr(item, "callspec") else None
         if name in SLOW_TESTS:
             found.add(name)
             item.add_marker(pytest.mark.slow)
+        elif name in FAST_CASE:
+            if case == FAST_CASE[name]:
+                kept.add(name)
+            else:
+                item.add_marker(pytest.mark.slow)
     if any("::" in str(a) for a in config.args):  # node ids collect part of a file: a missing name proves nothing
         return
     missing = sorted(n for n in SLOW_TESTS - found if n.split("::")[0] in seen_files)
+    missing += sorted(f"{n}[{FAST_CASE[n]}]" for n in set(FAST_CASE) - kept if n.split("::")[0] in seen_files)
     if missing:
-        raise pytest.UsageError(f"tests/conftest.py SLOW_TESTS names tests that do not exist: {', '.join(missing)}")
+        raise pytest.UsageError("tests/conftest.py SLOW_TESTS or FAST_CASE names tests that do not exist: "
+                                + ", ".join(missing))

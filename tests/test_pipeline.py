@@ -233,19 +233,21 @@ def test_status_lines_of_rows_side_by_side_never_run_together(tmp_path):
     newline in two, so two rows' ``[run ]`` lines ran together and CI's stage parsing failed)."""
     import subprocess
     import sys
-    import time
 
     from preprocess.common import REPO
 
-    # the writers start together (at a time given to all), so their lines overlap in time
-    writer = ("import sys, time\nfrom train_scripts.demo.stages import say\n"
-              "time.sleep(max(0.0, float(sys.argv[2]) - time.time()))\n"
+    # the writers start together (each, once imported, says so and waits for one byte), so their lines overlap
+    writer = ("import sys\nfrom train_scripts.demo.stages import say\n"
+              "print('ready', flush=True)\nsys.stdin.read(1)\n"
               "for i in range(2000):\n    say(f'[run ] row{sys.argv[1]}/stage{i}')\n")
     err = tmp_path / "stderr.txt"
-    start = str(time.time() + 4.0)
     with open(err, "wb") as fh:
-        procs = [subprocess.Popen([sys.executable, "-c", writer, str(k), start], stderr=fh, cwd=REPO)
-                 for k in range(3)]
+        procs = [subprocess.Popen([sys.executable, "-c", writer, str(k)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=fh, cwd=REPO) for k in range(3)]
+        assert all(p.stdout.readline() == b"ready\n" for p in procs)
+        for p in procs:
+            p.stdin.write(b"g")
+            p.stdin.close()
         assert all(p.wait() == 0 for p in procs)
     lines = err.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 6000
