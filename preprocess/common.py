@@ -1,10 +1,14 @@
-"""What every layer shares: the user-error type, the checkout's location, line flattening, file kinds and
-the loading of compiled hot loops.  Reading inputs is :mod:`preprocess.files.inputs`, the output policy
+"""What every layer shares: the user-error type, the checkout's location, line flattening, file kinds, the
+loading of compiled hot loops and a per-thread silencing of stderr.  Reading inputs is :mod:`preprocess.files.inputs`, the output policy
 :mod:`preprocess.files.outputs`, a command's entry point (signals, one-line errors) :mod:`preprocess.cli`."""
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
+import sys
+import threading
 from pathlib import Path
 
 #: Characters that would split a line in fairseq (which reads text files with universal newlines) or that
@@ -64,3 +68,43 @@ def is_stream(path: str) -> bool:
     except OSError:
         return False
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+class _PerThreadStderr:
+    """``sys.stderr`` while a thread silences its own: that thread writes to its buffer, every other thread to the
+    stream that was ``sys.stderr`` (attributes are looked up on the one the calling thread writes to)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.local = threading.local()
+
+    def __getattr__(self, name):
+        return getattr(getattr(self.local, "sink", None) or self.stream, name)
+
+
+_quiet_lock = threading.Lock()
+_quiet_threads = 0
+
+
+@contextlib.contextmanager
+def quiet_stderr():
+    """Drop what the calling thread writes to ``sys.stderr`` (a library's progress bars and chatter) while the
+    block runs.  Unlike ``contextlib.redirect_stderr``, which swaps the stream of the whole process, other threads
+    keep writing to it: the demo runs its stages on threads, and one stage's silenced scorer must not swallow
+    another's status lines or errors."""
+    global _quiet_threads
+    with _quiet_lock:
+        router = sys.stderr
+        if not isinstance(router, _PerThreadStderr):
+            router = sys.stderr = _PerThreadStderr(sys.stderr)
+        _quiet_threads += 1
+    before = getattr(router.local, "sink", None)
+    router.local.sink = io.StringIO()
+    try:
+        yield
+    finally:
+        router.local.sink = before
+        with _quiet_lock:
+            _quiet_threads -= 1
+            if _quiet_threads == 0 and sys.stderr is router:
+                sys.stderr = router.stream

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import io
 import json
 import os
 import re
@@ -39,7 +38,7 @@ import time
 import submitit
 
 from preprocess.cli import run_main
-from preprocess.common import REPO, UserError
+from preprocess.common import REPO, UserError, quiet_stderr
 from preprocess.files.outputs import atomic_output
 
 RECIPES = {
@@ -111,9 +110,8 @@ def job_env(environ=os.environ) -> None:
 @contextlib.contextmanager
 def submission(what: str):
     """sbatch refusing a job (bad gres, partition, account...) becomes one line with sbatch's own message."""
-    quiet = io.StringIO()  # submitit echoes sbatch's stderr before raising: the error line says it once
     try:
-        with contextlib.redirect_stderr(quiet):
+        with quiet_stderr():   # submitit echoes sbatch's stderr before raising: the error line says it once
             yield
     except (submitit.core.utils.FailedJobError, submitit.core.utils.FailedSubmissionError) as exc:
         lines = [re.sub(r"^sbatch: (error: )?", "", x.strip()) for x in str(exc).strip().splitlines() if x.strip()]

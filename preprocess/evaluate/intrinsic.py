@@ -24,8 +24,6 @@ and the morphological boundary figures of :mod:`preprocess.evaluate.morph`.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import math
 import os
@@ -33,7 +31,7 @@ import sys
 from typing import Callable, Iterable, Optional, Sequence
 
 from preprocess.cli import run_main
-from preprocess.common import UserError
+from preprocess.common import UserError, quiet_stderr
 from preprocess.files.inputs import read_lines, require_file
 from preprocess.files.outputs import atomic_output, check_distinct
 from preprocess.models.spm_model import SPACE_SYMBOL
@@ -56,7 +54,7 @@ def renyi_efficiency(lines: Iterable[Sequence[str]], power: float = RENYI_POWER)
     text = [" ".join(pieces) for pieces in lines if pieces]
     if len({p for line in text for p in line.split()}) < 2:
         return None
-    with contextlib.redirect_stderr(io.StringIO()):   # its progress bars and "Vocabulary size" lines
+    with quiet_stderr():   # its progress bars and "Vocabulary size" lines
         return float(tokenization_scorer.score(text, metric="renyi", power=power))
 
 
