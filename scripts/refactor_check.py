@@ -468,8 +468,13 @@ def step_classification(c: Context) -> None:
         c.h.add_tree(f"classification/{name}", out)
 
 
+def _heading_key(heading: str) -> str:
+    """A report heading as part of a hash's name: other characters as ``_``, at most 80 of them."""
+    return re.sub(r"[^A-Za-z0-9 ,.'()+-]+", "_", heading).strip()[:80]
+
+
 def _section_key(i: int, heading: str) -> str:
-    return f"{i:02d} " + re.sub(r"[^A-Za-z0-9 ,.'()+-]+", "_", heading).strip()[:80]
+    return f"{i:02d} {_heading_key(heading)}"
 
 
 def step_demo(c: Context) -> None:
@@ -550,12 +555,12 @@ def report_rows(markdown: str) -> dict:
             header = cells
             keep = [i for i, name in enumerate(cells) if not TIMING_COLUMN.search(name)]
             n += 1
-            rows[f"{_section_key(0, heading)[3:]}/{n:02d} (columns)"] = [cells[i] for i in keep]
+            rows[f"{_heading_key(heading)}/{n:02d} (columns)"] = [cells[i] for i in keep]
             continue
         if all(set(cell) <= set("-: ") for cell in cells):   # the header's rule
             continue
         n += 1
-        rows[f"{_section_key(0, heading)[3:]}/{n:02d} {cells[0][:60]}"] = [cells[i] for i in keep if i < len(cells)]
+        rows[f"{_heading_key(heading)}/{n:02d} {cells[0][:60]}"] = [cells[i] for i in keep if i < len(cells)]
     return rows
 
 
