@@ -53,6 +53,8 @@ if [ ! -f "$stamp" ]; then
     echo "[install] building fairseq-fixed==0.12.3.1 (about 3 minutes, once)"
     pipi --no-deps --no-build-isolation "fairseq-fixed==0.12.3.1"
   fi
+  # builds of the compiled loops at their places before preprocess/ was split (now under schemes/ and tagging/)
+  rm -f "$here"/preprocess/_flota_search*.so "$here"/preprocess/_hanta_fast*.so "$here"/preprocess/_perceptron_fast*.so
   pipi --no-deps --no-build-isolation -e "$here"
   touch "$stamp"
 else
