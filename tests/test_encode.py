@@ -318,6 +318,29 @@ def test_atomic_output_follows_the_umask(tmp_path):
     assert stat.S_IMODE((tmp_path / "b.bin").stat().st_mode) == 0o644
 
 
+def test_reading_the_umask_does_not_change_it(monkeypatch):
+    """The demo writes outputs from several threads: reading the umask by setting it and setting it back would give
+    another thread's new file the mask 022 for that instant (a private 077 user's file readable by all)."""
+    from preprocess.files.outputs import current_umask
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            shown = any(line.startswith("Umask:") for line in fh)
+    except OSError:
+        shown = False
+    if not shown:
+        pytest.skip("this system does not show the umask in /proc/self/status: it is read by setting it back")
+    old = os.umask(0o077)
+    try:
+        def refuse(mask):
+            raise AssertionError("os.umask called to read the umask")
+
+        monkeypatch.setattr(os, "umask", refuse)
+        assert current_umask() == 0o077
+    finally:
+        monkeypatch.undo()
+        os.umask(old)
+
+
 def test_bad_paths_and_options_are_one_line_errors(shared_path, tmp_path):
     model = shared_path("space_models/unigram_prime.model")
     src = tmp_path / "in.txt"

@@ -85,7 +85,15 @@ def check_distinct(outputs, inputs=()) -> None:
 
 
 def current_umask() -> int:
-    """The process's umask (read without changing it for good)."""
+    """The process's umask.  Linux shows it in ``/proc/self/status``; elsewhere it is read by setting it and
+    setting it back, which for that instant gives another thread's new files the mask 022."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
