@@ -223,7 +223,7 @@ def run_rows(args, runner: Runner, stages: Stages, raw: Path) -> tuple[list, lis
     sched = Scheduler(args.jobs)
     runs = [RowRun(ROWS[name], args, runner, stages, raw) for name in args.schemes]
     bar = tqdm(total=len(runs), desc=f"schemes ({min(args.jobs, len(runs))} at a time)", unit="scheme",
-               file=sys.stderr)
+               file=sys.stderr, disable=None)   # (None: no bar in a log file, where each redraw would stay)
 
     def row(run: RowRun) -> dict:
         with sched.slot():

@@ -240,7 +240,7 @@ class RowRun:
         # beside other rows, a bar per row would garble the terminal: a line every quarter instead
         beside = min(a.jobs, len(a.schemes)) > 1
         bar = tqdm(total=a.max_update, desc=f"{self.row.name} train", unit="upd", leave=False, file=sys.stderr,
-                   disable=beside)
+                   disable=beside or None)   # (None: none in a log file either)
         t0, told = time.time(), [0]
 
         def on_line(line: str):
