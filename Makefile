@@ -26,10 +26,13 @@ PRETRAINING_DATA = $(if $(CUSTOM_SHARED),--lm-superbizarre $(SHARED)/superbizarr
 demo: install
 	$(PY) -m train_scripts.demo.pipeline $(TRANSLATION_DATA) $(PRETRAINING_DATA) --output $(OUT) $(DEMO_ARGS)
 
-# everything (CI), the linter first, the 20 slowest tests listed; test-fast: what is not marked slow (pyproject.toml)
+# everything (CI), the linter first, the 20 slowest tests listed; test-fast: what is not marked slow (pyproject.toml).
+# In TEST_JOBS processes (pytest-xdist, one file per process at a time: a module fixture is built once, the real
+# SLURM tests run one after another); TEST_JOBS=0 runs them in this process
+TEST_JOBS ?= 2
 test: install
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q -rs --durations=20 $(PYTEST_ARGS) tests
+	$(PY) -m pytest -q -rs --durations=20 $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile) $(PYTEST_ARGS) tests
 
 # the loop to run per edit: the tests not marked slow (tests/conftest.py: SLOW_TESTS, and FAST_CASE for tests run
 # with one case), in two processes (pytest-xdist; a file stays in one process, so a module fixture is built once);
