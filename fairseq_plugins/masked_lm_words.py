@@ -119,9 +119,11 @@ class UnshiftDataset(BaseWrapperDataset):
         self.offset = offset
 
     def __getitem__(self, index):
-        item = np.array(self.dataset[index])
+        item = self.dataset[index]
+        # a copy, in torch (np.array of a tensor warns under numpy 2: torch's __array__ takes no copy keyword)
+        item = item.clone() if torch.is_tensor(item) else torch.from_numpy(np.array(item))
         item[item >= self.offset] -= self.offset
-        return torch.from_numpy(item)
+        return item
 
 
 @register_task("masked_lm_words", dataclass=MaskedLMWordsConfig)
