@@ -235,7 +235,7 @@ SLOW_TESTS = {
 FAST_CASE = {
     "test_encode.py::test_interrupt_leaves_no_file_behind": "flota-SIGINT-2",
     "test_encode.py::test_three_workers_write_the_same_bytes_as_one": "spaces",
-    "test_encode.py::test_encoding_a_chunk_leaves_no_reference_cycles": "bite-extra4",
+    "test_encode.py::test_encoding_a_chunk_leaves_no_reference_cycles": "bite-hanta",
     "test_export.py::test_spaces_tokenizer_json_equals_project": "bpe_prime-drop",
     "test_export.py::test_flota_class_equals_project": "bert-base-uncased",
     "test_flota.py::test_compiled_search_equals_python_search": "bert-base-uncased-wordpiece",

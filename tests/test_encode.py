@@ -672,7 +672,8 @@ def test_signals_in_quick_succession_are_handled_as_one(workers, shared_path, tm
 
 # --- the cycle collector is paused while a chunk is encoded (encode_chunk) ------------------------------------------
 
-@pytest.mark.parametrize("scheme,extra", [(s, []) for s in SCHEMES] + [("bite", ["--tagger", "hanta"])])
+@pytest.mark.parametrize("scheme,extra", [pytest.param(s, [], id=s) for s in SCHEMES]
+                         + [pytest.param("bite", ["--tagger", "hanta"], id="bite-hanta")])
 def test_encoding_a_chunk_leaves_no_reference_cycles(scheme, extra, shared_path, tmp_path):
     """encode_chunk pauses the collector on the promise that encoders free what they make by reference counting:
     after a chunk of real text (and its hostile lines) with the collector off, a full collection finds nothing."""
