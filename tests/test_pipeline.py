@@ -252,3 +252,16 @@ def test_status_lines_of_rows_side_by_side_never_run_together(tmp_path):
     lines = err.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 6000
     assert all(re.fullmatch(r"\[run \] row[012]/stage\d+", line) for line in lines)
+
+
+def test_a_stage_that_ran_says_when_it_ended(tmp_path, capsys):
+    """``[run ]`` when a stage starts, ``[done] NAME (N s)`` when it ends (a pretraining stage runs for half an hour:
+    the log shows it ended), nothing more for a stage skipped."""
+    from train_scripts.demo.stages import Stages
+
+    target = tmp_path / "out.txt"
+    Stages(tmp_path).run("row/step", [target], lambda: target.write_text("x") and {"n": 1}, key=["k"])
+    assert re.findall(r"^\[(?:run |done)\].*$", capsys.readouterr().err, re.M) == [
+        "[run ] row/step", "[done] row/step (0 s)"]
+    Stages(tmp_path).run("row/step", [target], lambda: pytest.fail("ran again"), key=["k"])
+    assert capsys.readouterr().err == "[skip] row/step (done with the same options)\n"

@@ -215,6 +215,8 @@ class Stages:
             fh.write(json.dumps({"result": portable(result, self.roots), "fingerprint": fingerprint, "key": key,
                                  "seconds": time.time() - t0}, default=str))
         self.ran.append(name)
+        if not quiet:   # (a pretraining stage runs for half an hour: the log says when each one ends)
+            say(f"[done] {name} ({time.time() - t0:.0f} s)")
         return result
 
 
