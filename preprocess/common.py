@@ -1,6 +1,7 @@
 """What every layer shares: the user-error type, the checkout's location, line flattening, file kinds, the
-loading of compiled hot loops and a per-thread silencing of stderr.  Reading inputs is :mod:`preprocess.files.inputs`, the output policy
-:mod:`preprocess.files.outputs`, a command's entry point (signals, one-line errors) :mod:`preprocess.cli`."""
+loading of compiled hot loops and a per-thread silencing of stderr.  Reading inputs is
+:mod:`preprocess.files.inputs`, the output policy :mod:`preprocess.files.outputs`, a command's entry point
+(signals, one-line errors) :mod:`preprocess.cli`."""
 from __future__ import annotations
 
 import contextlib
