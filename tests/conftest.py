@@ -131,7 +131,7 @@ def console_scripts() -> dict[str, str]:
 #: tests marked ``slow`` here rather than by a decorator in each file, so that one list says what the fast loop
 #: leaves out: real fairseq training (tiny transformer / RoBERTa), the demo pipeline, end-to-end binarize runs
 #: (SentencePiece training + tagging + fairseq-preprocess per test), equivalences over a whole corpus and commands
-#: that read other packages' sources.  The fast loop (under 2 minutes on 2 cores) checks each behaviour at least
+#: that read other packages' sources.  The fast loop (about 2 minutes on 2 cores) checks each behaviour at least
 #: once; ``make test`` runs everything.  Name a test function (all its parameters)
 #: as ``file::function``; a name that no longer exists in a collected file is an error, so the list stays true.
 #: A test may also carry ``@pytest.mark.slow`` itself.

@@ -211,12 +211,13 @@ class Stages:
         missing = [str(p) for p in outputs if not Path(p).exists()]
         if missing:
             raise PipelineError(f"pipeline stage {name} finished without its outputs: {missing}")
+        seconds = time.time() - t0
         with atomic_output(record) as fh:
             fh.write(json.dumps({"result": portable(result, self.roots), "fingerprint": fingerprint, "key": key,
-                                 "seconds": time.time() - t0}, default=str))
+                                 "seconds": seconds}, default=str))
         self.ran.append(name)
         if not quiet:   # (a pretraining stage runs for half an hour: the log says when each one ends)
-            say(f"[done] {name} ({time.time() - t0:.0f} s)")
+            say(f"[done] {name} ({seconds:.0f} s)")
         return result
 
 
