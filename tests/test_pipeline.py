@@ -265,3 +265,37 @@ def test_a_stage_that_ran_says_when_it_ended(tmp_path, capsys):
         "[run ] row/step", "[done] row/step (0 s)"]
     Stages(tmp_path).run("row/step", [target], lambda: pytest.fail("ran again"), key=["k"])
     assert capsys.readouterr().err == "[skip] row/step (done with the same options)\n"
+
+
+def test_a_stages_time_is_its_work_not_its_wait_for_a_slot(tmp_path, capsys):
+    """Two stages on one slot: the second waits about 2 s for it, then works about 1 s.  Its ``[done]`` line and its
+    record give the work (the log once said a fine-tuning run of 5 minutes took 28, its wait for a core included)."""
+    import threading
+    import time
+
+    from train_scripts.demo.stages import Scheduler, Stages, slot_wait
+
+    sched, stages = Scheduler(1), Stages(tmp_path)
+    first_has_slot = threading.Event()
+
+    def stage(name: str, seconds: float):
+        out = tmp_path / name
+
+        def work():
+            with sched.slot():
+                first_has_slot.set()
+                time.sleep(seconds)
+                out.write_text("x")
+            return {}
+        return stages.run(name, [out], work, key=[name], announce=False)
+
+    sched.add(lambda: stage("first", 2.0))
+    first_has_slot.wait()
+    waited = sched.add(lambda: (stage("second", 1.0), slot_wait())[1])
+    sched.wait()
+    assert waited.result() >= 1.5        # it did wait for the slot
+    done = dict(re.findall(r"^\[done\] (\w+) \((\d+) s\)$", capsys.readouterr().err, re.M))
+    seconds = {name: json.loads((tmp_path / ".stages" / f"{name}.json").read_text())["seconds"]
+               for name in ("first", "second")}
+    assert done == {name: f"{s:.0f}" for name, s in seconds.items()}
+    assert seconds["first"] >= 2.0 and 1.0 <= seconds["second"] < 1.9   # with its wait it would be 3 s

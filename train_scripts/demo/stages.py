@@ -197,7 +197,7 @@ class Stages:
                 p.unlink()
         if announce:
             say(f"[run ] {name}")
-        t0 = time.time()
+        t0, waited = time.time(), slot_wait()
         try:
             result = fn()
         except PipelineError as exc:
@@ -211,7 +211,7 @@ class Stages:
         missing = [str(p) for p in outputs if not Path(p).exists()]
         if missing:
             raise PipelineError(f"pipeline stage {name} finished without its outputs: {missing}")
-        seconds = time.time() - t0
+        seconds = time.time() - t0 - (slot_wait() - waited)   # its work: a wait for a free slot does not count
         with atomic_output(record) as fh:
             fh.write(json.dumps({"result": portable(result, self.roots), "fingerprint": fingerprint, "key": key,
                                  "seconds": seconds}, default=str))
@@ -222,6 +222,16 @@ class Stages:
 
 
 # --- the scheduler -------------------------------------------------------------------------------------------
+
+#: the seconds this thread has waited for a free slot, in all: a stage (which runs on its step's thread) counts
+#: the time it worked, not the time it waited for a core
+_waits = threading.local()
+
+
+def slot_wait() -> float:
+    """The seconds the calling thread has waited for a free slot so far."""
+    return getattr(_waits, "seconds", 0.0)
+
 
 class Slots:
     """``n`` slots taken in order of priority (lower first), then of arrival."""
@@ -275,7 +285,9 @@ class Scheduler:
 
         @contextlib.contextmanager
         def held():
+            t0 = time.time()
             self.slots.acquire(priority)
+            _waits.seconds = slot_wait() + time.time() - t0
             try:
                 if self.failed.is_set():
                     raise PipelineStopped(STOPPED)
