@@ -96,8 +96,17 @@ def test_floor_marks_rows_below_it_and_no_row_conclusion_is_drawn():
     assert by_row["unigram"]["floor"] == pytest.approx(64.5)
     text = "\n".join(lm_report.conclusions(res))
     assert "Below the non-neural floor" in text and "Unigram at 8,000 words (61.0 against 64.5)" in text
-    # Unigram' beats Unigram significantly, but Unigram is below the floor: no tokeniser conclusion is drawn
+    # Unigram' beats Unigram significantly, but Unigram is below the floor: no tokeniser conclusion is drawn, and the
+    # rows table shows no mark either
     assert "differs from Unigram" not in text
+    table = {r[0]: r for r in lm_report.rows_table(res, "arxiv")[1:]}
+    assert table["Unigram'"][6] == "not drawn: Unigram is below the floor"
+    assert table["Unigram (under-trained: below the floor)"][6] == ""
+    # both above the floor: the comparison is drawn, in the table and in the conclusions
+    res["floor"][0]["test"]["accuracy"] = 0.55
+    res["analysis"] = lm_report.analyse(res)
+    assert "▲ (p " in {r[0]: r for r in lm_report.rows_table(res, "arxiv")[1:]}["Unigram'"][6]
+    assert "Unigram' differs from Unigram on arxiv by +10.0 points" in "\n".join(lm_report.conclusions(res))
 
 
 def test_welch_against_the_baseline_row():

@@ -134,6 +134,11 @@ def analyse(results: dict) -> dict:
             entry["vs_baseline_p"] = welch(g["all"], b["all"])
             entry["vs_baseline_diff"] = (entry["all_runs"]["mean"] - summary(b["all"])["mean"]) \
                 if g["all"] and b["all"] else None
+            base_mean = summary(b["all"])["mean"]
+            # the comparison is drawn only when both models are above the floor: an under-trained one shows nothing
+            entry["baseline_below_floor"] = bool(entry["floor"] is not None and base_mean is not None
+                                                 and base_mean < entry["floor"])
+            entry["vs_baseline_drawn"] = not entry["below_floor"] and not entry["baseline_below_floor"]
         c = groups.get((task, row, "random", size))
         if init == "pretrained" and c:
             entry["vs_control"] = compare(g["all"], c["all"])
@@ -283,6 +288,7 @@ def rows_table(results: dict, task: str) -> list:
     out = [head]
     for e in _entries(results, task, init="pretrained", size=size):
         vb = "" if "vs_baseline_p" not in e or e["below_floor"] else \
+            "not drawn: Unigram is below the floor" if not e["vs_baseline_drawn"] else \
             f"{_f(e['vs_baseline_diff'], 1)}{_mark(e['vs_baseline_diff'], e['vs_baseline_p'])} (p {_p(e['vs_baseline_p'])})"
         out.append([labels.get(e["row"], e["row"]) + (" (under-trained: below the floor)" if e["below_floor"] else ""),
                     _size(size), _ms(e["all_runs"]), _ms(e), f"{e['collapsed']} / {e['seeds_run']}", _f(e["floor"]),
@@ -358,11 +364,9 @@ def conclusions(results: dict) -> list:
                    + ", ".join(f"{labels.get(e['row'], e['row'])} at {_size(e['size'])} words "
                                f"({e['all_runs']['mean']:.1f} against {e['floor']:.1f})" for e in below) + ".")
     for e in a["superbizarre"]:
-        if e.get("vs_baseline_p") is not None and e["vs_baseline_p"] < HELPED_P and not e["below_floor"]:
-            base = next((b for b in a["superbizarre"] if b["task"] == e["task"] and b["row"] == s["baseline"]
-                         and b["init"] == "pretrained" and b["size"] == e["size"]), None)
-            if base is None or base["below_floor"]:
-                continue
+        if e.get("vs_baseline_p") is not None and e["vs_baseline_p"] < HELPED_P and e["vs_baseline_drawn"]:
+            base = next(b for b in a["superbizarre"] if b["task"] == e["task"] and b["row"] == s["baseline"]
+                        and b["init"] == "pretrained" and b["size"] == e["size"])
             lengths = ""
             if base.get("tokens_per_example") and e.get("tokens_per_example"):
                 lengths = (f"; its inputs are {e['tokens_per_example']:.2f} tokens per word against "
@@ -535,7 +539,7 @@ NOTES = {
              "a character 3-6-gram Naive Bayes on the same training, dev and test rows (train_scripts/ngram_floor.py); "
              "a model below it is under-trained.",
     "rows": "Test accuracy of the best dev epoch (points; all runs and kept runs as above). ▲/▼: Welch's t-test "
-            "p < 0.05 against the Unigram row; no comparison is drawn for a row below the floor.",
+            "p < 0.05 against the Unigram row; no comparison is drawn where either row is below the floor.",
     "probe": "A linear probe on the frozen encoder (train_scripts/probe.py): the mean of the last layer's states "
              "and the <s> state of every word, a logistic regression (C chosen on dev) on the first N training "
              "words, scored on the test words. The pretrained encoder gives one deterministic score; the random "
