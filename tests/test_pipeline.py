@@ -269,7 +269,7 @@ def test_a_stage_that_ran_says_when_it_ended(tmp_path, capsys):
 
 def test_a_stages_time_is_its_work_not_its_wait_for_a_slot(tmp_path, capsys):
     """Two stages on one slot: the second waits about 2 s for it, then works about 1 s.  Its ``[done]`` line and its
-    record give the work (the log once said a fine-tuning run of 5 minutes took 28, its wait for a core included)."""
+    record give the work (the log once gave a fine-tuning run of 133 s as 3,162 s, its wait for a core included)."""
     import threading
     import time
 
