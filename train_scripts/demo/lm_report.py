@@ -111,6 +111,11 @@ def _floor(results: dict, part: str, task: str, size) -> Optional[dict]:
                  and f.get("size") == size), None)
 
 
+def _below(mean: Optional[float], floor: Optional[float]) -> bool:
+    """A mean under the non-neural floor: the model is under-trained, and no comparison is drawn from it."""
+    return floor is not None and mean is not None and mean < floor
+
+
 def analyse(results: dict) -> dict:
     """The statistics of the report (a dict, stored in results.json)."""
     s = results["meta"]["settings"]
@@ -127,18 +132,15 @@ def analyse(results: dict) -> dict:
                  "all": g["all"], "majority": 100 * first["majority"], "epochs": first.get("epochs"),
                  "tokens_per_example": first["tokens_per_example"],
                  "floor": 100 * floor["test"]["accuracy"] if floor else None}
-        entry["below_floor"] = bool(entry["floor"] is not None and entry["all_runs"]["mean"] is not None
-                                    and entry["all_runs"]["mean"] < entry["floor"])
+        mean = entry["all_runs"]["mean"]
+        entry["below_floor"] = _below(mean, entry["floor"])
         b = groups.get((task, base, "pretrained", size))
         if init == "pretrained" and row != base and b:
-            entry["vs_baseline_p"] = welch(g["all"], b["all"])
-            entry["vs_baseline_diff"] = (entry["all_runs"]["mean"] - summary(b["all"])["mean"]) \
-                if g["all"] and b["all"] else None
             base_mean = summary(b["all"])["mean"]
+            entry["vs_baseline_p"] = welch(g["all"], b["all"])
+            entry["vs_baseline_diff"] = mean - base_mean if g["all"] and b["all"] else None
             # the comparison is drawn only when both models are above the floor: an under-trained one shows nothing
-            entry["baseline_below_floor"] = bool(entry["floor"] is not None and base_mean is not None
-                                                 and base_mean < entry["floor"])
-            entry["vs_baseline_drawn"] = not entry["below_floor"] and not entry["baseline_below_floor"]
+            entry["vs_baseline_drawn"] = not entry["below_floor"] and not _below(base_mean, entry["floor"])
         c = groups.get((task, row, "random", size))
         if init == "pretrained" and c:
             entry["vs_control"] = compare(g["all"], c["all"])
@@ -357,7 +359,7 @@ def conclusions(results: dict) -> list:
                                      e["vs_control"], e["floor"], e["below_floor"]))
     for e in a.get("probe", []):
         out.append(_verdict_line(f"{labels.get(e['row'], e['row'])} ({e['task']}, frozen-encoder probe)", e["size"],
-                                 e, e["floor"], e["floor"] is not None and e["pretrained"] < e["floor"]))
+                                 e, e["floor"], _below(e["pretrained"], e["floor"])))
     below = [e for e in a["superbizarre"] if e["init"] == "pretrained" and e["below_floor"]]
     if below:
         out.append("Below the non-neural floor (under-trained; no conclusion about tokenisers is drawn from them): "
