@@ -16,9 +16,10 @@ and every consumer reads it: ``preprocess.encode`` (``--scheme``, the options, t
 may overwrite), ``morphtok-export`` (the options, the Hugging Face export, its input files),
 :mod:`preprocess.hf` (the classes ``AutoTokenizer`` knows), ``train_scripts.schemes`` (the recipe
 classes of ``morphtok-binarize``, the recipes and the demo), ``fairseq_plugins`` (the adapters it imports) and
-``morphtok-translate`` (the options it refuses).  Classes outside ``preprocess`` (the recipe, the fairseq
-adapter, a tokenizer class) are named by dotted path and imported only when used, so this package stays free of
-fairseq, transformers and ``train_scripts``.
+``morphtok-translate`` (the options it refuses); a shared tool that needs a scheme's tagger, noise, SentencePiece
+encoder or pretokeniser finds the scheme that declares it (:func:`provider`), never imports it.  Classes outside
+``preprocess`` (the recipe, the fairseq adapter, a tokenizer class) are named by dotted path and imported only when
+used, so this package stays free of fairseq, transformers and ``train_scripts``.
 
 **Discovery.**  Where the descriptors are found, without importing anything to list the names:
 
@@ -71,6 +72,19 @@ class SchemeDescriptor:
     encoder, options and export, each with its own recipe class (``sentencepiece`` is ``spaces`` for a plain
     SentencePiece model).  ``user_symbols``: named symbol sets that ``morphtok-spm train --user-symbols NAME``
     reserves in a SentencePiece model (BITE's ``bite`` and ``bite-single``).
+
+    What shared modules take from whichever scheme offers it (:func:`provider` finds that scheme; None or empty: the
+    scheme offers nothing of the kind).  ``tagger``: the option (a field of ``options``) that chooses the scheme's
+    POS tagger; its default and choices are the scheme's default tagger and the taggers it takes
+    (:meth:`default_tagger`, :meth:`taggers`).  ``noise``: the test-set noise kinds of
+    :mod:`preprocess.evaluate.noise` that follow this scheme, each with the ``"module:attr"`` of what that noise takes
+    from it (:meth:`noise_hook`; BITE's ``infl``: the case rule of its decoder, and its ``tagger``).
+    ``spm_encoder``: ``"module:attr"`` of ``(model, spaces) -> encoder``, the scheme's encoder of a SentencePiece
+    model file alone, the standalone ``▁`` pieces kept or dropped (:func:`spm_encoder_of`: the morphology metrics,
+    ``morphtok-lm-filter``, ``prepare_wikipedia``'s length filter).  ``pretokenizer``: ``"module:attr"`` of
+    ``(config) -> (line -> words)``, the scheme's word splitter of a row's recorded options (``binarize.json``'s
+    ``config``; None: the defaults), no tagger loaded (:func:`pretokenizer_of`: the paper's word count of
+    ``train_scripts.pseudo_perplexity``).
     """
 
     name: str
@@ -86,6 +100,10 @@ class SchemeDescriptor:
     recipe: Any = None
     aliases: Mapping[str, Any] = field(default_factory=dict, hash=False)
     user_symbols: Mapping[str, tuple] = field(default_factory=dict, hash=False)
+    tagger: Optional[str] = None
+    noise: Mapping[str, Optional[str]] = field(default_factory=dict, hash=False)
+    spm_encoder: Optional[str] = None
+    pretokenizer: Optional[str] = None
 
     # -- what the consumers call ---------------------------------------------------------------------------------
     def add_encoder_args(self, parser) -> None:
@@ -116,6 +134,28 @@ class SchemeDescriptor:
     def export_target(self):
         """The Hugging Face export (a tokenizer class or a ``tokenizer.json`` writer), imported now; None."""
         return load(self.hf_export) if self.hf_export else None
+
+    def default_tagger(self) -> Optional[str]:
+        """The default of the scheme's ``tagger`` option (None: the scheme tags nothing)."""
+        from preprocess.options import default_of
+
+        return default_of(self._tagger_field()) if self.tagger else None
+
+    def taggers(self) -> tuple:
+        """The choices of the scheme's ``tagger`` option (empty: the scheme tags nothing)."""
+        return tuple(self._tagger_field().metadata.get("choices") or ()) if self.tagger else ()
+
+    def _tagger_field(self):
+        import dataclasses
+
+        fields = {f.name: f for f in dataclasses.fields(self.options)}
+        if self.tagger not in fields:
+            raise TypeError(f"scheme {self.name!r}: tagger={self.tagger!r} is no field of {self.options.__name__}")
+        return fields[self.tagger]
+
+    def noise_hook(self, kind: str):
+        """What noise ``kind`` takes from this scheme (its ``noise`` entry), imported now; None without one."""
+        return load(self.noise[kind]) if self.noise.get(kind) else None
 
     def fairseq_names(self) -> dict:
         """``{"bpe": name, "tokenizer": name}`` of what the adapter registers."""
@@ -301,6 +341,41 @@ def user_symbols() -> dict:
     return out
 
 
+def provider(field_name: str, key: Optional[str] = None) -> SchemeDescriptor:
+    """The one scheme whose descriptor declares ``field_name`` (``key``: a mapping field that has that key): what a
+    shared module takes from a scheme, found without naming the scheme (``provider("spm_encoder")``,
+    ``provider("noise", "infl")``).  Imports every scheme module; one that cannot be imported is passed over.  A
+    :class:`UserError` when no scheme declares it, or two do."""
+    found, unavailable = [], []
+    for name in sorted({*_discovered()["modules"], *_registered}):
+        try:
+            descriptor = get(name)
+        except UserError as exc:
+            unavailable.append(str(exc))
+            continue
+        value = getattr(descriptor, field_name)
+        if (key in value) if key is not None else bool(value):
+            found.append(descriptor)
+    what = f"{field_name}[{key!r}]" if key is not None else field_name
+    if len(found) > 1:
+        raise UserError(f"schemes {', '.join(d.name for d in found)} all declare {what}; one scheme may")
+    if not found:
+        raise UserError(f"no scheme declares {what}" + "".join(f"; {u}" for u in unavailable))
+    return found[0]
+
+
+def spm_encoder_of(model: str, spaces: str = "keep"):
+    """The encoder of the SentencePiece model file ``model`` alone, the standalone ``▁`` pieces kept or dropped
+    (``spaces``): the ``spm_encoder`` of the scheme that declares one."""
+    return load(provider("spm_encoder").spm_encoder)(model, spaces)
+
+
+def pretokenizer_of(config=None):
+    """``line -> words`` of the scheme that declares a ``pretokenizer``, as ``config`` (a row's recorded options,
+    ``binarize.json``'s ``config``; None: the defaults) chooses it."""
+    return load(provider("pretokenizer").pretokenizer)(config)
+
+
 def from_module(module) -> Optional[SchemeDescriptor]:
     """Register the ``SCHEME`` that an imported module declares (``--scheme-module``); None when it has none."""
     descriptor = getattr(module, "SCHEME", None)
@@ -310,4 +385,5 @@ def from_module(module) -> Optional[SchemeDescriptor]:
 
 
 __all__ = ["SchemeDescriptor", "ENV", "ENTRY_POINT_GROUP", "load", "register", "reset", "names", "descriptors",
-           "all_names", "get", "recipes", "recipe_names", "user_symbols", "from_module"]
+           "all_names", "get", "recipes", "recipe_names", "user_symbols", "provider", "spm_encoder_of",
+           "pretokenizer_of", "from_module"]

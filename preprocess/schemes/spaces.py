@@ -140,6 +140,8 @@ SCHEME = SchemeDescriptor(
     recipe="train_scripts.schemes.spaces:SpacesScheme",
     # a plain SentencePiece model: the same encoder, options and tokenizer.json, decoded by fairseq's own --bpe
     aliases={"sentencepiece": "train_scripts.schemes.sentencepiece:SentencePieceScheme"},
+    # (model, spaces) -> encoder of a SentencePiece model alone: the morphology metrics, the length filters
+    spm_encoder="preprocess.schemes.spaces:SpacesEncoder",
 )
 
 

@@ -207,6 +207,14 @@ def make_encoder(args) -> BiteLineEncoder:
         raise UserError(str(e)) from None
 
 
+def pretokenizer(config=None):
+    """``line -> words`` of BITE's pretokeniser, no tagger loaded: ``config``'s ``bite_pretokenizer`` (a row's
+    recorded options, ``binarize.json``'s ``config``), else BITE's default.  The descriptor's ``pretokenizer``: the
+    BITE paper's word count of pseudo-perplexity (``train_scripts.pseudo_perplexity``)."""
+    name = (config or {}).get("bite_pretokenizer")
+    return BiteTokenizer(name or BiteOptions.bite_pretokenizer, tagger=None).pretokenize
+
+
 from preprocess.registry import SchemeDescriptor  # noqa: E402  (the scheme's one declaration, docs/adding-a-scheme.md)
 
 #: this scheme's command-line tools, installed by setup.py (preprocess/scheme_scripts.py reads the literal)
@@ -223,6 +231,9 @@ SCHEME = SchemeDescriptor(
     hf_export="preprocess.hf.bite:MorphtokBiteTokenizer",
     recipe="train_scripts.schemes.bite:BiteScheme",
     user_symbols={"bite": USER_SYMBOLS, "bite-single": USER_SYMBOLS_SINGLE},   # morphtok-spm --user-symbols
+    tagger="bite_tagger",                      # the inflection noise tags as BITE does (its default, its choices)
+    noise={"infl": "preprocess.schemes.bite:match_case"},   # a swapped-in form keeps case as BITE's decoder does
+    pretokenizer="preprocess.schemes.bite:pretokenizer",    # the paper's words (pseudo-perplexity per word)
 )
 
 
