@@ -20,16 +20,20 @@ NGRAMS = (3, 6)
 ALPHAS = (0.1, 0.3, 1.0)
 
 
-def char_ngram_floor(train: list, dev: list, tests: dict, metric: str = "accuracy") -> dict:
+def char_ngram_floor(train: list, dev: list, tests: dict, metric: str = "accuracy", extra_metrics: dict = None) -> dict:
     """``train``, ``dev``: lists of ``(text, label)``; ``tests``: ``{name: [(text, label), ...]}``.  Returns
-    ``{"alpha", "metric", "dev", name: {"accuracy", "macro_f1"} for each test}`` (fractions, 0-1)."""
+    ``{"alpha", "metric", "dev", name: {"accuracy", "macro_f1"} for each test}`` (fractions, 0-1).
+    ``extra_metrics``: ``{name: function(gold labels, predicted labels) -> float}`` scored beside those two (a
+    task's official metric, e.g. GermEval 2018's F1, ``train_scripts.prepare_german.germeval_macro_f1``);
+    ``metric`` may name one of them."""
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.naive_bayes import MultinomialNB
 
     def scores(gold, pred):
         return {"accuracy": float(accuracy_score(gold, pred)),
-                "macro_f1": float(f1_score(gold, pred, average="macro", zero_division=0))}
+                "macro_f1": float(f1_score(gold, pred, average="macro", zero_division=0)),
+                **{name: float(fn(gold, list(pred))) for name, fn in (extra_metrics or {}).items()}}
 
     vec = CountVectorizer(analyzer="char_wb", ngram_range=NGRAMS, lowercase=True)
     x_train = vec.fit_transform([t for t, _ in train])
@@ -50,10 +54,11 @@ def char_ngram_floor(train: list, dev: list, tests: dict, metric: str = "accurac
 
 
 def floor_for_csv(csv_prefix: str, train_rows: int, max_rows: int = 0, metric: str = "accuracy",
-                  noisy_test: list = None) -> dict:
+                  noisy_test: list = None, extra_metrics: dict = None) -> dict:
     """The floor for ``PREFIX_{train,dev,test}.csv`` as ``classification_data prepare`` reads them: the first
     ``train_rows`` training rows (0: ``max_rows``, then all), the first ``max_rows`` dev and test rows (0: all);
-    ``noisy_test``: the texts of a noisy copy of the test rows (same order), scored as ``test_noisy``."""
+    ``noisy_test``: the texts of a noisy copy of the test rows (same order), scored as ``test_noisy``;
+    ``extra_metrics``: as :func:`char_ngram_floor`."""
     from train_scripts.classification_data import read_csv
 
     train = read_csv(f"{csv_prefix}_train.csv", train_rows or max_rows)
@@ -62,7 +67,7 @@ def floor_for_csv(csv_prefix: str, train_rows: int, max_rows: int = 0, metric: s
     tests = {"test": test}
     if noisy_test is not None:
         tests["test_noisy"] = [(text, label) for text, (_, label) in zip(noisy_test, test)]
-    return char_ngram_floor(train, dev, tests, metric)
+    return char_ngram_floor(train, dev, tests, metric, extra_metrics)
 
 
 def main(argv=None) -> int:
