@@ -27,13 +27,13 @@ BATCH = 10000
 
 def filter_lines(lines, models: list[str], max_tokens: int = 510):
     """Yield (line, kept) for every input line; kept: at most ``max_tokens`` pieces under every model."""
-    from preprocess.schemes.spaces import SpacesEncoder
+    from preprocess import registry
 
     if max_tokens < 1:
         raise UserError("--max-tokens must be at least 1")
     if not models:
         raise UserError("give at least one --model (a space-keeping SentencePiece model)")
-    encoders = [SpacesEncoder(m, "keep") for m in models]
+    encoders = [registry.spm_encoder_of(m, "keep") for m in models]
     batch = []
     for line in _with_end(lines):
         if line is not None:

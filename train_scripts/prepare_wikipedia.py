@@ -280,14 +280,14 @@ class LengthFilter:
     """``morphtok-lm-filter``'s rule for one article: at most ``max_tokens`` pieces under every model."""
 
     def __init__(self, models: list[str], max_tokens: int):
-        from preprocess.schemes.spaces import SpacesEncoder
+        from preprocess import registry
 
         if max_tokens < 1:
             raise UserError("--max-tokens must be at least 1")
         for m in models:
             if not os.path.isfile(m):
                 raise UserError(f"--filter-model not found: {m}")
-        self.encoders = [SpacesEncoder(m, "keep") for m in models]
+        self.encoders = [registry.spm_encoder_of(m, "keep") for m in models]
         self.max_tokens = max_tokens
 
     def keep(self, sentences: list[str]) -> list[bool]:

@@ -109,7 +109,7 @@ class RowEncoder:
         # the pieces that count as words of their own (BITE's inflection symbols), as the row's recipe says
         self._symbols = scheme.word_symbols(info["lang"])
         self._pretokenizer = None
-        self._pretokenizer_name = config.get("bite_pretokenizer")   # a BITE row's own pretokeniser, else the default
+        self._config = config   # a BITE row's own pretokeniser, else BITE's default
 
     def encode(self, lines: Sequence[str]) -> list[list[str]]:
         from preprocess.encode import encode_chunk
@@ -131,9 +131,9 @@ class RowEncoder:
     def pretokenized_words(self, line: str) -> int:
         """The words BITE's pretokeniser (the row's, else BITE's default) makes of a raw line."""
         if self._pretokenizer is None:
-            from preprocess.schemes.bite import BiteOptions, BiteTokenizer
-            self._pretokenizer = BiteTokenizer(self._pretokenizer_name or BiteOptions.bite_pretokenizer, tagger=None)
-        return len(self._pretokenizer.pretokenize(line))
+            from preprocess import registry
+            self._pretokenizer = registry.pretokenizer_of(self._config)   # the scheme that declares a pretokenizer
+        return len(self._pretokenizer(line))
 
 
 def _word_ends(line: str) -> list[int]:

@@ -170,9 +170,9 @@ def evaluate(segment: Callable[[str], list[str]], gold: list[tuple[str, list[str
 
 
 def spm_segmenter(model_path: str, spaces: str = "keep") -> Callable[[str], list[str]]:
-    from preprocess.schemes.spaces import SpacesEncoder
+    from preprocess import registry
 
-    enc = SpacesEncoder(model_path, spaces)
+    enc = registry.spm_encoder_of(model_path, spaces)   # the encoder of the scheme that declares spm_encoder
     return enc.encode_pieces
 
 

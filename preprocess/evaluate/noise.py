@@ -43,9 +43,6 @@ from preprocess.common import UserError
 from preprocess.files.inputs import read_lines
 from preprocess.files.outputs import atomic_output, check_distinct, check_output_path
 
-# the tagger default is BITE's (the inflection noise tags as BITE does)
-from preprocess.schemes.bite import TAGGERS, BiteOptions  # noqa: E402
-
 # the whitespace noise and the per-line generator live beside the tokenisers that use them (FLOTA's --noise-p)
 from preprocess.whitespace_noise import PAPER_FRACTION, NoiseOptions, check_fraction, inject_whitespace_noise, line_rng  # noqa: F401
 
@@ -58,6 +55,14 @@ def check_kind(kind: str) -> str:
     if kind not in KINDS:
         raise UserError(f"unknown noise kind {kind!r} (choose from {', '.join(KINDS)})")
     return kind
+
+
+def inflection_scheme():
+    """The descriptor of the scheme the inflection noise follows (the one whose ``noise`` declares ``infl``: BITE's):
+    its ``tagger`` option gives the default tagger and the choices, its ``infl`` hook the case rule."""
+    from preprocess import registry
+
+    return registry.provider("noise", "infl")
 
 
 # --- inflection noise ------------------------------------------------------------------------------------------
@@ -92,7 +97,7 @@ def _spans(tokens: Sequence[str], line: str) -> List[Optional[Tuple[int, int]]]:
 
 class InflectionNoise:
     """MORPHEUS-style random re-inflection (see the module docstring); ``tagger`` is 'nltk' or 'hanta' (None:
-    BITE's default tagger, :class:`~preprocess.schemes.bite.BiteOptions`)."""
+    the default tagger of :func:`inflection_scheme`, BITE's)."""
 
     def __init__(self, fraction: float, seed: int = NoiseOptions.noise_seed, tagger: Optional[str] = None):
         from sacremoses import MosesTokenizer
@@ -101,7 +106,9 @@ class InflectionNoise:
 
         self.fraction = check_fraction(fraction)
         self.seed = int(seed)
-        self.tagger_name = tagger or BiteOptions.bite_tagger
+        scheme = inflection_scheme()
+        self.tagger_name = tagger or scheme.default_tagger()
+        self._match_case = scheme.noise_hook("infl")   # BITE's decoder keeps case the same way
         try:
             self.tagger = get_tagger(self.tagger_name)
         except (TaggerUnavailable, ValueError) as exc:
@@ -128,8 +135,6 @@ class InflectionNoise:
 
     def perturb(self, line: str) -> Tuple[str, int, int]:
         """(noisy line, number of candidates, number replaced)."""
-        from preprocess.schemes.bite import match_case  # BITE's decoder keeps case the same way
-
         cands = self.candidates(line)
         if not cands or self.fraction == 0.0:
             return line, len(cands), 0
@@ -137,7 +142,7 @@ class InflectionNoise:
         pieces, last, changed = [], 0, 0
         for start, end, forms in cands:
             if rng.random() < self.fraction:
-                pieces += [line[last:start], match_case(rng.choice(forms), line[start:end])]
+                pieces += [line[last:start], self._match_case(rng.choice(forms), line[start:end])]
                 last = end
                 changed += 1
         pieces.append(line[last:])
@@ -237,7 +242,8 @@ def main(argv=None) -> int:
     p.add_argument("--fraction", type=float, default=PAPER_FRACTION,
                    help="probability that a candidate (inflectable word / space between words) is perturbed")
     p.add_argument("--seed", type=int, default=NoiseOptions.noise_seed, help="random seed (per line)")
-    p.add_argument("--tagger", choices=TAGGERS, default=BiteOptions.bite_tagger, help="POS tagger for --kind infl")
+    infl = inflection_scheme()
+    p.add_argument("--tagger", choices=infl.taggers(), default=infl.default_tagger(), help="POS tagger for --kind infl")
     p.add_argument("--input", required=True, help="raw text, one sentence per line")
     p.add_argument("--output", required=True, help="perturbed copy")
     s = sub.add_parser("similarity", help="mean Ratcliff/Obershelp similarity of two encoded files")
