@@ -24,7 +24,7 @@ TRANSLATION_DATA = $(if $(wildcard $(SHARED)/multi30k),--data $(SHARED)/multi30k
 	--gold-en $(SHARED)/morph_gold/eng.word.dev.tsv --gold-de $(SHARED)/morph_gold/deu.derivational.v1.tsv)
 PRETRAINING_DATA = $(if $(CUSTOM_SHARED),--lm-superbizarre $(SHARED)/superbizarre --lm-flota-data $(SHARED)/flota_arxiv)
 demo: install
-	$(PY) -m train_scripts.demo.pipeline $(TRANSLATION_DATA) $(PRETRAINING_DATA) --output $(OUT) $(DEMO_ARGS)
+	$(PY) -m train_scripts.demo.main $(TRANSLATION_DATA) $(PRETRAINING_DATA) --output $(OUT) $(DEMO_ARGS)
 
 # everything (CI), the linter first, the 20 slowest tests listed; test-fast: what is not marked slow (pyproject.toml).
 # In TEST_JOBS processes (pytest-xdist, one file per process at a time: a module fixture is built once, the real

@@ -30,8 +30,8 @@ CONSOLE_SCRIPTS = {
     "morphtok-classification-data": "train_scripts.classification_data",
     "morphtok-multiseed": "train_scripts.multiseed",
     "morphtok-train-log": "train_scripts.train_log",
-    "morphtok-demo": "train_scripts.demo.pipeline",            # make demo
-    "morphtok-report": "train_scripts.demo.report",
+    "morphtok-demo": "train_scripts.demo.main",                # make demo
+    "morphtok-report": "train_scripts.demo.translation.report",
 }
 
 

@@ -22,7 +22,7 @@ python3 -c "import fairseq" 2>/dev/null || env -u CUDA_HOME MAX_JOBS=16 python3 
 echo "install: $(( $(date +%s) - t0 )) s"; python3 -c "import torch, fairseq; print(torch.__version__, fairseq.__version__, torch.cuda.get_device_name(0))"
 export NLTK_DATA=$PWD/$carry/nltk_data PYTHON=python3 PYTHONPATH=$PWD
 if [[ "${2:-}" == demo ]]; then
-  python3 -m train_scripts.demo.pipeline --preset gpu --data "$carry/multi30k" --output work-gpu/demo \
+  python3 -m train_scripts.demo.main --part translation --preset gpu --data "$carry/multi30k" --output work-gpu/demo \
       --schemes unigram bite_unigram --max-update "$updates" --valid-every 500 --warmup 1000 --workers 8 \
       --threads 8 > "$OUT/demo.log" 2>&1 || { tail -30 "$OUT/demo.log"; exit 1; }
   cp work-gpu/demo/REPORT.md work-gpu/demo/results.json "$OUT/"
@@ -31,7 +31,7 @@ if [[ "${2:-}" == demo ]]; then
   exit 0
 fi
 if [[ "${2:-}" == pretraining ]]; then
-  python3 -m train_scripts.demo.lm_demo --lm-preset gpu --output work-gpu/lm --lm-rows unigram --lm-corpus arxiv \
+  python3 -m train_scripts.demo.main --part pretraining --lm-preset gpu --output work-gpu/lm --lm-rows unigram --lm-corpus arxiv \
       --lm-max-update "$updates" --lm-ft-sizes 1000 8000 --lm-ft-rows 8000 --lm-ft-epochs 3 --lm-seeds 3 \
       --lm-pppl-lines 600 --lm-flota-set none --lm-superbizarre "$carry/superbizarre" \
       --lm-flota-data "$carry/flota_arxiv" > "$OUT/pretraining.log" 2>&1 || { tail -30 "$OUT/pretraining.log"; exit 1; }

@@ -7,8 +7,7 @@ Every console script of setup.py's CONSOLE_SCRIPTS is run in this process as its
 (``MODULE.cli()`` with ``sys.argv = [NAME, "--help"]``), its printed help captured; every argument parser it built
 is recorded, so that subcommands (``morphtok-spm train``) get their own help; where the parser takes
 ``--scheme NAME`` and adds that scheme's options (encode, export, binarize), each scheme's option groups are
-collected the same way (``NAME --scheme S --help``).  ``morphtok-demo --part pretraining`` comes from
-``train_scripts.demo.lm_demo.build_parser()``.  The shell recipes (train_scripts/*.sh but common.sh, which is sourced)
+collected the same way (``NAME --scheme S --help``).  ``morphtok-demo``'s one parser has every part's options.  The shell recipes (train_scripts/*.sh but common.sh, which is sourced)
 have no parser: they are run with ``--help`` in a subprocess.
 
 The output is the same on every machine: a fixed width (COLUMNS=100), no scheme from MORPHTOK_SCHEMES or another
@@ -34,7 +33,7 @@ WIDTH = 100
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 #: parsers reached through an option rather than through ``--help`` (the script runs them, ``--help`` included)
-EXTRA_PARSERS = {"morphtok-demo": [("morphtok-demo --part pretraining", "train_scripts.demo.lm_demo", "build_parser")]}
+EXTRA_PARSERS: dict = {}   # {console script: [(title, module, function returning a parser)]}
 
 HEADER = """\
 # Command reference

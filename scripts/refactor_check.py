@@ -75,7 +75,7 @@ What is hashed (keys are ``step/...`` relative names; the step names are what ``
     every model-free field of each row in results.json (one key per row and field: config, dict_sizes, robustness,
     the length columns, vocab, boundary, tokenizer_scores, extra, examples, label, note, direction) and the noise
     statistics of its meta; and the model-free tables as the report renders them: the results reduced to those
-    fields, rendered by ``python -m train_scripts.demo.report``, one key per section of its REPORT.md.
+    fields, rendered by ``python -m train_scripts.demo.translation.report``, one key per section of its REPORT.md.
 ``dry-run``
     The commands ``morphtok-demo --dry-run`` prints for both parts, cpu and gpu presets, every row.
 ``reports``
@@ -147,7 +147,7 @@ ROWS = {
     "flota": {"scheme": "flota", "model_type": "unigram", "flota_k": 3},
 }
 ROW_COMMON = {"seed": 1, "character_coverage": 1.0}
-#: the pretraining part's rows (train_scripts/demo/lm_demo.py LM_ROW_NAMES and _published_rows at a5265f7)
+#: the pretraining part's rows (train_scripts/demo/pretraining/part.py LM_ROW_NAMES and _published_rows at a5265f7)
 LM_ROW_NAMES = ("unigram", "unigram_prime", "unigram_prime_nospace", "bpe", "bpe_prime", "bpe_prime_nospace",
                 "bite_unigram")
 
@@ -510,7 +510,7 @@ def step_demo(c: Context) -> None:
     reduced = {"meta": {"baseline": meta.get("baseline"), "noise": meta.get("noise")}, "schemes": modelfree}
     (report / "results.json").write_text(c.h.text(json.dumps(reduced, indent=1, ensure_ascii=False)),
                                          encoding="utf-8")
-    c.run(["-m", "train_scripts.demo.report", "--results", report / "results.json", "--output", report], "report")
+    c.run(["-m", "train_scripts.demo.translation.report", "--results", report / "results.json", "--output", report], "report")
     text = c.h.text((report / "REPORT.md").read_text(encoding="utf-8"))
     sections = re.split(r"(?m)^(?=## )", text)
     for i, section in enumerate(sections):

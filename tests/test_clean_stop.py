@@ -129,7 +129,7 @@ def test_sigterm_to_the_pipeline_during_training_stops_everything_and_a_rerun_re
     """One row (trained in the pipeline's process tree) and two rows side by side (--jobs 2: a pipeline process
     per row, each with its own fairseq-train)."""
     data, out = require_shared("multi30k"), tmp_path / "demo"
-    args = ["python", "-m", "train_scripts.demo.pipeline", "--part", "translation", "--preset", "fast", "--data", data,
+    args = ["python", "-m", "train_scripts.demo.main", "--part", "translation", "--preset", "fast", "--data", data,
             "--output", out, "--schemes", *schemes, "--jobs", str(len(schemes)), "--train-lines", "300", "--valid-lines", "20",
             "--test-lines", "10", "--vocab-size", "400", "--valid-every", "5", "--embed-dim", "32", "--ffn-dim", "64",
             "--layers", "1", "--example-ids", "0"]

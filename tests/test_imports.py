@@ -16,7 +16,7 @@ MODULES = sorted(
 
 
 def test_every_package_module_is_listed():
-    assert {"preprocess.registry", "preprocess.schemes.wordmap.hooks", "train_scripts.demo.lm_scheduler",
+    assert {"preprocess.registry", "preprocess.schemes.wordmap.hooks", "train_scripts.demo.pretraining.scheduler",
             "fairseq_plugins.bite"} <= set(MODULES)
 
 

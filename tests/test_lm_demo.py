@@ -1,4 +1,4 @@
-"""The pretraining part of the demo (train_scripts/demo/lm_demo.py, lm_report.py) and the recipe options it needs:
+"""The pretraining part of the demo (train_scripts/demo/pretraining/) and the recipe options it needs:
 the statistics on made-up runs (collapsed seeds, Welch tests, the "pretraining helped" rule, k tuned on dev), the
 corpus split, the option routing of ``morphtok-demo --part``, the recipes' --small/--global-batch plan, and one
 end-to-end run of the smallest preset on the shared data (then resumed: every stage skipped)."""
@@ -13,8 +13,16 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import cli_env
-from train_scripts.demo import demo_report, lm_corpus, lm_demo, lm_report
-from train_scripts.demo.pipeline import demo_parser
+from train_scripts.demo import demo_report
+from train_scripts.demo.main import build_parser as demo_parser
+from train_scripts.demo.pretraining import PART as LM_PART
+from train_scripts.demo.pretraining import corpus as lm_corpus
+from train_scripts.demo.pretraining import report as lm_report
+
+
+def lm_settings(argv):
+    """The pretraining part's settings from a morphtok-demo command line."""
+    return LM_PART.settings(demo_parser().parse_args(argv))
 
 # --- statistics on made-up runs --------------------------------------------------------------------------------
 
@@ -167,11 +175,11 @@ def test_one_parser_reads_both_parts_options():
     """One parser: the options of both parts and the shared ones, each read once; a part ignores the other's."""
     ns = demo_parser().parse_args(["--data", "d", "--output", "o", "--lm-seeds", "10", "--lm-rows", "a", "b",
                                    "--jobs", "2", "--schemes", "unigram", "--dry-run"])
-    assert ns.part == "all" and ns.data == Path("d") and ns.output == Path("o") and ns.jobs == 2 and ns.dry_run
+    assert ns.part == ["all"] and ns.data == Path("d") and ns.output == Path("o") and ns.jobs == 2 and ns.dry_run
     assert ns.lm_seeds == 10 and ns.lm_rows == ["a", "b"] and ns.schemes == ["unigram"]
     # make demo always passes --data (translation's): with --part pretraining it is read and left unused
     ns = demo_parser().parse_args(["--data", "d", "--part", "pretraining", "--lm-seeds", "3"])
-    assert ns.part == "pretraining" and ns.lm_seeds == 3
+    assert ns.part == ["pretraining"] and ns.lm_seeds == 3
     with pytest.raises(SystemExit):
         demo_parser().parse_args(["--part", "both"])
     with pytest.raises(SystemExit):
@@ -180,7 +188,7 @@ def test_one_parser_reads_both_parts_options():
 
 def test_help_lists_both_parts_and_runs_nothing(tmp_path):
     """``--part pretraining --help`` once started the whole part (--help went to the other part)."""
-    proc = subprocess.run([sys.executable, "-m", "train_scripts.demo.pipeline", "--part", "pretraining", "--help"],
+    proc = subprocess.run([sys.executable, "-m", "train_scripts.demo.main", "--part", "pretraining", "--help"],
                           cwd=tmp_path, env=cli_env(), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.startswith("usage: morphtok-demo"), proc.stderr
     assert "--lm-preset" in proc.stdout and "--schemes" in proc.stdout and list(tmp_path.iterdir()) == []
@@ -188,18 +196,18 @@ def test_help_lists_both_parts_and_runs_nothing(tmp_path):
 
 def test_options_and_dry_run(run_cli, tmp_path):
     with pytest.raises(Exception, match="unknown row"):
-        lm_demo.parse_args(["--lm-rows", "wordmap", "--dry-run"])
-    a = lm_demo.parse_args(["--lm-rows", "unigram_prime", "--dry-run", "--lm-seeds", "10"])
+        lm_settings(["--lm-rows", "wordmap", "--dry-run"])
+    a = lm_settings(["--lm-rows", "unigram_prime", "--dry-run", "--lm-seeds", "10"])
     assert a.rows == ["unigram", "unigram_prime"] and a.seeds == 10   # the baseline row is always there
-    assert "unigram" in lm_demo.parse_args(["--lm-rows", "paper", "--dry-run"]).rows
-    assert len(lm_demo.parse_args(["--lm-rows", "paper", "--dry-run"]).rows) == 6
+    assert "unigram" in lm_settings(["--lm-rows", "paper", "--dry-run"]).rows
+    assert len(lm_settings(["--lm-rows", "paper", "--dry-run"]).rows) == 6
     # an input inside the folder the part rewrites is refused before anything is removed
     for corpus in (tmp_path / "o" / "pretraining" / "raw" / "train.en", tmp_path / "o" / "pretraining"):
         with pytest.raises(Exception, match="overlaps the output folder"):
-            lm_demo.parse_args(["--output", str(tmp_path / "o"), "--lm-corpus", str(corpus), "--dry-run"])
-    p = lm_demo.parse_args(["--lm-flota-paper", "--dry-run"])
+            lm_settings(["--output", str(tmp_path / "o"), "--lm-corpus", str(corpus), "--dry-run"])
+    p = lm_settings(["--lm-flota-paper", "--dry-run"])
     assert p.flota_batch == 64 and p.flota_lrs == [1e-5, 3e-5, 1e-4]
-    proc = run_cli(["python", "-m", "train_scripts.demo.pipeline", "--part", "pretraining", "--output", tmp_path,
+    proc = run_cli(["python", "-m", "train_scripts.demo.main", "--part", "pretraining", "--output", tmp_path,
                     "--dry-run", "--lm-budget", "epochs"])
     lines = proc.stdout.splitlines()
     pre = [shlex.split(x) for x in lines if "pretrain_roberta.sh" in x]
@@ -234,7 +242,7 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
     shared_path("flota_arxiv/arxiv_physics_1e+02_train.csv")
     shared_path("english_lm/abc.txt.gz")
     out = tmp_path / "demo"
-    cmd = ["python", "-m", "train_scripts.demo.pipeline", "--part", "pretraining", "--output", out,
+    cmd = ["python", "-m", "train_scripts.demo.main", "--part", "pretraining", "--output", out,
            "--lm-preset", "fast", "--lm-rows", "unigram", "--lm-flota-set", "S", "--lm-flota-seeds", "1"]
     log = tmp_path / "first.log"
     proc = _start(cmd, log)
@@ -324,5 +332,5 @@ def test_published_space_models_as_rows(run_cli, shared_path, tmp_path):
     bad = run_cli(["python", "-m", "train_scripts.binarize", "--lm", "--data", raw, "--src", "en", "--out",
                    tmp_path / "bite", "--scheme", "bite", "--spm-model", model], check=False)
     assert bad.returncode != 0 and "--spm-model is for the sentencepiece and spaces schemes" in bad.stderr
-    a = lm_demo.parse_args(["--lm-rows", "published", "--dry-run"])
+    a = lm_settings(["--lm-rows", "published", "--dry-run"])
     assert a.rows[0] == "unigram" and len(a.rows) == 7 and "published_unigram_prime_nospace" in a.rows

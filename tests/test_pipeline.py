@@ -18,7 +18,7 @@ N_STAGES = 2 + 2 * 7   # data, noise; per row binarize, train, average, evaluate
 
 
 #: the translation part of the demo (morphtok-demo runs both parts by default)
-DEMO = ["python", "-m", "train_scripts.demo.pipeline", "--part", "translation"]
+DEMO = ["python", "-m", "train_scripts.demo.main", "--part", "translation"]
 
 
 def _gold() -> list:
@@ -151,7 +151,7 @@ def test_gpu_preset_dry_run_commands(run_cli, tmp_path):
                     "--schemes", "unigram", "bite_unigram"])
     lines = proc.stdout.splitlines()
     assert not out.exists()                                          # nothing written, nothing run
-    assert "train-lines 0, valid-lines 0, test-lines 0" in lines[0]   # all of Multi30k
+    assert "train-lines 0, valid-lines 0, test-lines 0" in lines[1]   # all of Multi30k
     train = [l for l in lines if "train_transformer_big.sh" in l]
     assert len(train) == 2
     for cmd in train:
@@ -197,7 +197,7 @@ def test_default_preset_and_rows_dry_run(run_cli, tmp_path):
     option away; the fast preset keeps the quick 250-update run."""
     out = tmp_path / "o"
     plain = run_cli([*DEMO, "--dry-run", "--output", out]).stdout
-    assert plain.splitlines()[0].startswith("# preset cpu (cpu):") and "max-update 2000" in plain.splitlines()[0]
+    assert plain.splitlines()[1].startswith("# preset cpu (cpu):") and "max-update 2000" in plain.splitlines()[1]
     rows = [line[2:] for line in plain.splitlines() if line.startswith("# ") and " " not in line[2:]]
     assert rows == ["unigram", "unigram_prime", "bite_unigram", "wordmap", "flota"]
     assert plain.count("--max-update 2000") == 5
@@ -213,7 +213,7 @@ def test_leftover_marks_cover_every_bite_symbol(tmp_path, single_char):
     inflection symbols in both spellings, the escape and spacing marks) is counted, not only ``[VB*]``/``[NN*]``;
     a scheme that writes no symbols counts SentencePiece's ``▁`` alone."""
     from preprocess.schemes import bite
-    from train_scripts.demo.translation_rows import hyps_with_token_marks
+    from train_scripts.demo.translation.rows import hyps_with_token_marks
     from train_scripts.schemes import make_scheme
 
     scheme = make_scheme({"scheme": "bite", "bite_single_char": single_char}, ("en", "de"), str(tmp_path))

@@ -374,7 +374,7 @@ def test_wikipedia_bad_out_lang_and_dump(tmp_path, capsys):
 # --- morphtok-demo --output ---------------------------------------------------------------------------------------
 
 def demo(*args):
-    from train_scripts.demo.pipeline import main
+    from train_scripts.demo.main import main
 
     return run_main(main, [str(a) for a in args])
 
@@ -419,7 +419,7 @@ def test_demo_data_inside_the_folder_it_rewrites(tmp_path, capsys):
 def data_root(tmp_path, leave_out=()):
     """A data root with the files the default demo reads (empty: only their presence is checked before the
     first stage), but the folders or files named in ``leave_out``."""
-    from train_scripts.demo.lm_corpus import ARXIV_AREAS
+    from train_scripts.demo.pretraining.corpus import ARXIV_AREAS
 
     names = [f"multi30k/{split}.{lang}" for split in ("train", "val", "test_2016_flickr") for lang in ("en", "de")]
     names += [f"superbizarre/arxiv_{split}.csv" for split in ("train", "dev", "test")]
@@ -447,12 +447,13 @@ def test_demo_checks_the_pretraining_inputs_before_the_translation_part(leave_ou
                                                                         monkeypatch):
     """``make demo`` without ../shared/data/superbizarre ran the translation part for 25 minutes, then failed on the
     pretraining part: now one line names what is missing and where it comes from, and nothing runs."""
-    from train_scripts.demo import lm_demo, pipeline
+    from train_scripts.demo.pretraining import part as lm_part
+    from train_scripts.demo.translation.part import TranslationPart
 
     root = data_root(tmp_path, leave_out)
-    monkeypatch.setattr(lm_demo, "SHARED_DATA", root)   # the pretraining part's defaults: the data root's folders
+    monkeypatch.setattr(lm_part, "SHARED_DATA", root)   # the pretraining part's defaults: the data root's folders
     started = []
-    monkeypatch.setattr(pipeline, "translation_main", lambda argv: started.append(argv) or 0)
+    monkeypatch.setattr(TranslationPart, "run", lambda self, args, ctx: started.append(args) or {})
     out = tmp_path / "demo-output"
     err = one_error(capsys, demo("--data", root / "multi30k", "--output", out))
     assert err.startswith("error: the pretraining part's input is missing: ")
@@ -469,11 +470,13 @@ def test_demo_refuses_a_corpus_folder_without_text_files(tmp_path, capsys, monke
     """The docs once gave ``--lm-corpus wiki/`` for morphtok-prepare-wikipedia's output (``train.en``,
     ``valid.en``), which the corpus reader refuses: it reads a folder's ``*.txt[.gz]`` or one file.  Refused before
     any stage now; the file itself is accepted."""
-    from train_scripts.demo import lm_demo, pipeline
+    from train_scripts.demo.main import build_parser
+    from train_scripts.demo.pretraining import part as lm_part
+    from train_scripts.demo.translation.part import TranslationPart
 
     root = data_root(tmp_path)
-    monkeypatch.setattr(lm_demo, "SHARED_DATA", root)
-    monkeypatch.setattr(pipeline, "translation_main", lambda argv: pytest.fail("the translation part ran"))
+    monkeypatch.setattr(lm_part, "SHARED_DATA", root)
+    monkeypatch.setattr(TranslationPart, "run", lambda self, args, ctx: pytest.fail("the translation part ran"))
     wiki = tmp_path / "wiki"
     wiki.mkdir()
     (wiki / "train.en").write_text("one article\n\nanother article\n")
@@ -481,5 +484,6 @@ def test_demo_refuses_a_corpus_folder_without_text_files(tmp_path, capsys, monke
                                  wiki))
     assert err == (f"error: --lm-corpus {wiki}: no *.txt or *.txt.gz files in the folder (give a folder of them, or "
                    "one file, e.g. morphtok-prepare-wikipedia's OUT/train.en)")
-    args = lm_demo.parse_args(["--output", str(tmp_path / "out"), "--lm-corpus", "arxiv", str(wiki / "train.en")])
+    args = lm_part.PART.settings(build_parser().parse_args(["--output", str(tmp_path / "out"), "--lm-corpus", "arxiv",
+                                                            str(wiki / "train.en")]))
     assert args.corpus == ["arxiv", wiki / "train.en"] and not (tmp_path / "out").exists()

@@ -1,12 +1,12 @@
 """What the pretraining part measures with, apart from the models: the in-domain corpus and its leakage rules
-(train_scripts/demo/lm_corpus.py), the character n-gram floor (train_scripts/ngram_floor.py) and the probe's
+(train_scripts/demo/pretraining/corpus.py), the character n-gram floor (train_scripts/ngram_floor.py) and the probe's
 classifier (train_scripts/probe.py)."""
 import csv
 
 import pytest
 
 from train_scripts import ngram_floor, probe
-from train_scripts.demo import lm_corpus
+from train_scripts.demo.pretraining import corpus as lm_corpus
 
 
 def _csv(path, header, rows):

@@ -1,4 +1,4 @@
-"""train_scripts.demo.report (with report_tables, report_plots): the page a reader opens (tables with CIs and marks,
+"""train_scripts.demo.translation.report (with its tables and plots): the page a reader opens (tables with CIs and marks,
 the plain-words paragraph, embedded plots, tables instead of raw JSON), and tolerance of older results.json files."""
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from train_scripts.demo import report, report_plots, report_tables
+from train_scripts.demo.translation import plots as report_plots
+from train_scripts.demo.translation import report
+from train_scripts.demo.translation import tables as report_tables
 
 PNG = "data:image/png;base64,iVBORw0KGgo"   # base64 of the PNG magic
 
@@ -55,7 +57,7 @@ def sample_results() -> dict:
             "significance": {"test": "bs", "test_name": "paired bootstrap resampling", "n_samples": 1000,
                              "alpha": 0.05, "n_sentences": 500,
                              "signatures": {"bleu": "nrefs:1|bs:1000|seed:12345", "chrf": "nrefs:1|bs:1000"}},
-            "versions": report.package_versions(), "commands": ["python -m train_scripts.demo.pipeline"]}
+            "versions": report.package_versions(), "commands": ["python -m train_scripts.demo.main"]}
     return {"meta": meta, "schemes": rows}
 
 
@@ -248,7 +250,7 @@ def test_boundary_rows_on_the_same_words_and_other_gold_apart(results, tmp_path)
 def test_tokeniser_scores_per_row(results, tmp_path):
     """The field's intrinsic scores: each row's Rényi efficiency, fertility and pieces per word, as the
     pipeline computes them from the row's test encodings, shown per row; rows without them get a dash."""
-    from train_scripts.demo.translation_rows import tokenizer_scores
+    from train_scripts.demo.translation.rows import tokenizer_scores
 
     raw = {"test.en": ["Two dogs run .", "A man walks ."], "test.de": ["Zwei Hunde rennen .", "Ein Mann geht ."]}
     tok = {"en": ["▁Two ▁dog s ▁run ▁.", "▁A ▁man ▁walk s ▁."],

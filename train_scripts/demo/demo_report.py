@@ -1,9 +1,9 @@
 """The demo's one report (``OUTPUT/REPORT.md`` and ``OUTPUT/report.html``): the sections of every part that has
-results, in the parts' order, then the run's versions and commands, rendered once by
+results (``PART_FOLDER/results.json``), in the parts' order, then the run's versions and commands, rendered once by
 ``train_scripts/demo/report_document.py``.
 
-    python -m train_scripts.demo.demo_report OUTPUT      # rewrite it (and the pretraining part's statistics and own
-                                                    # report) from the results.json files, nothing rerun
+    python -m train_scripts.demo.demo_report OUTPUT      # rewrite it from the results.json files, nothing rerun
+                                                         # (each part's statistics recomputed first)
 """
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ import sys
 from typing import Optional
 
 from train_scripts.demo import report_document as document
+from train_scripts.demo.report_document import Bullets, Code, Section
+
+TITLE = "Tokenisation scheme comparison"
 
 
 def _results(path: str) -> Optional[dict]:
@@ -23,59 +26,69 @@ def _results(path: str) -> Optional[dict]:
         return json.load(fh)
 
 
-def write(outdir: str) -> Optional[dict]:
-    """Write the report from ``OUTPUT/results.json`` (the translation part) and ``OUTPUT/pretraining/
-    results.json`` (the pretraining part), whichever exist; their paths, or None when neither does."""
-    from train_scripts.demo import lm_report, report
-
-    sections, meta = [], {}
-    translation = _results(os.path.join(outdir, "results.json"))
-    if translation:
-        sections += report.sections(translation, outdir)
-        meta = translation.get("meta") or {}
-    part = os.path.join(outdir, "pretraining")
-    pretraining = _results(os.path.join(part, "results.json"))
-    if pretraining:
-        sections += lm_report.sections(pretraining, part, relative="pretraining")
-    if not sections:
-        return None
-    if translation:
-        sections += report.provenance_sections(meta)
-    return document.write(sections, outdir, "Tokenisation scheme comparison")
-
-
-def refresh_pretraining(outdir: str) -> None:
-    """The pretraining part's statistics and stage times recomputed from its results and stage records, and its
-    own REPORT.md and report.html rewritten (after a change of the analysis or report code)."""
+def part_results(outdir: str, parts: list) -> list:
+    """``[(part, folder, results)]`` of every part whose ``results.json`` is there, in the parts' order."""
     from pathlib import Path
 
-    from train_scripts.demo import lm_report
-    from train_scripts.demo.lm_scheduler import stage_seconds
+    found = []
+    for part in parts:
+        folder = str(part.folder(Path(outdir)))
+        results = _results(os.path.join(folder, "results.json"))
+        if results:
+            found.append((part, folder, results))
+    return found
 
-    part = os.path.join(outdir, "pretraining")
-    results = _results(os.path.join(part, "results.json"))
-    if results is None:
-        return
-    results["analysis"] = lm_report.analyse(results)
-    results["meta"]["stage_seconds"] = stage_seconds(Path(part) / ".stages")
-    with open(os.path.join(part, "results.json"), "w", encoding="utf-8") as fh:
-        json.dump(results, fh, indent=1, default=str)
-    lm_report.write_report(results, part)
+
+def provenance_sections(found: list) -> list:
+    """The software versions (the first part's run) and every part's commands: the report's last sections."""
+    versions, commands = {}, []
+    for part, _folder, results in found:
+        p = part.provenance(results)
+        versions = versions or p["versions"]
+        commands += [c for c in p["commands"] if c not in commands]
+    return [Section("Versions", [Bullets([f"{k}: `{v}`" for k, v in sorted(versions.items())])] if versions else []),
+            Section("Commands", [Code(commands)])]
+
+
+def write(outdir: str, parts: list | None = None) -> Optional[dict]:
+    """Write the report from every part's results (``parts``: default, the demo's); its paths, or None when no
+    part has results."""
+    if parts is None:
+        from train_scripts.demo.main import parts as demo_parts
+
+        parts = demo_parts()
+    found = part_results(outdir, parts)
+    sections = []
+    for part, folder, results in found:
+        relative = os.path.relpath(folder, outdir)
+        sections += part.sections(results, folder, relative="" if relative == "." else relative)
+    if not sections:
+        return None
+    return document.write(sections + provenance_sections(found), outdir, TITLE)
+
+
+def refresh(outdir: str, parts: list) -> None:
+    """Every part's results recomputed from what its run left (:meth:`Part.refresh`, e.g. the pretraining part's
+    statistics and stage times after a change of its analysis code) and written back."""
+    for part, folder, results in part_results(outdir, parts):
+        with open(os.path.join(folder, "results.json"), "w", encoding="utf-8") as fh:
+            json.dump(part.refresh(results, folder), fh, indent=1, default=str)
 
 
 def main(argv=None) -> int:
     from preprocess.common import UserError
 
     ap = argparse.ArgumentParser(prog="python -m train_scripts.demo.demo_report",
-                                 description="Rewrite the demo's REPORT.md and report.html (and the pretraining "
-                                             "part's own) from the parts' results, nothing rerun")
+                                 description="Rewrite the demo's REPORT.md and report.html from the parts' results, "
+                                             "nothing rerun")
     ap.add_argument("output", help="the demo's --output folder")
     args = ap.parse_args(argv)
-    refresh_pretraining(args.output)
+    from train_scripts.demo.main import parts
+
+    refresh(args.output, parts())
     paths = write(args.output)
     if paths is None:
-        raise UserError(f"no results.json in {args.output} or {os.path.join(args.output, 'pretraining')}: run "
-                        f"morphtok-demo --output {args.output} first")
+        raise UserError(f"no part's results.json in {args.output}: run morphtok-demo --output {args.output} first")
     print(f"{paths['markdown']} {paths['html']}")
     return 0
 

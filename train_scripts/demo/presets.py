@@ -21,10 +21,11 @@ def _dest(flag: str) -> str:
     return flag[2:].replace("-", "_")
 
 
-def add_preset_options(ap: argparse.ArgumentParser, presets: dict, keys: Iterable[str], title: str,
-                       helps: dict | None = None, flag: Callable[[str], str] = _flag) -> None:
-    """One option per preset key, default None (= the chosen preset's value)."""
-    group = ap.add_argument_group(title)
+def add_preset_options(ap, presets: dict, keys: Iterable[str], title: str, helps: dict | None = None,
+                       flag: Callable[[str], str] = _flag, group=None) -> None:
+    """One option per preset key, default None (= the chosen preset's value), in a group ``title`` of the parser
+    ``ap``, or in ``group`` (a part's own group of the demo's parser)."""
+    group = group if group is not None else ap.add_argument_group(title)
     first = next(iter(presets.values()))
     for key in keys:
         value, text = first[key], (helps or {}).get(key, "the preset's value")

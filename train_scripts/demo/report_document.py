@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Union
 
-from train_scripts.demo.report_tables import DOWN, UP, html_table, markdown_table
+#: significantly higher / lower than the baseline row, in every part
+UP, DOWN = "▲", "▼"
 
 __all__ = ["UP", "DOWN", "Table", "Para", "Bullets", "Image", "Code", "Section", "collect", "markdown", "html_page",
            "write"]
@@ -68,6 +69,32 @@ class Section:
 def collect(functions: Iterable[Callable], context) -> list:
     """Every section the functions give for ``context``, in the functions' order."""
     return [section for f in functions for section in (f(context) or [])]
+
+
+# --- tables ---------------------------------------------------------------------------------------------------
+
+def markdown_table(table: list, left: int = 1) -> str:
+    header, *body = table
+    esc = lambda c: str(c).replace("|", "\\|")  # noqa: E731
+    align = ["---"] * left + ["---:"] * (len(header) - left)
+    lines = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def html_table(table: list, left: int = 1) -> str:
+    """Columns before ``left`` are text (left-aligned), the others numbers (right-aligned)."""
+    header, *body = table
+
+    def cls(i):
+        return ' class="l"' if i < left else ""
+
+    out = ["<table>", "<tr>" + "".join(f"<th{cls(i)}>{html.escape(str(h))}</th>" for i, h in enumerate(header))
+           + "</tr>"]
+    for row in body:
+        out.append("<tr>" + "".join(f"<td{cls(i)}>{html.escape(str(c))}</td>" for i, c in enumerate(row)) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
 
 
 # --- Markdown -------------------------------------------------------------------------------------------------

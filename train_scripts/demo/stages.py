@@ -1,4 +1,4 @@
-"""The demo's stages and the commands they run, for both of its parts (``pipeline.py``, ``lm_demo.py``).
+"""The demo's stages and the commands they run, for every part (``main.py`` runs each part on them).
 
 :class:`Runner` runs a command in a process group of its own, logs it and records it in ``commands.txt``;
 :class:`Stages` runs a resumable stage; :class:`Scheduler` runs steps with dependencies, each command holding one

@@ -1,4 +1,4 @@
-"""Runs the pretraining part's plan (``lm_plan.Plan``) and collects what its steps leave.
+"""Runs the pretraining part's plan (``plan.Plan``) and collects what its steps leave.
 
 :class:`LmDemo`: on the demo's scheduler (``train_scripts.demo.stages.Scheduler``; pretraining first, then data
 preparation, then fine-tuning), :class:`LmDemo`: the part's steps as resumable stages (``train_scripts.demo.stages``)
@@ -11,14 +11,15 @@ from pathlib import Path
 
 from preprocess.models.spm import SPACE_SYMBOL
 from train_scripts.binarize import read_record
-from train_scripts.demo.lm_corpus import prepare_corpus
-from train_scripts.demo.lm_plan import Plan, lm_rows, majority_rate
+from train_scripts.demo.pretraining.corpus import prepare_corpus
+from train_scripts.demo.pretraining.plan import Plan, majority_rate
 from train_scripts.demo.stages import Scheduler, SlotRunner
 
 
 class LmDemo:
-    def __init__(self, args, runner, stages):
+    def __init__(self, args, runner, stages, scheduler=None):
         self.a = args
+        self.scheduler = scheduler
         self.plan = Plan(args)
         self.runner = runner
         self.stages = stages
@@ -102,7 +103,7 @@ class LmDemo:
         stage = f"pppl/{row}/{kind}"
         out = p.pppl_path(row).with_suffix(f".{kind}.json")
         cmd = ["python", "-m", "train_scripts.pseudo_perplexity", "--lm-data", p.lm_dir(row), "--checkpoint",
-               p.pretrained(row), "--input", p.raw / "valid.en", "--max-lines", a.pppl_lines, "--output", out]
+               p.pretrained(row), "--input", p.raw / f"valid.{p.lang}", "--max-lines", a.pppl_lines, "--output", out]
         if noisy:
             cmd += ["--infl-noise", a.noise_p, "--noise-seed", a.noise_seed]
 
@@ -116,7 +117,7 @@ class LmDemo:
     def run_all(self) -> dict:
         a, p = self.a, self.plan
         data = self.data()
-        sched = Scheduler(a.jobs)
+        sched = self.scheduler if self.scheduler is not None else Scheduler(a.jobs)
         # slots go to pretraining first (the longest steps, which the others wait for), then to data preparation,
         # then to fine-tuning
         self.runner = SlotRunner(self.runner, sched,
@@ -220,8 +221,8 @@ def pretraining_record(plan: Plan, row: str, seconds: float) -> dict:
     counts = {}
     for split in ("train", "valid"):
         toks = words = chars = lines = 0
-        with open(plan.lm_dir(row) / "tok" / f"{split}.en", encoding="utf-8") as enc, \
-                open(plan.raw / f"{split}.en", encoding="utf-8") as raw:
+        with open(plan.lm_dir(row) / "tok" / f"{split}.{plan.lang}", encoding="utf-8") as enc, \
+                open(plan.raw / f"{split}.{plan.lang}", encoding="utf-8") as raw:
             for t_line, r_line in zip(enc, raw):
                 pieces = t_line.split()
                 toks += len(pieces) - (pieces.count(SPACE_SYMBOL) if drop else 0) + 1   # + </s>
@@ -244,7 +245,7 @@ def pretraining_record(plan: Plan, row: str, seconds: float) -> dict:
 def collect_results(a, plan: Plan, data: dict, pre: list, runs: list, results: list, prepared: dict) -> dict:
     rows = [pretraining_record(plan, p["row"], p.get("seconds", 0.0)) for p in pre]
     for r in rows:
-        row = lm_rows()[r["row"]]
+        row = plan.rows[r["row"]]
         r["label"], r["note"] = row.label, row.note
     finetune = []
     for run, res in zip(runs, results):

@@ -1,6 +1,6 @@
 """The second part of ``make demo``: RoBERTa pretraining -> fine-tuning, the space-as-token and FLOTA papers' questions.
 
-Every row is a scheme configuration of the registry (the same rows as the translation part, ``translation_rows.ROWS``)
+Every row is a scheme configuration of the registry (``train_scripts/demo/rows.py``, the same rows as the translation part's)
 and runs through the recipes users run: ``train_scripts.binarize --lm`` -> ``train_scripts/pretrain_roberta.sh``
 (the ``--small`` model, the same budget for every row) -> ``train_scripts/finetune_classification.sh`` on the
 Superbizarre topicality sets (Gow-Smith et al. 2022, section 5: N seeds, the best dev epoch scored on test, mean
@@ -28,8 +28,8 @@ same number of updates (the paper's second budget, Table 7).  Each step is a res
 part's ``Stages``: a finished stage with the same options and inputs is skipped); SIGINT/SIGTERM stop every
 process the demo started.
 
-This module: the options and the run; the rows, presets and commands: ``train_scripts/demo/lm_plan.py``; running them
-and collecting the results: ``train_scripts/demo/lm_scheduler.py``.
+This module: the part (:data:`PART`): its options, settings and run; the rows, presets and commands: ``plan.py``; running them
+and collecting the results: ``scheduler.py``.
 
     morphtok-demo --part pretraining --output demo-output [--lm-preset cpu|fast|gpu] \\
         [--lm-rows unigram unigram_prime unigram_prime_nospace | paper | all] [--lm-seeds 10] [--lm-control all] \\
@@ -38,20 +38,18 @@ and collecting the results: ``train_scripts/demo/lm_scheduler.py``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
-import signal
-import sys
 import time
 from pathlib import Path
 
-from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.files.outputs import check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
-from train_scripts.demo.lm_corpus import ARXIV, arxiv_inputs, corpus_files
-from train_scripts.demo.lm_plan import (
+from train_scripts.demo.part import Context, Part
+from train_scripts.demo.presets import add_preset_options, apply_preset
+from train_scripts.demo.pretraining.corpus import ARXIV, arxiv_inputs, corpus_files
+from train_scripts.demo.pretraining.plan import (
     BASELINE,
     DEFAULT_LM_ROWS,
     FLOTA_MODES,
@@ -65,18 +63,8 @@ from train_scripts.demo.lm_plan import (
     lm_rows,
     published_rows,
 )
-from train_scripts.demo.lm_scheduler import LmDemo, stage_seconds
-from train_scripts.demo.presets import add_preset_options, apply_preset
-from train_scripts.demo.stages import (
-    PipelineError,
-    Runner,
-    Stages,
-    become_subreaper,
-    interrupt_on_signal,
-    say,
-    stop_descendants,
-    versions,
-)
+from train_scripts.demo.pretraining.scheduler import LmDemo, stage_seconds
+from train_scripts.demo.stages import versions
 from train_scripts.tools import SHARED_DATA
 
 # --- options --------------------------------------------------------------------------------------------------
@@ -86,24 +74,8 @@ def _flag(key: str) -> str:
     return "--lm-" + key.removeprefix("lm_").replace("_", "-")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """This part's options alone (``python -m train_scripts.demo.lm_demo``); ``morphtok-demo`` has them in its one
-    parser (:func:`add_options`)."""
-    ap = argparse.ArgumentParser(prog="python -m train_scripts.demo.lm_demo", description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--output", type=Path, default=Path("demo-output"),
-                    help="the demo's folder: this part writes OUTPUT/pretraining/")
-    ap.add_argument("--dry-run", action="store_true", help="print every command, run nothing")
-    ap.add_argument("--jobs", type=int, default=None, help="runs at the same time (default: one per CPU core; 1 "
-                                                           "with the gpu preset)")
-    ap.add_argument("--threads", type=int, default=None, help="torch threads of each run (default: cores / jobs)")
-    add_options(ap)
-    return ap
-
-
-def add_options(parser: argparse.ArgumentParser) -> None:
-    """The part's own options, all ``--lm-...``, in a group of ``parser``."""
-    ap = parser.add_argument_group("the pretraining part (--part pretraining or all)")
+def add_options(ap) -> None:
+    """The part's own options, all ``--lm-...``, in its group ``ap`` of the demo's parser."""
     ap.add_argument("--lm-preset", default="cpu", choices=list(PRESETS),
                     help="budget: " + "; ".join(f"{k}: {v['note']}" for k, v in PRESETS.items()).replace("%", "%%"))
     ap.add_argument("--lm-rows", nargs="+", default=list(DEFAULT_LM_ROWS),
@@ -132,13 +104,11 @@ def add_options(parser: argparse.ArgumentParser) -> None:
                     help="whitespace noise of the noisy test set (FLOTA) and inflection noise of the held-out text "
                          "(pseudo-perplexity)")
     ap.add_argument("--lm-noise-seed", type=int, default=DEMO_SEED, help="seed of the whitespace noise")
-    add_preset_options(parser, PRESETS, PRESET_KEYS, "the pretraining part's preset values (default: the preset's)",
-                       PRESET_HELP, _flag)
+    add_preset_options(ap, PRESETS, PRESET_KEYS, "", PRESET_HELP, _flag, group=ap)
 
 
-def parse_args(argv=None, options: argparse.Namespace | None = None):
-    """This part's settings from a command line, or from ``options`` that ``morphtok-demo``'s parser read."""
-    a = build_parser().parse_args(argv) if options is None else options
+def parse_args(a: argparse.Namespace) -> argparse.Namespace:
+    """This part's settings from the ``options`` that ``morphtok-demo``'s one parser read."""
     preset = PRESETS[a.lm_preset]
     args = argparse.Namespace(output=a.output.resolve(), dry_run=a.dry_run, preset=a.lm_preset,
                               device=preset["device"], model=[str(x) for x in preset["model"]], budget=a.lm_budget,
@@ -172,11 +142,6 @@ def parse_args(argv=None, options: argparse.Namespace | None = None):
         raise UserError("--lm-seeds and --lm-flota-seeds must be at least 1")
     if not 0.0 <= args.noise_p <= 1.0:
         raise UserError(f"--lm-noise-p must be between 0 and 1, not {args.noise_p}")
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    args.jobs = a.jobs or (1 if args.device == "gpu" else cores)
-    args.threads = a.threads or max(1, cores // args.jobs)
-    if args.jobs < 1 or args.threads < 1:
-        raise UserError("--jobs and --threads must be at least 1")
     check_paths(args)
     return args
 
@@ -258,68 +223,71 @@ def settings(a) -> dict:
                                                                            "note": PRESETS[a.preset]["note"]}
 
 
-def main(argv=None, options: argparse.Namespace | None = None) -> int:
-    """Run the part: from a command line (``python -m train_scripts.demo.lm_demo``), or from the ``options`` that
-    ``morphtok-demo`` read from ``argv``, its command line."""
-    from train_scripts.tools import child_env
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        args = parse_args(argv, options)
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+def plan_lines(args) -> list:
+    """The part's commands (``--dry-run``): its corpus, each row's binarisation and pretraining, and one example of
+    each kind of fine-tuning run."""
     plan = Plan(args)
-    if args.dry_run:
-        print(f"# pretraining part, preset {args.preset}: rows {', '.join(args.rows)}; budget {args.budget}")
-        print(f"# corpus {args.corpus} -> {plan.raw}/{{train,valid}}.en")
-        for row in args.rows:
-            print(" ".join(shlex.quote(str(x)) for x in plan.binarize_command(row)))
-            print(" ".join(shlex.quote(str(x)) for x in plan.pretrain_command(row)))
-        runs = plan.finetune_runs()
-        print(f"# {len(runs)} fine-tuning runs, e.g.:")
-        seen = set()
-        for run in runs:
-            if (run["part"], run["init"]) in seen:
-                continue
+    lines = [f"# preset {args.preset}: rows {', '.join(args.rows)}; budget {args.budget}",
+             f"# corpus {args.corpus} -> {plan.raw}/{{train,valid}}.en"]
+    for row in args.rows:
+        lines.append(" ".join(shlex.quote(str(x)) for x in plan.binarize_command(row)))
+        lines.append(" ".join(shlex.quote(str(x)) for x in plan.pretrain_command(row)))
+    runs = plan.finetune_runs()
+    lines.append(f"# {len(runs)} fine-tuning runs, e.g.:")
+    seen = set()
+    for run in runs:
+        if (run["part"], run["init"]) not in seen:
             seen.add((run["part"], run["init"]))
-            print(" ".join(shlex.quote(str(x)) for x in plan.finetune_command(run)))
-        return 0
-    signal.signal(signal.SIGTERM, interrupt_on_signal)
-    become_subreaper()
-    os.environ["NLTK_DATA"] = child_env()["NLTK_DATA"]
-    plan.root.mkdir(parents=True, exist_ok=True)
-    runner = Runner(plan.root, args.threads)
-    stages = Stages(plan.root)
-    t0 = time.time()
-    try:
-        results = LmDemo(args, runner, stages).run_all()
-    except (PipelineError, UserError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except BaseException:
-        stop_descendants()
-        raise
-    from train_scripts.demo import lm_report
-
-    results["meta"] = {"settings": settings(args), "seconds": time.time() - t0, "versions": versions(),
-                       "command": " ".join(shlex.quote(x) for x in (["morphtok-demo", *argv] if options is not None else
-                                                                   ["python", "-m", "train_scripts.demo.lm_demo", *argv])),
-                       "skipped_stages": len(stages.skipped), "ran_stages": len(stages.ran),
-                       "load": os.getloadavg() if hasattr(os, "getloadavg") else None,
-                       # every stage's own wall time, this run's and the resumed ones': what the part costs
-                       "stage_seconds": stage_seconds(plan.root / ".stages"),
-                       "date": time.strftime("%Y-%m-%d %H:%M %Z")}
-    results["analysis"] = lm_report.analyse(results)
-    (plan.root / "results.json").write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
-    paths = lm_report.write_report(results, str(plan.root))
-    say(f"pretraining report: {paths['markdown']} and {paths['html']} ({time.time() - t0:.0f} s)")
-    return 0
+            lines.append(" ".join(shlex.quote(str(x)) for x in plan.finetune_command(run)))
+    return lines
 
 
-def cli() -> None:
-    sys.exit(run_main(main))
+class PretrainingPart(Part):
+    """RoBERTa pretraining per row -> fine-tuning on Superbizarre and ArXiv (FLOTA), with controls."""
+
+    name = "pretraining"
+    title = "RoBERTa pretraining -> fine-tuning (space-as-token on Superbizarre, FLOTA on ArXiv); options --lm-*"
+
+    def add_options(self, group) -> None:
+        add_options(group)
+
+    def settings(self, options):
+        return parse_args(options)
+
+    def plan(self, args) -> list:
+        return plan_lines(args)
+
+    def run(self, args, ctx: Context) -> dict:
+        from train_scripts.demo.pretraining import report
+
+        t0 = time.time()
+        stages = ctx.stages
+        results = LmDemo(args, ctx.runner, stages, ctx.scheduler).run_all()
+        results["meta"] = {"settings": settings(args), "seconds": time.time() - t0, "versions": versions(),
+                           "command": " ".join(shlex.quote(x) for x in ["morphtok-demo", *ctx.argv]),
+                           "skipped_stages": len(stages.skipped), "ran_stages": len(stages.ran),
+                           "load": os.getloadavg() if hasattr(os, "getloadavg") else None,
+                           # every stage's own wall time, this run's and the resumed ones': what the part costs
+                           "stage_seconds": stage_seconds(ctx.folder / ".stages"),
+                           "date": time.strftime("%Y-%m-%d %H:%M %Z")}
+        results["analysis"] = report.analyse(results)
+        return results
+
+    def sections(self, results: dict, folder: str, relative: str = "") -> list:
+        from train_scripts.demo.pretraining import report
+
+        return report.sections(results, folder, relative=relative)
+
+    def refresh(self, results: dict, folder: str) -> dict:
+        from train_scripts.demo.pretraining import report
+
+        results["analysis"] = report.analyse(results)
+        results["meta"]["stage_seconds"] = stage_seconds(Path(folder) / ".stages")
+        return results
+
+    def provenance(self, results: dict) -> dict:
+        meta = results.get("meta") or {}
+        return {"versions": meta.get("versions") or {}, "commands": [meta["command"]] if meta.get("command") else []}
 
 
-if __name__ == "__main__":
-    cli()
+PART = PretrainingPart()

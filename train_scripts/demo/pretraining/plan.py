@@ -1,8 +1,8 @@
 """The pretraining part's plan (``morphtok-demo --part pretraining``): its rows, presets, corpus and commands.
 
 The rows (the translation part's monolingual rows and the space-as-token paper's published models), the budget
-:data:`PRESETS`, the corpus (``train_scripts/demo/lm_corpus.py``) and :class:`Plan`: the paths and the command of
-every step (binarize, pretrain, prepare and fine-tune), which the dry run prints and ``lm_scheduler`` runs.
+:data:`PRESETS`, the corpus (``train_scripts/demo/pretraining/corpus.py``) and :class:`Plan`: the paths and the command of
+every step (binarize, pretrain, prepare and fine-tune), which the dry run prints and ``scheduler.py`` runs.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from preprocess.common import REPO
 from train_scripts.tools import SHARED_DATA
 
-#: the rows of this part: the translation part's rows that are monolingual schemes (``translation_rows.ROWS``)
+#: the rows of this part: the translation part's rows that are monolingual schemes (``train_scripts/demo/rows.py``)
 LM_ROW_NAMES = ("unigram", "unigram_prime", "unigram_prime_nospace", "bpe", "bpe_prime", "bpe_prime_nospace",
                 "bite_unigram")
 DEFAULT_LM_ROWS = ("unigram", "unigram_prime", "unigram_prime_nospace")
@@ -21,7 +21,7 @@ BASELINE = "unigram"
 def published_rows() -> dict:
     """Rows with the space-as-token paper's own 16k models (trained on English Wikipedia; ../shared/data/space_models)
     instead of models learned here: ``--lm-rows published`` (or single names)."""
-    from train_scripts.demo.translation_rows import Row
+    from train_scripts.demo.rows import Row
 
     models = SHARED_DATA / "space_models"
     out = {}
@@ -40,7 +40,7 @@ def published_rows() -> dict:
 
 def lm_rows() -> dict:
     """Every row this part can run: the translation part's monolingual rows and the published-model rows."""
-    from train_scripts.demo.translation_rows import ROWS
+    from train_scripts.demo.rows import ROWS
 
     return {**{name: ROWS[name] for name in LM_ROW_NAMES}, **published_rows()}
 
@@ -88,7 +88,7 @@ PRESETS = {
 PRESET_KEYS = [k for k in PRESETS["cpu"] if k not in ("note", "device", "model")]
 PRESET_HELP = {
     "corpus": "pretraining text: 'arxiv' (the in-domain ArXiv-L training titles, leakage rules applied; "
-              "train_scripts/demo/lm_corpus.py) and/or folders of *.txt[.gz] (a blank line between documents) or files, "
+              "train_scripts/demo/pretraining/corpus.py) and/or folders of *.txt[.gz] (a blank line between documents) or files, "
               "mixed", "lm_words": "training words of the pretraining corpus (0: all)",
     "vocab_size": "subword vocabulary size",
     "max_update": "pretraining updates (--lm-budget updates)", "max_epoch": "pretraining epochs (--lm-budget epochs)",
@@ -130,7 +130,12 @@ class Plan:
 
     def __init__(self, args):
         self.a = args
-        self.root = args.output / "pretraining"
+        #: the part's folder and its text's language: the pretraining part's, or another part's that runs the
+        #: same steps on other text (the German part: ``folder`` german, ``lang`` de)
+        self.root = args.output / getattr(args, "folder", "pretraining")
+        self.lang = getattr(args, "lang", "en")
+        #: the rows it can run, by name (another part gives its own)
+        self.rows = getattr(args, "row_table", None) or lm_rows()
         self.raw = self.root / "raw"
 
     def lm_dir(self, row: str) -> Path:
@@ -143,8 +148,8 @@ class Plan:
         return self.ckpt_dir(row) / "checkpoint_last.pt"
 
     def binarize_command(self, row: str) -> list:
-        config = {"vocab_size": self.a.vocab_size, **lm_rows()[row].config}
-        cmd = ["python", "-m", "train_scripts.binarize", "--lm", "--data", self.raw, "--src", "en",
+        config = {"vocab_size": self.a.vocab_size, **self.rows[row].config}
+        cmd = ["python", "-m", "train_scripts.binarize", "--lm", "--data", self.raw, "--src", self.lang,
                "--out", self.lm_dir(row), "--workers", 1]
         for key, value in config.items():
             cmd += ["--" + key.replace("_", "-"), value]
@@ -189,7 +194,7 @@ class Plan:
                                          "rows": a.ft_rows, "train_rows": size, "size": size,
                                          "epochs": self.finetune_epochs(size or 0, a.ft_batch),
                                          "batch": a.ft_batch, "lr": a.ft_lr, "wd": a.ft_wd, "noise": 0.0,
-                                         "metric": "accuracy"})
+                                         "metric": getattr(a, "ft_metric", "accuracy")})
         if a.flota_set != "none":
             size = "1e+03" if a.flota_set == "L" else "1e+02"
             for area in a.flota_areas:

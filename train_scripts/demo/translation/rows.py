@@ -13,7 +13,6 @@ import resource
 import shlex
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
@@ -25,41 +24,11 @@ from preprocess.files.outputs import atomic_output
 from preprocess.models.spm import SPACE_SYMBOL
 from train_scripts import binarize as binarize_recipe
 from train_scripts import evaluate as evaluate_recipe
+from train_scripts.demo.rows import ROWS, Row  # noqa: F401  (the rows this part runs)
 from train_scripts.demo.stages import PipelineError, Runner, Stages, say
 from train_scripts.schemes import make_scheme
 from train_scripts.tools import SHARED_DATA
 from train_scripts.train_log import validation_curve
-
-# --- the rows of the comparison ---------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Row:
-    """One row of the comparison: a scheme configuration of the registry (``config``) and how to show it."""
-
-    name: str
-    label: str
-    config: dict = field(default_factory=dict)
-    note: str = ""
-
-
-ROWS = {r.name: r for r in [
-    Row("bpe", "BPE", {"scheme": "sentencepiece", "model_type": "bpe"}, "SentencePiece BPE, joint En+De"),
-    Row("unigram", "Unigram", {"scheme": "sentencepiece", "model_type": "unigram"},
-        "SentencePiece Unigram, joint En+De"),
-    Row("bpe_prime", "BPE'", {"scheme": "spaces", "model_type": "bpe"}, "spaces always their own token"),
-    Row("bpe_prime_nospace", "BPE' no spaces", {"scheme": "spaces", "model_type": "bpe", "spaces": "drop"},
-        "space tokens dropped on the source; the target keeps them (a decoder must generate spaces)"),
-    Row("unigram_prime", "Unigram'", {"scheme": "spaces", "model_type": "unigram"}, "spaces always their own token"),
-    Row("unigram_prime_nospace", "Unigram' no spaces", {"scheme": "spaces", "model_type": "unigram", "spaces": "drop"},
-        "space tokens dropped on the source; the target keeps them"),
-    Row("bite_unigram", "BITE+Unigram", {"scheme": "bite", "model_type": "unigram"},
-        "BITE on the English source, Unigram trained on BITE(en)+de with the inflection symbols"),
-    Row("wordmap", "Wordmap", {"scheme": "wordmap", "model_type": "unigram"},
-        "German target: verbs by Wordmap, other words by a German Unigram; English source: Unigram"),
-    Row("flota", "FLOTA k=3", {"scheme": "flota", "model_type": "unigram", "flota_k": 3},
-        "English source by FLOTA (k=3) over a joint Unigram model's vocabulary (the Unigram row's); target Unigram"),
-]}
-
 
 #: the perturbed copies of the test source (preprocess.evaluate.noise): BITE's and FLOTA's threat models
 NOISE_KINDS = ("infl", "ws")

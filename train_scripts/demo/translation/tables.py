@@ -1,4 +1,4 @@
-"""The translation report's tables (``train_scripts/demo/report.py``): a row of results.json -> table cells.
+"""The translation report's tables (``train_scripts/demo/translation/report.py``): a row of results.json -> table cells.
 
 Reading a row (its label, a score with its interval and its mark against the baseline row), one table per section
 of the report (quality, robustness, lengths and cost, tokeniser scores, training budget, morph boundaries, the
@@ -7,14 +7,14 @@ render them (the pretraining part's report uses them too).
 """
 from __future__ import annotations
 
-import html
 import json
 from typing import Optional
+
+from train_scripts.demo.report_document import DOWN, UP, html_table, markdown_table  # noqa: F401
 
 DASH = "–"
 TEST_SETS = (("clean", "clean"), ("infl", "inflection noise"), ("ws", "whitespace noise"))
 NOISE_SETS = TEST_SETS[1:]
-UP, DOWN = "▲", "▼"          # significantly higher / lower than the baseline row
 
 
 # --- reading rows --------------------------------------------------------------------------------------------
@@ -254,30 +254,6 @@ def flatten(d, prefix: str = "") -> list:
         else:
             out.append((key, json.dumps(v, ensure_ascii=False) if isinstance(v, list) else str(v)))
     return out
-
-
-def markdown_table(table: list, left: int = 1) -> str:
-    header, *body = table
-    esc = lambda c: str(c).replace("|", "\\|")  # noqa: E731
-    align = ["---"] * left + ["---:"] * (len(header) - left)
-    lines = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in body]
-    return "\n".join(lines)
-
-
-def html_table(table: list, left: int = 1) -> str:
-    """Columns before ``left`` are text (left-aligned), the others numbers (right-aligned)."""
-    header, *body = table
-
-    def cls(i):
-        return ' class="l"' if i < left else ""
-
-    out = ["<table>", "<tr>" + "".join(f"<th{cls(i)}>{html.escape(str(h))}</th>" for i, h in enumerate(header))
-           + "</tr>"]
-    for row in body:
-        out.append("<tr>" + "".join(f"<td{cls(i)}>{html.escape(str(c))}</td>" for i, c in enumerate(row)) + "</tr>")
-    out.append("</table>")
-    return "\n".join(out)
 
 
 def examples_tables(rows: list) -> list:

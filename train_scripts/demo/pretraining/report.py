@@ -1,4 +1,4 @@
-"""The pretraining part of the demo's report (``train_scripts/demo/lm_demo.py``): statistics, tables, plots, prose.
+"""The pretraining part of the demo's report (``train_scripts/demo/pretraining/part.py``): statistics, tables, plots, prose.
 
 :func:`analyse` turns the runs into the statistics the report states (mean ± sd of the seeds that did not
 collapse, Welch's t-test of each row against the Unigram row and of each row against its random-init control,
@@ -13,80 +13,16 @@ from typing import Optional
 
 from train_scripts.demo import report_document as document
 from train_scripts.demo.report_document import DOWN, UP, Bullets, Image, Para, Section, Table
-
-#: "pretraining helped": at least this many points over the random-init control ...
-HELPED_POINTS = 1.0
-#: ... with p below this, over at least HELPED_SEEDS runs of each fine-tuned side (the probe's pretrained side is
-#: one deterministic score); "no effect": the 95% interval of the difference inside +-HELPED_POINTS
-HELPED_P = 0.05
-HELPED_SEEDS = 5
-VERDICTS = ("helped", "hurt", "no effect", "undetermined")
-
-
-def welch(a: list, b: list) -> Optional[float]:
-    """Two-sided p of Welch's unequal-variance t-test (scipy); None with fewer than two values or no variance."""
-    import numpy as np
-    from scipy import stats
-
-    if len(a) < 2 or len(b) < 2 or (np.ptp(a) == 0 and np.ptp(b) == 0):
-        return None
-    p = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
-    return None if p != p else p
-
-
-def compare(a: list, b: list) -> dict:
-    """``a`` (pretrained) against ``b`` (its random-init control), in points: the difference of the means, its 95%
-    interval and p (Welch's t-test; with one value in ``a``, a deterministic probe, the one-sample t-test of ``b``
-    against it), and the verdict: **helped** (>= HELPED_POINTS, p < HELPED_P, >= HELPED_SEEDS runs of each
-    fine-tuned side), **hurt** (the same the other way), **no effect** (the interval inside +-HELPED_POINTS) or
-    **undetermined**."""
-    import numpy as np
-    from scipy import stats
-
-    out = {"diff": None, "low": None, "high": None, "p": None, "verdict": "undetermined", "n": [len(a), len(b)]}
-    if not a or not b:
-        return out
-    diff = float(np.mean(a) - np.mean(b))
-    out["diff"] = diff
-    if len(b) < 2 or (len(a) > 1 and np.ptp(a) == 0 and np.ptp(b) == 0):
-        return out
-    if len(a) == 1:
-        if np.ptp(b) == 0:
-            return out
-        res = stats.ttest_1samp(b, a[0])
-        ci = res.confidence_interval(0.95)
-        low, high = a[0] - float(ci.high), a[0] - float(ci.low)
-    else:
-        res = stats.ttest_ind(a, b, equal_var=False)
-        ci = res.confidence_interval(0.95)
-        low, high = float(ci.low), float(ci.high)
-    p = float(res.pvalue)
-    enough = (len(a) == 1 or len(a) >= HELPED_SEEDS) and len(b) >= HELPED_SEEDS
-    out.update(low=low, high=high, p=p)
-    if enough and p < HELPED_P and diff >= HELPED_POINTS:
-        out["verdict"] = "helped"
-    elif enough and p < HELPED_P and diff <= -HELPED_POINTS:
-        out["verdict"] = "hurt"
-    elif -HELPED_POINTS < low and high < HELPED_POINTS:
-        out["verdict"] = "no effect"
-    return out
-
-
-def holm(pvalues: list) -> list:
-    """Holm's step-down adjustment of a family of p-values (None stays None), in the given order."""
-    order = sorted((p, i) for i, p in enumerate(pvalues) if p is not None)
-    m, out, running = len(order), list(pvalues), 0.0
-    for rank, (p, i) in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p))
-        out[i] = running
-    return out
-
-
-def summary(values: list) -> dict:
-    import numpy as np
-
-    return {"n": len(values), "mean": float(np.mean(values)) if values else None,
-            "sd": float(np.std(values, ddof=1)) if len(values) > 1 else None, "values": values}
+from train_scripts.demo.statistics import (  # noqa: F401  (the part's statistics, by their old names too)
+    HELPED_P,
+    HELPED_POINTS,
+    HELPED_SEEDS,
+    VERDICTS,
+    compare,
+    holm,
+    summary,
+    welch,
+)
 
 
 def _group(runs: list, metric: str, split: str = "test") -> dict:
@@ -574,7 +510,7 @@ def _intro(c: SimpleNamespace) -> list:
     data = results["data"]
     leak = data.get("leakage")
     leakage = "" if not leak else (
-        f" Leakage rules of the ArXiv corpus (train_scripts/demo/lm_corpus.py): of {leak['titles']:,} ArXiv-L training "
+        f" Leakage rules of the ArXiv corpus (train_scripts/demo/pretraining/corpus.py): of {leak['titles']:,} ArXiv-L training "
         f"titles, {leak['removed_heldout_title']:,} equal to an ArXiv-S/L dev or test title and "
         f"{leak['removed_superbizarre_word']:,} containing a Superbizarre dev or test derivative as a word were "
         f"removed; {leak['kept']:,} kept.")

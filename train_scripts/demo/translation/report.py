@@ -1,4 +1,4 @@
-"""REPORT.md and a self-contained report.html (plots embedded) for the scheme comparison (train_scripts/demo/pipeline.py).
+"""REPORT.md and a self-contained report.html (plots embedded) for the scheme comparison (the translation part, train_scripts/demo/translation/part.py).
 
 Input: ``results.json`` as the pipeline writes it: ``{"meta": {...}, "schemes": [row, ...]}``.  Every field is
 optional except a row's ``name``: a missing value prints as "–", a plot without data is left out, so results
@@ -19,7 +19,7 @@ A row (one scheme)::
                 "coverage", "protocol", "gold"} (preprocess.evaluate.morph.evaluate; protocol "paper" or "all";
                 pieces that do not spell a word are scored by the edges of the characters they cover)
     budget      {"updates", "sentences", "tgt_tokens", "src_tokens_est", "epochs", "train_pairs", ...}: what the
-                training saw (translation_rows.budget_seen)
+                training saw (rows.budget_seen)
     src_tok_per_sent, tgt_tok_per_sent, src_tok_per_word, tgt_tok_per_word   test-set lengths
     train_cpu_seconds   CPU seconds (user + system) of the training process and its children
     num_updates         updates trained (else meta["max_update"])
@@ -38,10 +38,10 @@ A row (one scheme)::
     bleu_signature, chrf_signature (else taken from the rows' ``bleu_signature`` / ``chrf_signature``)
     versions {package: version}, commands [str], skipped_stages [str]
 
-    python -m train_scripts.demo.report --results OUT/results.json --output OUT
+    python -m train_scripts.demo.translation.report --results OUT/results.json --output OUT
 
 This module: the words (:func:`conclusions`) and the page (:func:`write_report`); the tables:
-``train_scripts/demo/report_tables.py``; the plots: ``train_scripts/demo/report_plots.py``.
+``train_scripts/demo/translation/tables.py``; the plots: ``train_scripts/demo/report_plots.py``.
 """
 from __future__ import annotations
 
@@ -55,8 +55,8 @@ from typing import Callable
 from preprocess.cli import run_main
 from train_scripts.demo import report_document as document
 from train_scripts.demo.report_document import Bullets, Code, Image, Para, Section, Table, collect
-from train_scripts.demo.report_plots import plot_bleu, plot_boundary, plot_curves, plot_lengths, plot_similarity
-from train_scripts.demo.report_tables import (
+from train_scripts.demo.translation.plots import plot_bleu, plot_boundary, plot_curves, plot_lengths, plot_similarity
+from train_scripts.demo.translation.tables import (
     DASH,
     DOWN,
     NOISE_SETS,

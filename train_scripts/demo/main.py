@@ -1,0 +1,164 @@
+"""``make demo`` (``morphtok-demo``): every part of the comparison, one command line, one report.
+
+The parts (:data:`PARTS`, then any listed in ``MORPHTOK_DEMO_PARTS``) each implement :class:`~train_scripts.demo.
+part.Part`.  This module is the one run skeleton: one parser with every part's options, the command line read once,
+every chosen part's settings checked before any work, one ``--jobs`` policy, then each part run on the shared
+machinery (signals, subreaper, scheduler, runner, stages) in its own folder, its ``results.json`` written, and the
+one report (``OUTPUT/REPORT.md``, ``OUTPUT/report.html``) written once at the end.  SIGINT or SIGTERM stops every
+process the demo started; an interrupted stage is not recorded, so a rerun redoes it and skips the finished ones.
+
+    morphtok-demo --output demo-output [--part all|translation|pretraining|...] [--dry-run] [--jobs N]
+        [the parts' options: --help lists them by part]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+
+from preprocess.cli import run_main
+from preprocess.common import UserError
+from train_scripts.demo.part import Context, Part, jobs_and_threads
+from train_scripts.demo.stages import (
+    PipelineError,
+    Runner,
+    Scheduler,
+    Stages,
+    become_subreaper,
+    interrupt_on_signal,
+    say,
+    stop_descendants,
+    versions,
+)
+from train_scripts.tools import child_env
+
+#: the demo's parts, in the order they run and report (modules whose ``PART`` is a :class:`Part`)
+PARTS = ("train_scripts.demo.translation", "train_scripts.demo.pretraining")
+#: more parts, from outside this project (module names, comma-separated): each module's ``PART``
+PARTS_ENV = "MORPHTOK_DEMO_PARTS"
+
+
+def parts() -> list:
+    """Every part, in order: :data:`PARTS`, then those of ``MORPHTOK_DEMO_PARTS``."""
+    names = list(PARTS) + [m.strip() for m in os.environ.get(PARTS_ENV, "").split(",") if m.strip()]
+    out = []
+    for module in dict.fromkeys(names):
+        try:
+            part = importlib.import_module(module).PART
+        except (ImportError, AttributeError) as exc:
+            raise UserError(f"{PARTS_ENV}: {module} has no demo part ({exc})") from exc
+        if not isinstance(part, Part):
+            raise UserError(f"{PARTS_ENV}: {module}.PART is not a train_scripts.demo.part.Part")
+        out.append(part)
+    return out
+
+
+def build_parser(all_parts: list | None = None) -> argparse.ArgumentParser:
+    """``morphtok-demo``'s one parser: the options every part takes, then each part's own, in a group per part."""
+    all_parts = parts() if all_parts is None else all_parts
+    ap = argparse.ArgumentParser(prog="morphtok-demo", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--output", type=Path, default=Path("demo-output"),
+                    help="everything is written here (the translation part at the top, every other part in "
+                         "OUTPUT/PART)")
+    ap.add_argument("--part", nargs="+", default=["all"], choices=["all", *(p.name for p in all_parts)],
+                    help="the parts to run: " + "; ".join(f"{p.name}: {p.title}" for p in all_parts)
+                         + "; all: every part, one report")
+    ap.add_argument("--dry-run", action="store_true", help="print every part's commands, run nothing")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="commands at the same time (default: one per CPU core, at most as many as a part can run "
+                         "at once; 1 with a gpu preset)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads of each command (default: CPU cores / jobs)")
+    for part in all_parts:
+        part.add_options(ap.add_argument_group(f"the {part.name} part (--part {part.name} or all): {part.title}"))
+    return ap
+
+
+def chosen(options: argparse.Namespace, all_parts: list) -> list:
+    return all_parts if "all" in options.part else [p for p in all_parts if p.name in options.part]
+
+
+def part_settings(part: Part, options: argparse.Namespace) -> argparse.Namespace:
+    """The part's settings, with ``jobs`` and ``threads`` by the demo's one policy."""
+    args = part.settings(options)
+    args.jobs, args.threads = jobs_and_threads(options.jobs, options.threads, part.device(args), part.width(args))
+    return args
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    all_parts = parts()
+    options = build_parser(all_parts).parse_args(argv)
+    todo = chosen(options, all_parts)
+    output = options.output.resolve()
+    try:   # every chosen part's options and inputs, before any part runs
+        settings = {part.name: part_settings(part, options) for part in todo}
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if options.dry_run:   # before anything is written
+        for part in todo:
+            print(f"# === the {part.name} part: {part.title}")
+            print("\n".join(part.plan(settings[part.name])))
+        return 0
+    signal.signal(signal.SIGTERM, interrupt_on_signal)  # a killed demo stops its child processes too
+    become_subreaper()
+    os.environ["NLTK_DATA"] = child_env()["NLTK_DATA"]  # BITE runs in this process (binarize, metrics)
+    for part in todo:
+        status = run_part(part, settings[part.name], output, argv)
+        if status:
+            return status
+    from train_scripts.demo import demo_report
+
+    paths = demo_report.write(str(output), all_parts)
+    if paths:
+        say(f"report: {paths['markdown']} and {paths['html']} (every part that has results)")
+    return 0
+
+
+def run_part(part: Part, args: argparse.Namespace, output: Path, argv: list) -> int:
+    """One part on fresh shared machinery in its folder; its ``results.json``.  0, or 1 when a stage failed."""
+    folder = part.folder(output)
+    folder.mkdir(parents=True, exist_ok=True)
+    runner = Runner(folder, args.threads)
+    stages = Stages(folder)
+    ctx = Context(output=output, folder=folder, runner=runner, stages=stages, scheduler=Scheduler(args.jobs),
+                  jobs=args.jobs, threads=args.threads, argv=argv)
+    say(f"=== the {part.name} part: {part.title} ({args.jobs} command(s) at a time, {args.threads} torch "
+        f"thread(s) each)")
+    t0 = time.time()
+    try:
+        results = part.run(args, ctx)
+    except (PipelineError, UserError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except BaseException:  # interrupted (SIGINT, SIGTERM): nothing this run started may outlive it
+        ctx.scheduler.stopping.set()
+        stages.stopping.set()
+        stop_descendants()
+        raise
+    meta = results.setdefault("meta", {})
+    meta.setdefault("seconds", time.time() - t0)
+    meta.setdefault("versions", versions())
+    meta.setdefault("date", time.strftime("%Y-%m-%d %H:%M %Z"))
+    meta.setdefault("load", os.getloadavg() if hasattr(os, "getloadavg") else None)
+    meta.setdefault("command", " ".join(shlex.quote(a) for a in ["morphtok-demo", *argv]))
+    (folder / "results.json").write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
+    say(f"=== the {part.name} part done ({time.time() - t0:.0f} s)")
+    return 0
+
+
+def cli() -> None:
+    """Console-script entry point (see setup.py)."""
+    sys.exit(run_main(main))
+
+
+if __name__ == "__main__":
+    cli()
