@@ -173,6 +173,17 @@ def test_conllu_reader_names_the_malformed_line(tmp_path, bad, what):
     assert str(exc.value).startswith(f"{path}:6: ") and "\n" not in str(exc.value)
 
 
+@pytest.mark.parametrize("content", ["", "\n\n", "# only a comment\n\n"])
+def test_readers_refuse_a_file_without_data(tmp_path, content):
+    path = tmp_path / "empty"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(UserError, match=f"^{path}: no sentences"):
+        pg.read_conllu(str(path))
+    if not content.startswith("#"):
+        with pytest.raises(UserError, match=f"^{path}: no tweets"):
+            pg.read_germeval(str(path))
+
+
 def test_conllu_reader_comment_inside_a_sentence_and_open_range(tmp_path):
     path = tmp_path / "u.conllu"
     path.write_text(f"{GOOD_WORD}\n# stray\n", encoding="utf-8")
