@@ -39,7 +39,7 @@ from train_scripts.demo.stages import (
 from train_scripts.tools import child_env
 
 #: the demo's parts, in the order they run and report (modules whose ``PART`` is a :class:`Part`)
-PARTS = ("train_scripts.demo.translation", "train_scripts.demo.pretraining")
+PARTS = ("train_scripts.demo.translation", "train_scripts.demo.pretraining", "train_scripts.demo.german")
 #: more parts, from outside this project (module names, comma-separated): each module's ``PART``
 PARTS_ENV = "MORPHTOK_DEMO_PARTS"
 

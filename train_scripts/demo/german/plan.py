@@ -1,0 +1,87 @@
+"""The German part's rows, presets and paths: Wordmap against a Unigram baseline, pretrained on the same German text
+with the same budget and seeds (Jung 2023, sections 3.2.3 and 4).
+
+Its steps are the pretraining part's (``binarize --lm`` -> ``pretrain_roberta.sh`` -> ``finetune_classification.sh``,
+``pretraining/plan.py``'s :class:`Plan` with the part's folder and German as its language), plus what the thesis
+says Wordmap should change: the verbs (pseudo-perplexity per word over all words and over the gold VERB/AUX words of
+UD German GSD test; ``train_scripts/verb_probe.py``'s feature and lexeme probes of the frozen encoder).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from train_scripts.demo.rows import Row
+
+#: the rows: the baseline and Wordmap (verbs by Wordmap, other words by a German Unigram learned on the same text)
+ROWS = {
+    "unigram": Row("unigram", "Unigram", {"scheme": "sentencepiece", "model_type": "unigram"},
+                   "SentencePiece Unigram learned on the German corpus"),
+    "wordmap": Row("wordmap", "Wordmap", {"scheme": "wordmap", "model_type": "unigram"},
+                   "verbs (HanTa-tagged in the corpus) by Wordmap, other words by a German Unigram learned on the "
+                   "same corpus"),
+}
+BASELINE = "unigram"
+#: the classification task's name in the plan (its CSVs: DATA/germeval/germeval_{train,dev,test}.csv)
+TASK = "germeval"
+
+PRESETS = {
+    "cpu": {"note": "CPU, sized for make demo on 2 cores: the --small RoBERTa (2 layers, 128 dimensions) pretrained "
+                    "for 1,200 updates of 128 sentences (lr 2e-3) on the German corpus (Multi30k German training "
+                    "side, GermEval 2018 training tweets, UD GSD dev; leakage rules applied), 8k vocabularies "
+                    "learned on it; GermEval 2018 coarse fine-tuned 4 epochs (batch 32, lr 1e-3, weight decay 0.1, "
+                    "the pretraining part's fine-tuning settings) with 5 seeds per row and 5 for the random-init "
+                    "control; verb probes with 3 random encoders",
+            "device": "cpu", "max_update": 1200, "vocab_size": 8000, "lm_words": 0,
+            "model": ["--small", "--lr", "0.002", "--global-batch", "128", "--sample-break-mode", "complete"],
+            "ft_epochs": 4, "ft_batch": 32, "ft_lr": 1e-3, "ft_wd": 0.1, "seeds": 5, "ft_rows": 0,
+            "probe_seeds": 3},
+    "fast": {"note": "a smoke test: the --tiny RoBERTa for 10 updates on 20,000 words, 100 tweets per split, 1 epoch, "
+                     "2 seeds: shows that every stage runs, not what Wordmap does",
+             "device": "cpu", "max_update": 10, "vocab_size": 800, "lm_words": 20_000,
+             "model": ["--tiny", "--sample-break-mode", "complete"],
+             "ft_epochs": 1, "ft_batch": 16, "ft_lr": 3e-4, "ft_wd": 0.1, "seeds": 2, "ft_rows": 100,
+             "probe_seeds": 2},
+    "gpu": {"note": "one GPU, the thesis's scale: RoBERTa-base (12 layers, 768 dimensions; the thesis fine-tuned "
+                    "BERT-base-sized models) pretrained for 10,000 updates of 256 sequences, 32k vocabularies "
+                    "(the thesis's base vocabulary: 30k); GermEval fine-tuned with the thesis's settings (3.2.3: "
+                    "batch 16, lr 2e-5, 3 epochs), 5 seeds; about 3-4 GPU hours on one recent GPU for both rows, "
+                    "most of it pretraining (a larger German corpus: --de-corpus)",
+            "device": "gpu", "max_update": 10000, "vocab_size": 32000, "lm_words": 0,
+            "model": ["--global-batch", "256", "--warmup-updates", "1000", "--validate-interval-updates", "1000",
+                      "--save-interval-updates", "1000", "--keep-interval-updates", "1"],
+            "ft_epochs": 3, "ft_batch": 16, "ft_lr": 2e-5, "ft_wd": 0.1, "seeds": 5, "ft_rows": 0,
+            "probe_seeds": 5},
+}
+PRESET_KEYS = [k for k in PRESETS["cpu"] if k not in ("note", "device", "model")]
+PRESET_HELP = {
+    "max_update": "pretraining updates (the same for both rows)", "vocab_size": "subword vocabulary size",
+    "lm_words": "training words of the pretraining corpus (0: all)",
+    "ft_epochs": "GermEval fine-tuning epochs (best dev epoch -> test)", "ft_batch": "fine-tuning batch",
+    "ft_lr": "fine-tuning peak learning rate", "ft_wd": "fine-tuning weight decay",
+    "seeds": "fine-tuning seeds per row and for the random-init control",
+    "ft_rows": "GermEval tweets per split (0: all)", "probe_seeds": "random encoders of the probes' control",
+}
+
+
+def flag(key: str) -> str:
+    """The option of a preset value: ``--de-`` and its name (``ft_lr``: ``--de-ft-lr``)."""
+    return "--de-" + key.replace("_", "-")
+
+
+class Paths:
+    """Where the part's own steps write (the pretraining steps' paths are :class:`Plan`'s)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.raw = root / "raw"                       # train.de, valid.de, corpus.json
+        self.germeval = root / "germeval"             # germeval_{train,dev,test}.csv, germeval.json
+        self.ud = root / "ud"                         # ud_test.de, ud_verbs.jsonl, ud_sentences.jsonl, ud.json
+
+    def marks(self) -> Path:
+        return self.ud / "ud_test.verbs"
+
+    def pppl(self, row: str) -> Path:
+        return self.root / "rows" / row / "pseudo_perplexity.ud.json"
+
+    def verb_probe(self, row: str) -> Path:
+        return self.root / "rows" / row / "verb_probe.json"
