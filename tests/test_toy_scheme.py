@@ -370,14 +370,16 @@ def _origin(module: str) -> Path:
 
 
 def test_a_schemes_modules_are_its_own_files():
-    """What each descriptor names (its encoder's module, adapter, Hugging Face export and recipes) and every
-    scheme's console script is a file of that scheme's own."""
+    """What each descriptor names (its encoder's module, adapter, Hugging Face export, recipes and the hooks shared
+    tools take: its SentencePiece encoder, pretokeniser, noise) and every scheme's console script is a file of that
+    scheme's own."""
     import runpy
 
     names = _scheme_names()
     for descriptor in _project_descriptors():
         targets = [descriptor.make_encoder.__module__, descriptor.adapter, descriptor.hf_export, descriptor.recipe,
-                   *descriptor.aliases.values()]
+                   *descriptor.aliases.values(), descriptor.spm_encoder, descriptor.pretokenizer,
+                   *descriptor.noise.values()]
         for target in filter(None, targets):
             module = (target if isinstance(target, str) else target.__module__).partition(":")[0]
             assert _own_scheme(_origin(module), names) in descriptor.names(), \
@@ -426,3 +428,176 @@ def test_hugging_face_classes_keep_their_older_path():
         old.NoSuchName  # noqa: B018
     for cls in classes.values():   # a new shim imports the class from its own module
         assert f"from {cls.__module__} import {cls.__name__}" in preprocess.hf.shim_text(cls)
+
+
+# --- a shared module imports no scheme's module -------------------------------------------------------------------------
+#
+# What a shared module needs of a scheme (its encoder of a SentencePiece model, its tagger, the noise it defines, its
+# pretokeniser) it takes through the registry (``registry.provider`` and the descriptor's fields), so that a fifth
+# scheme, or one scheme less, is no edit of it.  The check reads every import statement, those inside functions too.
+
+#: the packages whose modules the import check reads
+IMPORT_CODE = ("preprocess", "train_scripts", "fairseq_plugins")
+#: the packages in which a scheme has modules of its own: ``<package>.<name>`` (a module or a package) and
+#: ``<package>.<name>_...``
+SCHEME_PACKAGES = ("preprocess.schemes", "train_scripts.schemes")
+#: shared file -> why it may import a scheme's module (a shared package's ``__init__`` listing the schemes, a module
+#: another change is moving).  Empty: no shared module needs one; the demo's (train_scripts/demo/) import only the
+#: shared ``train_scripts.schemes`` package
+ALLOWED_IMPORTS: dict = {}
+
+
+def _module_name(rel: Path) -> str:
+    parts = rel.with_suffix("").parts
+    return ".".join(parts[:-1] if rel.name == "__init__.py" else parts)
+
+
+def _imported(path: Path, rel: Path) -> list:
+    """``(line, module)`` of every module an ``import`` or ``from ... import`` anywhere in the file may import
+    (``from P import x``: ``P`` and ``P.x``; a relative import resolved against the file's package)."""
+    import ast
+
+    package = _module_name(rel).split(".")[:None if rel.name == "__init__.py" else -1]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[:len(package) - node.level + 1] + [node.module or ""]) if node.level \
+                else node.module
+            base = base.strip(".")
+            out += [(node.lineno, base)] + [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+    return out
+
+
+def _scheme_of_module(module: str, names) -> str | None:
+    """The scheme whose own module ``module`` is (or is inside; an older path of :data:`preprocess.MOVED` as the
+    module it gives), or None."""
+    from preprocess import MOVED
+
+    for old, new in MOVED.items():
+        if module == old or module.startswith(old + "."):
+            module = new + module[len(old):]
+            break
+    for package in SCHEME_PACKAGES:
+        if module.startswith(package + "."):
+            first = module[len(package) + 1:].split(".")[0]
+            for name in names:
+                if first == name or first.startswith(name + "_"):
+                    return name
+    return None
+
+
+def scheme_imports(root: Path, names, allowed=ALLOWED_IMPORTS) -> list:
+    """``"file:line: module"`` of every import of a scheme's module (``preprocess.schemes.<name>``,
+    ``train_scripts.schemes.<name>``) in a shared module under ``root`` (a file of :data:`IMPORT_CODE` that is no
+    scheme's own file, ``_own_scheme``, nor in ``allowed``)."""
+    hits = []
+    for package in IMPORT_CODE:
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root)
+            if _own_scheme(rel, names) is not None or rel.as_posix() in allowed:
+                continue
+            seen = set()
+            for line, module in _imported(path, rel):
+                scheme = _scheme_of_module(module, names)
+                if scheme is not None and line not in seen:
+                    seen.add(line)
+                    hits.append(f"{rel.as_posix()}:{line}: {module} (scheme {scheme})")
+    return hits
+
+
+def test_no_shared_module_imports_a_scheme(monkeypatch):
+    monkeypatch.delenv(registry.ENV, raising=False)
+    registry.reset()
+    hits = scheme_imports(REPO, _scheme_names())
+    assert not hits, ("a shared module imports a scheme's module (take what it needs through the registry: a field "
+                      "of the scheme's descriptor, registry.provider; or say in ALLOWED_IMPORTS why it may):\n"
+                      + "\n".join(hits))
+
+
+def test_allowed_imports_are_needed(monkeypatch):
+    """Every ALLOWED_IMPORTS entry is a shared file that does import a scheme's module."""
+    monkeypatch.delenv(registry.ENV, raising=False)
+    registry.reset()
+    names = _scheme_names()
+    needed = {hit.partition(":")[0] for hit in scheme_imports(REPO, names, allowed={})}
+    assert not set(ALLOWED_IMPORTS) - needed, sorted(set(ALLOWED_IMPORTS) - needed)
+
+
+#: a shared module that imports schemes in every way the check must see
+FAKE_SHARED = '''
+import preprocess.schemes.spaces as sp
+from preprocess.schemes import flota
+from preprocess.bite import match_case
+from train_scripts.schemes import make_scheme, sentencepiece
+from ..schemes.wordmap import hooks
+
+
+def segment(line):
+    from preprocess.schemes.bite.text import TAGGERS
+    return sp, flota, match_case, make_scheme, sentencepiece, hooks, TAGGERS
+'''
+
+
+def test_the_import_check_fails_on_a_shared_module_importing_a_scheme(tmp_path, monkeypatch):
+    """The check on a tree of its own: a shared module importing schemes (at module level, inside a function, by an
+    older path, relatively) is reported line by line; a scheme's own files and ``train_scripts.schemes``' shared
+    names are not."""
+    monkeypatch.delenv(registry.ENV, raising=False)
+    registry.reset()
+    names = _scheme_names()
+    files = {"preprocess/evaluate/fake.py": FAKE_SHARED,
+             "preprocess/schemes/bite/extra.py": "from preprocess.schemes.spaces import SpacesEncoder\n",
+             "preprocess/hf/flota.py": "from preprocess.schemes import flota\n",
+             "train_scripts/schemes/wordmap_extra.py": "from preprocess.schemes.wordmap import hooks\n",
+             "fairseq_plugins/shared.py": "from train_scripts.schemes import get_scheme\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text.lstrip(), encoding="utf-8")
+    fake = "preprocess/evaluate/fake.py"
+    assert scheme_imports(tmp_path, names) == [
+        f"{fake}:1: preprocess.schemes.spaces (scheme spaces)",
+        f"{fake}:2: preprocess.schemes.flota (scheme flota)",
+        f"{fake}:3: preprocess.bite (scheme bite)",
+        f"{fake}:4: train_scripts.schemes.sentencepiece (scheme sentencepiece)",
+        f"{fake}:5: preprocess.schemes.wordmap (scheme wordmap)",
+        f"{fake}:9: preprocess.schemes.bite.text (scheme bite)"]
+    assert scheme_imports(tmp_path, names, allowed={fake: "a reason"}) == []
+
+
+def test_a_scheme_without_tagger_noise_or_pretokenizer_says_so(toy):
+    """The toy declares none of what shared tools take from a scheme: its descriptor's defaults say so, and the
+    shared tools still find the one scheme that offers each."""
+    chars = registry.get("chars")
+    assert (chars.tagger, dict(chars.noise), chars.spm_encoder, chars.pretokenizer) == (None, {}, None, None)
+    assert chars.default_tagger() is None and chars.taggers() == () and chars.noise_hook("infl") is None
+    assert registry.provider("noise", "infl").name == "bite"
+    assert registry.provider("spm_encoder").name == "spaces"
+    assert registry.provider("pretokenizer").name == "bite"
+    with pytest.raises(UserError, match="no scheme declares noise\\['nothing'\\]"):
+        registry.provider("noise", "nothing")
+
+
+def test_what_a_scheme_offers_comes_from_its_descriptor(toy, monkeypatch):
+    """A tagger is an option of the scheme's own (its default and choices); a second scheme offering what one
+    scheme may is refused by name."""
+    from dataclasses import dataclass
+
+    from preprocess.options import option
+
+    @dataclass
+    class TaggedOptions:
+        tagged_tagger: str = option("hanta", "POS tagger", ("hanta", "nltk"))
+
+    tagged = registry.SchemeDescriptor(name="tagged", options=TaggedOptions, tagger="tagged_tagger",
+                                       noise={"infl": "morphtok_toy.chars:SPACE"},
+                                       spm_encoder="morphtok_toy.chars:CharsEncoder")
+    assert tagged.default_tagger() == "hanta" and tagged.taggers() == ("hanta", "nltk")
+    assert tagged.noise_hook("infl") == "\u2581" and tagged.noise_hook("ws") is None
+    monkeypatch.setitem(registry._registered, "tagged", tagged)
+    for args in (("noise", "infl"), ("spm_encoder",)):
+        with pytest.raises(UserError, match="schemes .*tagged.* declare"):
+            registry.provider(*args)
+    with pytest.raises(TypeError, match="no field"):
+        registry.SchemeDescriptor(name="odd", options=TaggedOptions, tagger="no_such_option").taggers()
