@@ -90,6 +90,7 @@ def test_a_toy_part_in_its_own_file_is_in_help_plan_log_and_both_reports(toy_env
     ran = demo(toy_env, "--part", "toy", "--toy-n", "5", "--output", out)
     assert ran.returncode == 0, ran.stderr
     assert "[run ] toy/count" in ran.stderr and "[done] toy/count" in ran.stderr
+    assert ran.stderr.index("# the toy part:") < ran.stderr.index("[run ] toy/count")   # the plan comes first
     results = json.loads((out / "toy" / "results.json").read_text())
     assert results["count"] == {"sum": 10} and results["jobs"] == 1      # its width: one command at a time
     assert results["meta"]["versions"] and results["meta"]["command"].startswith("morphtok-demo --part toy")
@@ -140,3 +141,40 @@ def test_the_shared_modules_import_no_part():
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             for name in names:
                 assert not any(name.startswith(f"train_scripts.demo.{part}") for part in parts), (path.name, name)
+
+
+def test_the_plan_and_the_time_left(tmp_path):
+    """A part's plan says its stages by kind, how many run at once and the time; after each stage the log says how
+    many are left and the time left; a stage recorded by an earlier run counts nothing."""
+    from train_scripts.demo import estimate
+
+    costs = estimate.costs_from([("a/train", "train"), ("b/train", "train"), ("report", "report")],
+                                {"train": 600, "report": 60})
+    assert estimate.wall(costs, 2) == pytest.approx(630)
+    lines = estimate.plan_lines("toy", costs, 2, 1, "cpu")
+    assert lines[0] == ("# the toy part: 3 stages (3 to run), 2 command(s) at a time with 1 torch thread(s) each; "
+                        "about 10 min")
+    assert "train x2 (~10 min each), report x1 (~60 s each)" in lines[1]
+    progress = estimate.Progress(costs, 2)
+    assert progress.done("a/train") == " - 2 stage(s) left, about 6 min at 2 at a time"   # 660 s / 2
+    assert progress.done("not/planned") == ""
+    assert progress.done("b/train") == " - 1 stage(s) left, about 30 s at 2 at a time"
+    assert progress.done("report") == " - the part's last stage"
+    records = tmp_path / ".stages"
+    records.mkdir()
+    (records / "a__train.json").write_text(json.dumps({"seconds": 580.0}))
+    assert estimate.wall(costs, 2, records) == pytest.approx(330)       # a resumed run: a/train is done
+    assert "(2 to run)" in estimate.plan_lines("toy", costs, 2, 1, "cpu", records)[0]
+    unknown = estimate.costs_from([("a", "x")], None)
+    assert estimate.wall(unknown, 2) is None and "no estimate" in estimate.plan_lines("toy", unknown, 2, 1, "gpu")[0]
+
+
+def test_every_part_plans_its_stages_with_figures_for_the_default_presets(tmp_path):
+    """The default run's dry run states each part's stages and a time, and the total."""
+    out = tmp_path / "o"
+    proc = demo({**os.environ, "PYTHONPATH": str(REPO)}, "--dry-run", "--output", out)
+    assert proc.returncode == 0, proc.stderr
+    heads = [x for x in proc.stdout.splitlines() if x.startswith("# the ") and " part: " in x and "stages" in x]
+    assert [h.split()[2] for h in heads] == ["translation", "pretraining", "german"]
+    assert all("about" in h for h in heads), heads
+    assert any(x.startswith("# in all: about") for x in proc.stdout.splitlines()) and not out.exists()

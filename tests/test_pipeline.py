@@ -151,7 +151,8 @@ def test_gpu_preset_dry_run_commands(run_cli, tmp_path):
                     "--schemes", "unigram", "bite_unigram"])
     lines = proc.stdout.splitlines()
     assert not out.exists()                                          # nothing written, nothing run
-    assert "train-lines 0, valid-lines 0, test-lines 0" in lines[1]   # all of Multi30k
+    preset = next(x for x in lines if x.startswith("# preset"))
+    assert "train-lines 0, valid-lines 0, test-lines 0" in preset   # all of Multi30k
     train = [l for l in lines if "train_transformer_big.sh" in l]
     assert len(train) == 2
     for cmd in train:
@@ -197,7 +198,8 @@ def test_default_preset_and_rows_dry_run(run_cli, tmp_path):
     option away; the fast preset keeps the quick 250-update run."""
     out = tmp_path / "o"
     plain = run_cli([*DEMO, "--dry-run", "--output", out]).stdout
-    assert plain.splitlines()[1].startswith("# preset cpu (cpu):") and "max-update 2000" in plain.splitlines()[1]
+    preset = next(x for x in plain.splitlines() if x.startswith("# preset"))
+    assert preset.startswith("# preset cpu (cpu):") and "max-update 2000" in preset
     rows = [line[2:] for line in plain.splitlines() if line.startswith("# ") and " " not in line[2:]]
     assert rows == ["unigram", "unigram_prime", "bite_unigram", "wordmap", "flota"]
     assert plain.count("--max-update 2000") == 5

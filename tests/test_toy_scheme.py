@@ -278,16 +278,21 @@ LAYERS = ("preprocess/schemes", "preprocess/hf", "preprocess/evaluate", "fairseq
 ALLOWED = {
     ("setup.py", "sentencepiece"): "the SentencePiece distribution in install_requires",
     ("train_scripts/demo/stages.py", "sentencepiece"): "the distribution whose version the demo records",
-    ("train_scripts/demo/report.py", "sentencepiece"): "the distribution whose version the report prints",
+    ("train_scripts/demo/translation/report.py", "sentencepiece"): "the distribution whose version the report prints",
     ("bench/scale_corpus.py", "sentencepiece"): "the distribution whose version the benchmark records",
     ("preprocess/models/vocabularies.py", "sentencepiece"): "a vocabulary file's kind (a SentencePiece model)",
     ("preprocess/export/tokenizer_json.py", "spaces"): "the `spaces` option (keep/drop) a tokenizer.json export records",
-    ("train_scripts/demo/lm_scheduler.py", "spaces"): "binarize.json's `spaces` record (the spaces option, keep/drop)",
+    ("train_scripts/demo/pretraining/scheduler.py", "spaces"): "binarize.json's `spaces` record (the spaces option, keep/drop)",
     ("train_scripts/pseudo_perplexity.py", "spaces"): "binarize.json's `spaces` record (the spaces option)",
-    ("train_scripts/demo/translation_rows.py", "*"): "ROWS, the demo's rows: each row names the scheme it runs",
-    ("train_scripts/demo/lm_plan.py", "*"): "the pretraining part's rows (the scheme each runs) and its FLOTA part "
+    ("train_scripts/demo/rows.py", "*"): "ROWS, the demo's rows: each row names the scheme it runs",
+    ("train_scripts/demo/translation/rows.py", "*"): "the translation part's rows (the scheme each runs)",
+    ("train_scripts/demo/german/plan.py", "*"): "the German part's two rows (the scheme each runs)",
+    ("train_scripts/demo/german/report.py", "wordmap"): "the German part's question: the Wordmap row against its "
+                                                       "baseline, by the row's name",
+    ("train_scripts/verb_probe.py", "spaces"): "binarize.json's `spaces` record (the spaces option, keep/drop)",
+    ("train_scripts/demo/pretraining/plan.py", "*"): "the pretraining part's rows (the scheme each runs) and its FLOTA part "
                                        "(`--encode flota` of morphtok-classification-data)",
-    ("train_scripts/demo/lm_report.py", "flota"): "the pretraining results' FLOTA part (a part of the demo, by name)",
+    ("train_scripts/demo/pretraining/report.py", "flota"): "the pretraining results' FLOTA part (a part of the demo, by name)",
     ("scripts/refactor_check.py", "*"): "the fixed configurations it compares before and after a refactor",
 }
 

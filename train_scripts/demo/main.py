@@ -24,6 +24,7 @@ from pathlib import Path
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
+from train_scripts.demo import estimate, preflight
 from train_scripts.demo.part import Context, Part, jobs_and_threads
 from train_scripts.demo.stages import (
     PipelineError,
@@ -92,6 +93,24 @@ def part_settings(part: Part, options: argparse.Namespace) -> argparse.Namespace
     return args
 
 
+def plan_summary(todo: list, settings: dict, output: Path) -> list:
+    """Every chosen part's plan (its stages in the scheduler's order, how many at once, the time it should take)
+    and the total: what the dry run prints and a run says before its first stage (``estimate.py``)."""
+    lines, total = [], 0.0
+    for part in todo:
+        args = settings[part.name]
+        costs = part.stage_costs(args)
+        done = part.folder(output) / ".stages"
+        lines += estimate.plan_lines(part.name, costs, args.jobs, args.threads, getattr(args, "preset", "?"),
+                                     done if done.is_dir() else None)
+        seconds = estimate.wall(costs, args.jobs, done if done.is_dir() else None)
+        total = None if seconds is None or total is None else total + seconds
+    if len(todo) > 1:
+        lines.append(f"# in all: about {estimate.minutes(total)}" if total is not None else
+                     "# in all: no estimate (a chosen preset has no recorded figures)")
+    return lines
+
+
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     all_parts = parts()
@@ -103,11 +122,25 @@ def main(argv=None) -> int:
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:   # what the run needs, checked once (a gpu preset's device and the disk only when it would run)
+        if options.dry_run:
+            preflight.check_output(output)
+            notes = []
+        else:
+            notes = preflight.check(todo, settings, output)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for note in notes:
+        say(note)
     if options.dry_run:   # before anything is written
+        print("\n".join(plan_summary(todo, settings, output)))
         for part in todo:
             print(f"# === the {part.name} part: {part.title}")
             print("\n".join(part.plan(settings[part.name])))
         return 0
+    for line in plan_summary(todo, settings, output):
+        say(line)
     signal.signal(signal.SIGTERM, interrupt_on_signal)  # a killed demo stops its child processes too
     become_subreaper()
     os.environ["NLTK_DATA"] = child_env()["NLTK_DATA"]  # BITE runs in this process (binarize, metrics)
@@ -131,6 +164,7 @@ def run_part(part: Part, args: argparse.Namespace, output: Path, argv: list) -> 
     stages = Stages(folder)
     ctx = Context(output=output, folder=folder, runner=runner, stages=stages, scheduler=Scheduler(args.jobs),
                   jobs=args.jobs, threads=args.threads, argv=argv)
+    stages.progress = estimate.Progress(part.stage_costs(args), args.jobs)
     say(f"=== the {part.name} part: {part.title} ({args.jobs} command(s) at a time, {args.threads} torch "
         f"thread(s) each)")
     t0 = time.time()

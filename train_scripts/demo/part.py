@@ -55,6 +55,10 @@ class Part:
     name: str = ""
     #: one line for ``--help`` and the plan
     title: str = ""
+    #: the option that chooses the part's preset (named in the pre-flight's refusals)
+    preset_flag: str = "--preset"
+    #: bytes a run of each preset writes into the part's folder (the pre-flight's disk check; ``preflight.py``)
+    disk: dict = {}
 
     def add_options(self, group: argparse._ArgumentGroup) -> None:
         """The part's own options, in its group of the demo's parser (names that no other part uses)."""
@@ -74,6 +78,15 @@ class Part:
 
     def folder(self, output: Path) -> Path:
         return output / self.name
+
+    def disk_bytes(self, args: argparse.Namespace) -> int:
+        """What a run with these settings writes, about (0: unknown)."""
+        return int(self.disk.get(getattr(args, "preset", ""), 0))
+
+    def stage_costs(self, args: argparse.Namespace) -> list:
+        """Every stage the part will run, in the order the scheduler takes them, with one core's seconds each
+        from the preset's recorded figures (``estimate.Cost``); [] when the part cannot say."""
+        return []
 
     def plan(self, args: argparse.Namespace) -> list:
         """The commands the part would run (``--dry-run``), as lines; ``#`` lines are comments."""

@@ -164,6 +164,11 @@ class Stages:
         #: set when the demo is interrupted, before its processes are stopped: a stage that ends after it (its
         #: command stopped, or reaped by the clean-up, which reads as exit 0) is not recorded
         self.stopping = threading.Event()
+        #: the time left of the part, said after each stage (``estimate.Progress``; None: not said)
+        self.progress = None
+
+    def _left(self, name: str) -> str:
+        return self.progress.done(name) if self.progress is not None else ""
 
     def run(self, name: str, outputs: list[Path], fn, key=None, after: tuple[str, ...] = (), quiet: bool = False,
             announce: bool = True):
@@ -181,7 +186,7 @@ class Stages:
             if saved.get("fingerprint") in (fingerprint, legacy):
                 if not quiet:
                     self.skipped.append(name)
-                    say(f"[skip] {name} (done with the same options)")
+                    say(f"[skip] {name} (done with the same options){self._left(name)}")
                 result = portable(saved["result"], self.roots)
                 if saved["fingerprint"] != fingerprint or result != saved["result"]:
                     # an older record (its fingerprint, or paths in its result): written again as records are now
@@ -217,7 +222,7 @@ class Stages:
                                  "seconds": seconds}, default=str))
         self.ran.append(name)
         if not quiet:   # (a pretraining stage runs for half an hour: the log says when each one ends)
-            say(f"[done] {name} ({seconds:.0f} s)")
+            say(f"[done] {name} ({seconds:.0f} s){self._left(name)}")
         return result
 
 

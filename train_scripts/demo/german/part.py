@@ -40,6 +40,10 @@ SOURCES = {
 
 class GermanPart(Part):
     name = "german"
+    preset_flag = "--de-preset"
+    #: measured: the fast run's folder 11 MB, the cpu run's (see FIGURES' record); the gpu preset's RoBERTa-base
+    #: checkpoints about 1.5 GB each
+    disk = {"cpu": 150e6, "fast": 30e6, "gpu": 12e9}
     title = "Wordmap against Unigram on German: verbs (pseudo-perplexity, probes) and GermEval 2018; options --de-*"
 
     def add_options(self, ap) -> None:
@@ -101,6 +105,20 @@ class GermanPart(Part):
                 + "; ".join(f"{path} ({option}; {SOURCES[option]})" for option, path in gone.items())
                 + ". Put it there (docs/data.md) or pass the option with your copy; --part translation pretraining "
                   "runs without it")
+
+    def stage_costs(self, args) -> list:
+        from train_scripts.demo.estimate import costs_from
+        from train_scripts.demo.german.plan import FIGURES
+        from train_scripts.demo.pretraining.plan import Plan
+
+        plan = Plan(args)
+        stages = [("lm/data", "data")] + [(f"lm/{row}/binarize", f"binarize/{row}") for row in args.rows]
+        stages += [(f"lm/{row}/pretrain", "pretrain") for row in args.rows]
+        runs = plan.finetune_runs()
+        stages += [(p, "prepare") for p in dict.fromkeys(r["prep"] for r in runs)]
+        stages += [(r["name"], "finetune") for r in runs]
+        stages += [(f"pppl/{row}/ud", "pppl") for row in args.rows] + [(f"verbs/{row}", "verbs") for row in args.rows]
+        return costs_from(stages + [("floor", "floor")], FIGURES.get(args.preset))
 
     def plan(self, args) -> list:
         from train_scripts.demo.pretraining.plan import Plan

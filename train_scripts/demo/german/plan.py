@@ -85,3 +85,11 @@ class Paths:
 
     def verb_probe(self, row: str) -> Path:
         return self.root / "rows" / row / "verb_probe.json"
+
+
+#: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``); fast: its run of
+#: 2026-11-29 under a load of 6-7 on the 2-core machine, halved; cpu: see bench/results/2026-11-29-german-part.md
+FIGURES = {
+    "fast": {"data": 5, "binarize/unigram": 20, "binarize/wordmap": 25, "pretrain": 30, "prepare": 30,
+             "finetune": 45, "pppl": 30, "verbs": 30, "floor": 15},
+}

@@ -176,6 +176,10 @@ class TranslationPart(Part):
     name = "translation"
     title = "every scheme through the translation recipes on Multi30k En->De (BLEU, chrF, robustness, intrinsic)"
 
+    #: measured: about 200 MB for the default run (five rows' binarised data, checkpoints, evaluations); the gpu
+    #: preset keeps Transformer-base checkpoints (about 0.5 GB each, several a row)
+    disk = {"cpu": 200e6, "fast": 60e6, "gpu": 15e9}
+
     def folder(self, output: Path) -> Path:
         return output   # at the top of --output, as before the demo had parts: an earlier output resumes
 
@@ -222,6 +226,18 @@ class TranslationPart(Part):
 
     def width(self, args) -> int:
         return len(args.schemes)   # a row holds one slot for all its stages
+
+    def stage_costs(self, args) -> list:
+        from train_scripts.demo.estimate import costs_from
+        from train_scripts.demo.translation.rows import FIGURES
+
+        figures = FIGURES.get(args.preset) or {}
+        stages = [("data", "data"), ("noise", "noise")]
+        for name in args.schemes:   # a row's stages run one after another on its slot
+            stages += [(f"{name}/{kind}", f"{kind}/{name}" if f"{kind}/{name}" in figures else kind)
+                       for kind in ("binarize", "train", "average", "evaluate", "binarize_noisy", "evaluate_noisy",
+                                    "intrinsic")]
+        return costs_from(stages, FIGURES.get(args.preset))   # (a row's own figure where it has one)
 
     def plan(self, args) -> list:
         out, raw = args.output, args.output / "raw"

@@ -140,6 +140,15 @@ PRESETS["fast"] = {**PRESETS["cpu"], "max_update": 250, "valid_every": 50,
                            "quality"}
 PRESETS = {name: PRESETS[name] for name in ("cpu", "fast", "gpu")}   # the order --help lists them in
 #: the rows a plain run compares (one per scheme, plus the baseline's own scheme); ``--schemes all`` runs every row
+#: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``), from the idle runs of
+#: 2026-11-27 and 2026-11-29 on this project's 2-core machine (part 1: 24.8 and 31.6 min with 2 rows at a time;
+#: training CPU 320-330 s a row, Wordmap's 592 s: docs/demo.md); the gpu preset has none recorded
+FIGURES = {
+    "cpu": {"data": 5, "noise": 15, "binarize": 60, "train": 450, "train/wordmap": 800, "average": 10,
+            "evaluate": 100, "binarize_noisy": 30, "evaluate_noisy": 100, "intrinsic": 30},
+    "fast": {"data": 5, "noise": 15, "binarize": 40, "train": 60, "train/wordmap": 90, "average": 10,
+             "evaluate": 30, "binarize_noisy": 20, "evaluate_noisy": 30, "intrinsic": 20},
+}
 DEFAULT_ROWS = ("unigram", "unigram_prime", "bite_unigram", "wordmap", "flota")
 PRESET_OPTIONS = [k for k in PRESETS["cpu"] if k not in ("note", "device")]
 #: the help of the preset options that is more than "the preset's value" (train_scripts/demo/presets.py)

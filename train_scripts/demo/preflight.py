@@ -1,0 +1,111 @@
+"""The demo's pre-flight: everything a run needs, checked once before the first stage of any part, in a few seconds.
+
+* the output folder can be created (or is a folder) and written, checked without leaving anything behind;
+* the device each chosen preset needs: a ``gpu`` preset needs a CUDA device (the demo trains on one GPU);
+* free disk against the plan's estimated size (each part's ``Part.disk_bytes``);
+* the compiled extensions (FLOTA's search, the HanTa and perceptron taggers): when one is not built, or built from
+  an older source, one note says that the slower pure-Python path will be used (not a refusal).
+
+A refusal is one line naming the option and what to do (``UserError``: exit 2) and creates nothing; the parts'
+own checks of their options and inputs (``Part.settings``) ran before.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from preprocess.common import UserError
+
+#: the compiled extensions: (what, the module with the plain class and ``_source_digest``, the compiled module)
+EXTENSIONS = (("FLOTA's search", "preprocess.schemes.flota.search", "preprocess.schemes.flota._search"),
+              ("the HanTa tagger (Wordmap)", "preprocess.tagging.hanta_fast", "preprocess.tagging._hanta_fast"),
+              ("the perceptron tagger (BITE)", "preprocess.tagging.perceptron_fast",
+               "preprocess.tagging._perceptron_fast"))
+#: headroom over the plan's estimated size
+DISK_MARGIN = 1.25
+
+
+def cuda_devices() -> int:
+    """The CUDA devices this process sees (0 without torch's CUDA build): the seam a test fakes a GPU at.  Without
+    an NVIDIA device node there is none, said without importing torch (seconds on a busy machine)."""
+    import glob
+
+    if not glob.glob("/dev/nvidia[0-9]*"):
+        return 0
+    try:
+        import torch
+    except ImportError:
+        return 0
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def existing_ancestor(path: Path) -> Path:
+    p = path
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+def check_output(output: Path) -> None:
+    """``--output`` is a folder or can be made one, and can be written: tried with a temporary folder in the
+    nearest existing folder on its path, removed at once."""
+    if output.exists() and not output.is_dir():
+        raise UserError(f"--output {output} is a file, not a folder")
+    base = existing_ancestor(output)
+    if not base.is_dir():
+        raise UserError(f"--output {output}: {base} is a file, not a folder; give --output a folder")
+    try:
+        probe = tempfile.mkdtemp(prefix=".morphtok-preflight-", dir=base)
+        os.rmdir(probe)
+    except OSError as exc:
+        raise UserError(f"--output {output} cannot be created or written in {base} ({exc.strerror or exc}); "
+                        "give --output a folder you can write") from None
+
+
+def check_devices(todo: list, settings: dict) -> None:
+    """Every chosen part whose preset runs on a GPU: a CUDA device is there."""
+    needs = [(part, settings[part.name]) for part in todo if part.device(settings[part.name]) == "gpu"]
+    if needs and cuda_devices() < 1:
+        part, args = needs[0]
+        raise UserError(f"{part.preset_flag} {getattr(args, 'preset', 'gpu')} trains on a GPU but CUDA sees none "
+                        f"on this machine; use {part.preset_flag} cpu (or fast), or run on a machine with a GPU")
+
+
+def check_disk(todo: list, settings: dict, output: Path) -> None:
+    """The free disk where ``--output`` lies against every chosen part's estimated size (with a margin)."""
+    need = sum(part.disk_bytes(settings[part.name]) for part in todo)
+    if not need:
+        return
+    free = shutil.disk_usage(existing_ancestor(output)).free
+    if free < need * DISK_MARGIN:
+        raise UserError(f"--output {output}: {free / 1e9:.1f} GB free, and the run writes about {need / 1e9:.1f} GB "
+                        f"(plus {100 * (DISK_MARGIN - 1):.0f}% headroom); free some space or give --output "
+                        "another disk")
+
+
+def slow_paths() -> list:
+    """The compiled extensions that are not built (or built from an older source): their plain-Python path runs."""
+    slow = []
+    for what, plain, compiled in EXTENSIONS:
+        try:
+            digest = importlib.import_module(plain)._source_digest()
+            built = importlib.import_module(compiled)
+        except ImportError:
+            slow.append(what)
+            continue
+        if getattr(built, "SOURCE_SHA256", None) != digest:
+            slow.append(what)
+    return slow
+
+
+def check(todo: list, settings: dict, output: Path) -> list:
+    """Every refusal (raised as one ``UserError``) before any work; the notes to show (the slower paths)."""
+    check_output(output)
+    check_devices(todo, settings)
+    check_disk(todo, settings, output)
+    slow = slow_paths()
+    return [f"note: {', '.join(slow)} {'is' if len(slow) == 1 else 'are'} not compiled here: the slower "
+            "pure-Python path will be used (make install builds them)"] if slow else []
