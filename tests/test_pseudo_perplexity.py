@@ -242,3 +242,89 @@ def test_missing_files_are_one_line(tmp_path, capsys):
         assert run_main(pp.main, args) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err, err
+
+
+# --- marked words (--word-marks) -------------------------------------------------------------------------------------
+
+def test_piece_words_follow_the_word_start_marks():
+    # a "spaces" row: standalone ▁ between words (none before the first), punctuation glued to its word
+    assert pp.piece_words(["E", "r", "▁", "g", "in", "g", "▁", "1997!"]) == [0, 0, 1, 1, 1, 1, 2, 2]
+    # SentencePiece / Wordmap: ▁-prefixed pieces, a standalone ▁ belongs to the word after it
+    assert pp.piece_words(["▁", "E", "r", "▁nach", "▁spielt", "en", ",", "▁", "„", "K"]) == [0, 0, 0, 1, 2, 2, 2, 3, 3, 3]
+    # BITE's inflection symbols stay with their word; a trailing ▁ is the last word's
+    assert pp.piece_words(["▁", "H", "e", "▁", "run", "[VBD]", "▁h", "ome", "."]) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert pp.piece_words(["▁a", "b", "▁"]) == [0, 0, 0] and pp.piece_words([]) == []
+    assert pp.words_align(pp.piece_words(["▁a", "▁b"]), 2) and not pp.words_align([0, 0], 2)
+
+
+@pytest.mark.slow
+def test_marked_words_sum_their_pieces(loaded):
+    """All words marked: the all-words figure; none: no figure; some: the sum of their pieces' PLLs, counted by
+    hand from the pieces' own PLLs; a "no spaces" row attributes pieces the same way."""
+    hub, info = loaded
+    lines = ["A man rides a bike .", "", "Two dogs play in the snow ."]
+    n = [len(line.split()) for line in lines]
+    plain = pp.score_lines(hub, info, lines)
+    every = pp.score_lines(hub, info, lines, word_marks=[[1] * k for k in n])
+    assert every["marked"]["words"] == every["words"] == 13 and every["marked"]["tokens"] == every["tokens"]
+    assert every["marked"]["pppl_per_word"] == pytest.approx(plain["pppl_per_word"], rel=1e-9)
+    assert every["marked"]["bits_per_word"] == pytest.approx(plain["bits_per_word"], rel=1e-9)
+    assert every["sentence_pll"][0] == pytest.approx(plain["sentence_pll"][0], rel=1e-9)
+    none = pp.score_lines(hub, info, lines, word_marks=[[0] * k for k in n])["marked"]
+    assert none["words"] == none["marks"] == 0 and none["pppl_per_word"] is None and none["nll"] is None
+    # "rides" and "play": their pieces' PLLs (space tokens included: each is the next word's)
+    marks = [[0, 0, 1, 0, 0, 0], [], [0, 0, 1, 0, 0, 0, 0]]
+    some = pp.score_lines(hub, info, lines, word_marks=marks)["marked"]
+    row = pp.RowEncoder(info)
+    d = hub.task.source_dictionary
+    expected = 0.0
+    for line, line_marks in zip(lines, marks):
+        if not line:
+            continue
+        pieces, words = row.encode_words([line])[0]
+        assert pieces == row.encode([line])[0] and pp.words_align(words, len(line.split()))
+        ids = [d.bos(), *[d.index(p) for p in pieces], d.eos()]
+        logps = pp.token_plls(hub.model, [ids], hub.task.mask_idx, d.pad())[0]
+        assert math.fsum(logps) == pytest.approx(_slow_pll(hub.model, torch.tensor(ids), hub.task.mask_idx))
+        expected += sum(lp for lp, w in zip(logps, words) if line_marks[w])
+    assert some["words"] == some["marks"] == 2 and some["nll"] == pytest.approx(-expected)
+    assert some["pppl_per_word"] == pytest.approx(math.exp(-expected / 2))
+    assert some["unaligned_lines"] == some["truncated_words"] == 0
+    # no spaces: the ▁ dropped after the words are taken, every word still found
+    hub.task.cfg.drop_space_tokens = True
+    try:
+        dropped = pp.score_lines(hub, info, lines, word_marks=[[1] * k for k in n])
+    finally:
+        hub.task.cfg.drop_space_tokens = False
+    assert dropped["marked"]["words"] == 13 and dropped["marked"]["unaligned_lines"] == 0
+    assert dropped["marked"]["pppl_per_word"] == pytest.approx(dropped["pppl_per_word"], rel=1e-9)
+    with pytest.raises(pp.UserError, match="word marks:3: 2 marks for the 7 words of line 3"):
+        pp.score_lines(hub, info, lines, word_marks=[[1] * 6, [], [1, 1]])
+
+
+@pytest.mark.slow
+def test_command_line_word_marks(lm, tmp_path, capsys):
+    from preprocess.cli import run_main
+
+    lm_dir, checkpoint, raw = lm
+    lines = _lines(raw / "test.en", 4)
+    marks = tmp_path / "marks.txt"
+    marks.write_text("".join(" ".join("1" if k == 1 else "0" for k in range(len(x.split()))) + "\n" for x in lines))
+    out = tmp_path / "pppl.json"
+    args = ["--lm-data", str(lm_dir), "--checkpoint", str(checkpoint), "--input", str(raw / "test.en"),
+            "--max-lines", "4"]
+    assert run_main(pp.main, [*args, "--word-marks", str(marks), "--output", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert record["marked"]["words"] == record["marked"]["marks"] == 4 and record["marked"]["file"] == str(marks)
+    assert record["marked"]["pppl_per_word"] > 1 and "pppl_per_word" in record
+    capsys.readouterr()
+    out.unlink()
+    wrong = tmp_path / "wrong.txt"
+    for text, message in (("1 0\n", f"{wrong}:1: 2 marks for the {len(lines[0].split())} words of line 1"),
+                          ("0 x\n", f"{wrong}:1: 'x' is no word mark"),
+                          ("".join(" ".join("0" * len(x.split())) + "\n" for x in lines[:2]), "has 2 lines")):
+        wrong.write_text(text)
+        assert run_main(pp.main, [*args, "--word-marks", str(wrong), "--output", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+        assert not out.exists()

@@ -2,7 +2,8 @@
 section 4.3 and appendix B.2): how certain the model is of held-out text, clean or with inflection noise.
 
     python -m train_scripts.pseudo_perplexity --lm-data work/lm --checkpoint ckpt/lm/checkpoint_best.pt \\
-        --input heldout.en [--max-lines 300] [--infl-noise 0.3 [--noise-seed 1]] [--output pppl.json]
+        --input heldout.en [--max-lines 300] [--infl-noise 0.3 [--noise-seed 1]] [--word-marks verbs.marks] \\
+        [--output pppl.json]
 
 **Pseudo-log-likelihood** (Salazar et al. 2020, "Masked language model scoring"): for a sentence of tokens
 ``w_1 .. w_n`` (the pieces the row's scheme gives, between ``<s>`` and ``</s>``),
@@ -15,6 +16,14 @@ with ``W`` the whitespace-separated words of the *raw* text, the same number for
 differently (more pieces, BITE's inflection symbols, space tokens) are compared on the same footing: the row with
 the lower PPPL per word gives the text a higher pseudo-likelihood.  ``pppl_per_token`` (normalised by the
 row's own pieces, the paper's earlier "default") is reported for reference only: it is not comparable across rows.
+
+**Marked words** (``--word-marks FILE``: one line per input line, one ``0``/``1`` per whitespace word, e.g. 1 for
+the gold VERB/AUX words of UD): the record's ``marked`` gives the same per-word numbers over the marked words
+alone.  A word's PLL is the sum of the PLLs of its pieces (each piece still masked alone, in its whole sentence);
+a piece belongs to the word it starts or continues (:func:`piece_words`: by the ``▁`` word-start marks, a
+standalone ``▁`` to the word after it, punctuation glued to a word and BITE's symbols to that word), so the words'
+PLLs sum to the sentence's and marking every word gives the all-words figure.  No piece spans two words; a line
+whose pieces do not give each of its words a piece is left out of ``marked`` and counted (``unaligned_lines``).
 
 Two differences from the paper, both deliberate:
 
@@ -123,6 +132,22 @@ class RowEncoder:
                 out.append(pieces)
         return out
 
+    def encode_words(self, lines: Sequence[str]) -> list[tuple[list[str], list[int]]]:
+        """``(pieces, words)`` per line: the pieces of :meth:`encode` and, for each, the index of the whitespace
+        word of the line it belongs to (:func:`piece_words`, taken before a "no spaces" row's ``▁`` are dropped)."""
+        from preprocess.encode import encode_chunk
+
+        out = []
+        for start in range(0, len(lines), _CHUNK):
+            for text in encode_chunk(self.encoder, list(lines[start:start + _CHUNK])):
+                pieces = text.split()
+                words = piece_words(pieces, self.space)
+                if self.drop_spaces:
+                    keep = [k for k, p in enumerate(pieces) if p != self.space]
+                    pieces, words = [pieces[k] for k in keep], [words[k] for k in keep]
+                out.append((pieces, words))
+        return out
+
     def inflection_symbols(self, pieces: Sequence[str]) -> int:
         """The pieces of a line that stand for words of their own (BITE's inflection symbols; 0 on a row whose
         scheme has none: :meth:`train_scripts.schemes.Scheme.word_symbols`)."""
@@ -138,6 +163,46 @@ class RowEncoder:
 
 def _word_ends(line: str) -> list[int]:
     return [m.end() for m in re.finditer(r"\S+", line)]
+
+
+def piece_words(pieces: Sequence[str], space: str = "\u2581") -> list[int]:
+    """The whitespace word (0, 1, ...) of each piece of an encoded line, from the word-start marks every scheme
+    writes (SentencePiece's convention): a piece that begins with ``▁`` starts a word, and so does the piece after
+    a standalone ``▁`` (a "spaces" row), which belongs to the word after it (as the space inside ``▁word`` does);
+    any other piece (a continuation, punctuation glued to a word, BITE's inflection symbol) belongs to the word
+    before it, and the first piece of a line starts word 0 with or without a mark.  A trailing ``▁`` belongs to
+    the last word.  A piece cannot span two words here: a scheme that merged across a space would give fewer
+    words than the line has, which :func:`words_align` reports."""
+    out, word, pending = [], -1, False   # pending: a standalone ▁ has started a word no piece has filled yet
+    for piece in pieces:
+        if piece == space:
+            if not pending:
+                word, pending = word + 1, True
+        elif piece.startswith(space):
+            if not pending:
+                word += 1
+            pending = False
+        else:
+            word, pending = max(word, 0), False
+        out.append(word)
+    if pending and word > 0:   # a trailing ▁ starts no word
+        out = [w if w < word else word - 1 for w in out]
+    return out
+
+
+def words_align(words: Sequence[int], n_words: int) -> bool:
+    """Whether :func:`piece_words` gives every one of the line's ``n_words`` whitespace words a piece."""
+    return (words[-1] + 1 if words else 0) == n_words
+
+
+def fit_line_words(row: RowEncoder, line: str, pieces: list[str], words: list[int],
+                   limit: int) -> tuple[str, list[str], list[int]]:
+    """:func:`fit_line` with the word of each piece (:meth:`RowEncoder.encode_words`): ``(text, pieces, words)``."""
+    text, fitted = fit_line(row, line, pieces, limit)
+    if text == line:
+        return text, pieces, words
+    again, again_words = row.encode_words([text])[0]
+    return text, fitted, again_words[:len(fitted)]   # the first word's first pieces when not even it fits
 
 
 def fit_line(row: RowEncoder, line: str, pieces: list[str], limit: int) -> tuple[str, list[str]]:
@@ -163,16 +228,11 @@ def fit_line(row: RowEncoder, line: str, pieces: list[str], limit: int) -> tuple
 
 # --- scoring -----------------------------------------------------------------------------------------------------
 
-def sentence_plls(model, sequences: Sequence, mask_idx: int, pad_idx: int, batch_size: int = BATCH_SIZE,
-                  device=None) -> list[float]:
-    """The pseudo-log-likelihood (natural log) of each id sequence (``<s> ... </s>``, 1-D LongTensors or lists):
-    every position but the first and the last masked in turn, one at a time; the masked copies of one or several
-    sentences (longest first, to pad little) go through the model ``batch_size`` at a time, and only the masked
-    positions are projected onto the vocabulary.  ``model``: fairseq's RobertaModel, in eval mode."""
+def _masked_batches(model, sequences: Sequence, mask_idx: int, pad_idx: int, batch_size: int, device):
+    """``([(sequence, position)], log-probabilities)`` per batch of masked copies (see :func:`sentence_plls`)."""
     import torch
 
     seqs = [torch.as_tensor(s, dtype=torch.long) for s in sequences]
-    plls = torch.zeros(len(seqs), dtype=torch.float64)
     jobs = [(i, p) for i in sorted(range(len(seqs)), key=lambda i: -len(seqs[i]))
             for p in range(1, len(seqs[i]) - 1)]
     with torch.no_grad():
@@ -193,8 +253,32 @@ def sentence_plls(model, sequences: Sequence, mask_idx: int, pad_idx: int, batch
             logits = model(tokens, features_only=False, return_all_hiddens=False, masked_tokens=masked)[0]
             # one mask per row: the projected rows come in row order
             logp = torch.log_softmax(logits.float(), dim=-1).gather(1, targets.unsqueeze(1)).squeeze(1)
-            plls.index_add_(0, torch.tensor([i for i, _ in chunk]), logp.double().cpu())
+            yield chunk, logp.double().cpu()
+
+
+def sentence_plls(model, sequences: Sequence, mask_idx: int, pad_idx: int, batch_size: int = BATCH_SIZE,
+                  device=None) -> list[float]:
+    """The pseudo-log-likelihood (natural log) of each id sequence (``<s> ... </s>``, 1-D LongTensors or lists):
+    every position but the first and the last masked in turn, one at a time; the masked copies of one or several
+    sentences (longest first, to pad little) go through the model ``batch_size`` at a time, and only the masked
+    positions are projected onto the vocabulary.  ``model``: fairseq's RobertaModel, in eval mode."""
+    import torch
+
+    plls = torch.zeros(len(sequences), dtype=torch.float64)
+    for chunk, logp in _masked_batches(model, sequences, mask_idx, pad_idx, batch_size, device):
+        plls.index_add_(0, torch.tensor([i for i, _ in chunk]), logp)
     return plls.tolist()
+
+
+def token_plls(model, sequences: Sequence, mask_idx: int, pad_idx: int, batch_size: int = BATCH_SIZE,
+               device=None) -> list[list[float]]:
+    """:func:`sentence_plls` per token: for each sequence, the log-probability of each of its tokens between
+    ``<s>`` and ``</s>`` masked alone (their sum is the sentence's PLL)."""
+    out = [[0.0] * max(0, len(s) - 2) for s in sequences]
+    for chunk, logp in _masked_batches(model, sequences, mask_idx, pad_idx, batch_size, device):
+        for (i, p), value in zip(chunk, logp.tolist()):
+            out[i][p - 1] = value
+    return out
 
 
 @contextlib.contextmanager
@@ -226,9 +310,12 @@ def load_model(lm_data: str, checkpoint: str, cpu: bool = True):
     return hub, info
 
 
-def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_SIZE) -> dict:
+def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_SIZE,
+                word_marks: Sequence[Sequence[int]] | None = None) -> dict:
     """The pseudo-perplexity record of raw ``lines`` (see :func:`pseudo_perplexity`) with a loaded ``hub`` and
-    its ``binarize.json`` record ``info``; adds ``sentence_pll`` (one per line, None for an empty line)."""
+    its ``binarize.json`` record ``info``; adds ``sentence_pll`` (one per line, None for an empty line).
+    ``word_marks``: one sequence of 0/1 per line, one per whitespace word (1: a marked word): adds ``marked``
+    (:func:`marked_record`)."""
     import torch
 
     started = time.perf_counter()
@@ -241,13 +328,22 @@ def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_S
     if limit < 1:
         raise UserError(f"the model's max_positions ({limit + 2}) leaves no room for a token")
     lines = list(lines)
-    encoded = row.encode(lines)
-    seqs, kept, words, words_paper = [], [], 0, 0
+    if word_marks is not None:
+        word_marks = check_word_marks(lines, word_marks)
+        encoded_words = row.encode_words(lines)
+        encoded = [pieces for pieces, _ in encoded_words]
+    else:
+        encoded = row.encode(lines)
+    seqs, kept, words, words_paper, kept_words = [], [], 0, 0, []
     truncated_lines = truncated_words = unk = 0
     for k, (line, pieces) in enumerate(zip(lines, encoded)):
         if not pieces:
             continue
-        text, pieces = fit_line(row, line, pieces, limit)
+        if word_marks is not None:
+            text, pieces, of_piece = fit_line_words(row, line, pieces, encoded_words[k][1], limit)
+            kept_words.append((of_piece, len(text.split())))
+        else:
+            text, pieces = fit_line(row, line, pieces, limit)
         n_words = len(text.split())
         if text != line:
             truncated_lines += 1
@@ -261,14 +357,19 @@ def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_S
     if not words:
         raise UserError("the input has no words to score")
     device = next(hub.model.parameters()).device
-    plls = sentence_plls(hub.model, seqs, hub.task.mask_idx, dictionary.pad(), batch_size,
-                         device if device.type != "cpu" else None)
+    if word_marks is not None:
+        per_token = token_plls(hub.model, seqs, hub.task.mask_idx, dictionary.pad(), batch_size,
+                               device if device.type != "cpu" else None)
+        plls = [math.fsum(t) for t in per_token]
+    else:
+        plls = sentence_plls(hub.model, seqs, hub.task.mask_idx, dictionary.pad(), batch_size,
+                             device if device.type != "cpu" else None)
     per_line: list = [None] * len(lines)
     for k, pll in zip(kept, plls):
         per_line[k] = pll
     tokens = sum(len(s) - 2 for s in seqs)
     nll = -math.fsum(plls)
-    return {
+    result = {
         "pppl_per_word": math.exp(nll / words), "bits_per_word": nll / words / math.log(2),
         "nll": nll, "nll_per_word": nll / words,
         "pppl_per_token": math.exp(nll / tokens), "tokens_per_word": tokens / words,
@@ -278,13 +379,68 @@ def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_S
         "words_paper": words_paper, "pppl_per_word_paper": math.exp(nll / words_paper) if words_paper else None,
         "scheme": (info.get("config") or {}).get("scheme", info.get("scheme")),
         "spaces": info.get("spaces"), "space_tokens_dropped": row.drop_spaces, "batch_size": batch_size,
-        "seconds": round(time.perf_counter() - started, 3), "sentence_pll": per_line,
+        "seconds": None, "sentence_pll": per_line,
     }
+    if word_marks is not None:
+        result["marked"] = marked_record([word_marks[k] for k in kept], kept_words, per_token, word_marks)
+    result["seconds"] = round(time.perf_counter() - started, 3)
+    return result
+
+
+def check_word_marks(lines: Sequence[str], word_marks: Sequence[Sequence[int]], name: str = "word marks",
+                     input_name: str = "the input") -> list[list[int]]:
+    """``word_marks`` as lists of 0/1, after checking one per line and one per whitespace word of its line
+    (a :class:`UserError` naming the first line that breaks this)."""
+    marks = [[int(m) for m in line_marks] for line_marks in word_marks]
+    for k, (line, line_marks) in enumerate(zip(lines, marks), 1):
+        n = len(line.split())
+        if len(line_marks) != n:
+            raise UserError(f"{name}:{k}: {len(line_marks)} marks for the {n} words of line {k} of {input_name}")
+        if any(m not in (0, 1) for m in line_marks):
+            raise UserError(f"{name}:{k}: a mark is 0 or 1")
+    if len(marks) != len(lines):
+        raise UserError(f"{name} has {len(marks)} lines, {input_name} {len(lines)}: one line of marks per line")
+    return marks
+
+
+def marked_record(marks: Sequence[Sequence[int]], kept_words: Sequence[tuple], per_token: Sequence[Sequence[float]],
+                  all_marks: Sequence[Sequence[int]]) -> dict:
+    """The pseudo-perplexity over the marked words alone.  A word's PLL is the sum of its pieces' (the word of a
+    piece: :func:`piece_words`; a space token is its next word's, a BITE symbol or glued punctuation its own
+    word's, so the PLLs of all a line's words sum to the line's PLL).  Per scored line (``marks``, ``kept_words``:
+    (the word of each piece, the words kept), ``per_token``: the pieces' PLLs); ``all_marks``: every line's, to
+    count the marks.  Returns ``words`` (marked words scored), ``tokens`` (their pieces), ``nll``, ``nll_per_word``,
+    ``pppl_per_word``, ``bits_per_word`` (None when no word is scored), ``marks`` (1s in the marks, every line),
+    ``truncated_words`` (marked words cut off a long line), ``unaligned_lines`` and ``unaligned_words`` (lines whose
+    pieces do not give each of their words a piece (:func:`words_align`), and the marked words there: left out)."""
+    terms, n_marked, n_tokens, truncated, unaligned_lines, unaligned_words = [], 0, 0, 0, 0, 0
+    for line_marks, (of_piece, n_words), tokens in zip(marks, kept_words, per_token):
+        truncated += sum(line_marks[n_words:])
+        if not words_align(of_piece, n_words):
+            unaligned_lines += 1
+            unaligned_words += sum(line_marks[:n_words])
+            continue
+        per_word = [[] for _ in range(n_words)]
+        for word, value in zip(of_piece, tokens):
+            per_word[word].append(value)
+        for word in range(n_words):
+            if line_marks[word]:
+                terms += per_word[word]
+                n_marked += 1
+                n_tokens += len(per_word[word])
+    nll = -math.fsum(terms)
+    return {"words": n_marked, "tokens": n_tokens, "nll": nll if n_marked else None,
+            "nll_per_word": nll / n_marked if n_marked else None,
+            "pppl_per_word": math.exp(nll / n_marked) if n_marked else None,
+            "bits_per_word": nll / n_marked / math.log(2) if n_marked else None,
+            "marks": sum(map(sum, all_marks)), "truncated_words": truncated,
+            "unaligned_lines": unaligned_lines, "unaligned_words": unaligned_words}
 
 
 def pseudo_perplexity(lm_data: str, checkpoint: str, text_file: str, max_lines: int = 0,
                       batch_size: int = BATCH_SIZE, cpu: bool = True, infl_noise: float = 0.0,
-                      noise_seed: int = DEMO_SEED, sentences: bool = False, threads: int = 0) -> dict:
+                      noise_seed: int = DEMO_SEED, sentences: bool = False, threads: int = 0,
+                      word_marks: str | None = None) -> dict:
     """Pseudo-perplexity per word of the masked LM ``checkpoint`` pretrained on the ``binarize --lm`` folder
     ``lm_data``, on the raw text ``text_file`` (its first ``max_lines`` lines; 0: all).  Returns::
 
@@ -298,11 +454,19 @@ def pseudo_perplexity(lm_data: str, checkpoint: str, text_file: str, max_lines: 
         scheme, spaces, batch_size, seconds (encoding and scoring, not loading), input, checkpoint, lm_data
         noise                (with infl_noise > 0) the inflection noise's counts: the text scored is the noisy copy
         sentence_pll         (with sentences=True) each line's PLL in nats, None for an empty line
+        marked               (with word_marks) the same over the marked words alone (:func:`marked_record`):
+                             words, tokens, nll, nll_per_word, pppl_per_word, bits_per_word, marks,
+                             truncated_words, unaligned_lines, unaligned_words
 
     ``infl_noise``: score the demo's inflection noise (:func:`inflection_noise_lines`) of the text at this
     fraction instead of the clean text.  ``threads``: torch's CPU threads (0: torch's default; 1 is often faster
-    on a machine shared with other work).  Deterministic: the same inputs give the same numbers."""
+    on a machine shared with other work).  ``word_marks``: a file with one line per input line (the first
+    ``max_lines`` are used), one ``0``/``1`` per whitespace word of its line (1: score the word in ``marked``, e.g.
+    the gold verbs); a line whose count differs is an error naming it.  Deterministic: the same inputs give the
+    same numbers."""
     require_input(text_file, "--input")
+    if word_marks is not None:
+        require_input(word_marks, "--word-marks")
     if max_lines < 0:
         raise UserError(f"--max-lines must be 0 (all) or more, not {max_lines}")
     if batch_size < 1:
@@ -319,18 +483,36 @@ def pseudo_perplexity(lm_data: str, checkpoint: str, text_file: str, max_lines: 
     noise = None
     if infl_noise:
         lines, noise = inflection_noise_lines(lines, infl_noise, noise_seed)
+    marks = read_word_marks(word_marks, lines, text_file, bool(max_lines)) if word_marks is not None else None
     if threads:
         import torch
         torch.set_num_threads(threads)
     hub, info = load_model(lm_data, checkpoint, cpu)
-    result = score_lines(hub, info, lines, batch_size)
+    result = score_lines(hub, info, lines, batch_size, marks)
     if not sentences:
         del result["sentence_pll"]
     result.update({"input": os.path.abspath(text_file), "checkpoint": os.path.abspath(checkpoint),
                    "lm_data": os.path.abspath(lm_data)})
     if noise is not None:
         result["noise"] = noise
+    if word_marks is not None:
+        result["marked"]["file"] = os.path.abspath(word_marks)
     return result
+
+
+def read_word_marks(path: str, lines: Sequence[str], text_file: str, prefix: bool = False) -> list[list[int]]:
+    """The ``--word-marks`` file for the input ``lines`` (all the file's lines, or with ``prefix`` its first ones):
+    one line per input line, one ``0``/``1`` per whitespace word; anything else is one error naming the line."""
+    marks = []
+    for number, line in enumerate(read_lines(path), 1):
+        if prefix and number > len(lines):
+            break
+        items = line.split()
+        if any(m not in ("0", "1") for m in items):
+            bad = next(m for m in items if m not in ("0", "1"))
+            raise UserError(f"{path}:{number}: {bad!r} is no word mark (0 or 1 per word)")
+        marks.append([int(m) for m in items])
+    return check_word_marks(lines, marks, path, text_file)
 
 
 # --- command line ------------------------------------------------------------------------------------------------
@@ -351,6 +533,9 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     ap.add_argument("--gpu", action="store_true", help="use the GPU if there is one (default: CPU)")
     ap.add_argument("--sentences", action="store_true", help="also list each line's PLL")
+    ap.add_argument("--word-marks", metavar="FILE", default=None,
+                    help="one line per input line, one 0/1 per whitespace word: also score the words marked 1 "
+                         "alone (the record's 'marked')")
     ap.add_argument("--output", help="write the JSON record here (default: stdout only)")
     args = ap.parse_args(argv)
     for path, what in ((args.lm_data, "--lm-data"), (args.checkpoint, "--checkpoint")):
@@ -360,7 +545,7 @@ def main(argv=None) -> int:
         raise UserError(f"--infl-noise must be between 0 and 1, not {args.infl_noise}")
     result = pseudo_perplexity(args.lm_data, args.checkpoint, args.input, args.max_lines, args.batch_size,
                                cpu=not args.gpu, infl_noise=args.infl_noise, noise_seed=args.noise_seed,
-                               sentences=args.sentences, threads=args.threads)
+                               sentences=args.sentences, threads=args.threads, word_marks=args.word_marks)
     text = json.dumps(result, indent=1, ensure_ascii=False)
     if args.output:
         with atomic_output(args.output) as fh:
