@@ -44,7 +44,8 @@ def test_arxiv_leakage_rules_and_counts(sets, tmp_path):
     flota, sb = sets
     titles, counts = lm_corpus.arxiv_titles(flota, sb)
     assert counts["titles"] == 15 and counts["removed_heldout_title"] == 3
-    assert counts["removed_superbizarre_word"] == 6 and counts["kept"] == 6 == len(titles)
+    assert counts["removed_superbizarre_word"] == 6 and counts["removed_superbizarre_stem"] == 0
+    assert counts["kept"] == 6 == len(titles)
     assert all("held out" not in t and "semithermal" not in t and "cyberized" not in t for t in titles)
     assert sum("autoencoded" in t for t in titles) == 3       # training derivatives are not a leak
     out = lm_corpus.prepare_corpus(["arxiv"], tmp_path / "raw", 0, valid_every=3, flota_data=flota,
@@ -53,6 +54,34 @@ def test_arxiv_leakage_rules_and_counts(sets, tmp_path):
     assert out["train"]["documents"] + out["valid"]["documents"] == 6            # one title per document
     text = (tmp_path / "raw" / "train.en").read_text() + (tmp_path / "raw" / "valid.en").read_text()
     assert sorted(line for line in text.splitlines() if line) == sorted(titles)
+
+
+def test_leakage_rule_2_by_stem(tmp_path):
+    """Issue 53: rule 2 matched whole words only and missed inflected and hyphenated forms of dev/test derivatives
+    ("semirings" for "semiring", "device-free" for "devicefree"); they are now removed and counted apart. The
+    derivatives are not stemmed, nor matched inside words: a title with their base ("minimal" for "minimales") or
+    a word they are a piece of ("nonlinear" for "nonlin") is kept."""
+    flota, sb = tmp_path / "flota", tmp_path / "sb"
+    flota.mkdir()
+    sb.mkdir()
+    for area in lm_corpus.ARXIV_AREAS:
+        for size in ("1e+02", "1e+03"):
+            for split in ("dev", "test"):
+                _csv(flota / f"arxiv_{area}_{size}_{split}.csv", ["text", "label"], [[f"held out {area}", 0]])
+        _csv(flota / f"arxiv_{area}_1e+03_train.csv", ["text", "label"], [
+            [f"circuit evaluation for finite semirings in {area}", 0],
+            [f"device-free localization in {area}", 1],
+            ["minimal models of nonlinear chains", 0],                   # must be kept
+            [f"semiring theory in {area}", 1]])
+    _csv(sb / "arxiv_train.csv", ["derivative", "score", "label"], [["autoencoded", 1.0, 1]])
+    _csv(sb / "arxiv_dev.csv", ["derivative", "score", "label"], [["devicefree", 1.0, 1], ["minimales", 1.0, 0]])
+    _csv(sb / "arxiv_test.csv", ["derivative", "score", "label"], [["semiring", 1.0, 1], ["nonlin", 1.0, 0]])
+    assert {"semiring", "devicefree", "device", "free"} <= lm_corpus.stem_forms("finite semirings, device-free")
+    assert "clas" not in lm_corpus.stem_forms("class") and "modell" in lm_corpus.stem_forms("modelling")
+    titles, counts = lm_corpus.arxiv_titles(flota, sb)
+    assert counts["removed_superbizarre_word"] == 3            # "semiring theory ..." as a whole word, as before
+    assert counts["removed_superbizarre_stem"] == 6            # "semirings" and "device-free", in each area
+    assert titles == ["minimal models of nonlinear chains"] * 3 and counts["kept"] == 3
 
 
 def test_corpus_sources_mix_and_fail_in_one_line(sets, tmp_path):
@@ -75,12 +104,16 @@ def test_corpus_sources_mix_and_fail_in_one_line(sets, tmp_path):
 def test_real_arxiv_corpus_holds_no_evaluation_text(shared_path):
     flota, sb = shared_path("flota_arxiv"), shared_path("superbizarre")
     titles, counts = lm_corpus.arxiv_titles(flota, sb)
-    assert counts["kept"] + counts["removed_heldout_title"] + counts["removed_superbizarre_word"] == counts["titles"]
+    assert counts["kept"] + counts["removed_heldout_title"] + counts["removed_superbizarre_word"] + \
+        counts["removed_superbizarre_stem"] == counts["titles"]
+    # rule 2 by stem on the shared data: 319 titles more than the whole-word rule's 1,416 (issue 53)
+    assert (counts["removed_superbizarre_word"], counts["removed_superbizarre_stem"]) == (1416, 319)
     heldout = {t for a in lm_corpus.ARXIV_AREAS for size in ("1e+02", "1e+03") for split in ("dev", "test")
                for t in lm_corpus._csv_texts(flota / f"arxiv_{a}_{size}_{split}.csv")}
     words = {w.lower() for split in ("dev", "test") for w in lm_corpus._csv_texts(sb / f"arxiv_{split}.csv")}
     assert not set(titles) & heldout
     assert not any(lm_corpus.title_words(t) & words for t in titles)
+    assert not any(lm_corpus.stem_forms(t) & words for t in titles)
 
 
 def test_floor_learns_character_ngrams_and_uses_the_given_rows(tmp_path):
