@@ -26,26 +26,30 @@ TASK = "germeval"
 
 PRESETS = {
     "cpu": {"note": "CPU, sized for make demo on 2 cores: the --small RoBERTa (2 layers, 128 dimensions) pretrained "
-                    "for 1,200 updates of 128 sentences (lr 2e-3) on the German corpus (Multi30k German training "
+                    "for 1,500 updates of 128 sentences (lr 2e-3, one sentence per sample: about 4.5M tokens, 6 epochs) on "
+                    "the German corpus (Multi30k German training "
                     "side, GermEval 2018 training tweets, UD GSD dev; leakage rules applied), 8k vocabularies "
                     "learned on it; GermEval 2018 coarse fine-tuned 4 epochs (batch 32, lr 1e-3, weight decay 0.1, "
                     "the pretraining part's fine-tuning settings) with 5 seeds per row and 5 for the random-init "
                     "control; verb probes with 3 random encoders",
-            "device": "cpu", "max_update": 1200, "vocab_size": 8000, "lm_words": 0,
-            "model": ["--small", "--lr", "0.002", "--global-batch", "128", "--sample-break-mode", "complete"],
+            "device": "cpu", "max_update": 1500, "vocab_size": 8000, "lm_words": 0,
+            "model": ["--small", "--lr", "0.002", "--global-batch", "128", "--sample-break-mode", "complete_doc"],
             "ft_epochs": 4, "ft_batch": 32, "ft_lr": 1e-3, "ft_wd": 0.1, "seeds": 5, "ft_rows": 0,
             "probe_seeds": 3},
     "fast": {"note": "a smoke test: the --tiny RoBERTa for 10 updates on 20,000 words, 100 tweets per split, 1 epoch, "
                      "2 seeds: shows that every stage runs, not what Wordmap does",
              "device": "cpu", "max_update": 10, "vocab_size": 800, "lm_words": 20_000,
-             "model": ["--tiny", "--sample-break-mode", "complete"],
+             "model": ["--tiny", "--sample-break-mode", "complete_doc"],
              "ft_epochs": 1, "ft_batch": 16, "ft_lr": 3e-4, "ft_wd": 0.1, "seeds": 2, "ft_rows": 100,
              "probe_seeds": 2},
     "gpu": {"note": "one GPU, the thesis's scale: RoBERTa-base (12 layers, 768 dimensions; the thesis fine-tuned "
                     "BERT-base-sized models) pretrained for 10,000 updates of 256 sequences, 32k vocabularies "
                     "(the thesis's base vocabulary: 30k); GermEval fine-tuned with the thesis's settings (3.2.3: "
-                    "batch 16, lr 2e-5, 3 epochs), 5 seeds; about 3-4 GPU hours on one recent GPU for both rows, "
-                    "most of it pretraining (a larger German corpus: --de-corpus)",
+                    "batch 16, lr 2e-5, 3 epochs), 5 seeds. Expected cost, estimated (not yet measured: no GPU "
+                    "has been lent to this project since the part was written): the pretraining part's gpu preset "
+                    "runs the same model and updates, so about the same GPU time per row for pretraining, plus 15 "
+                    "short fine-tuning runs; the corpus (34,774 lines) is small for this model: expect it to "
+                    "over-fit, and pretrain on more German text for a real answer",
             "device": "gpu", "max_update": 10000, "vocab_size": 32000, "lm_words": 0,
             "model": ["--global-batch", "256", "--warmup-updates", "1000", "--validate-interval-updates", "1000",
                       "--save-interval-updates", "1000", "--keep-interval-updates", "1"],

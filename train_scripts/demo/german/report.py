@@ -292,9 +292,11 @@ def _intro(c: SimpleNamespace) -> list:
                            "evaluationScriptGermeval2018.pl (the harmonic mean of the averaged precision and "
                            "recall)."))
     if ud:
-        blocks.append(Para("UD German GSD: probes trained on dev, scored on test; pseudo-perplexity on the test "
-                           "sentences. " + ", ".join(f"{k}: {v}" for k, v in ud.items()
-                                                     if isinstance(v, (int, float)))))
+        split = {s: ud.get(s) or {} for s in ("dev", "test")}
+        blocks.append(Para("UD German GSD: " + ", ".join(
+            f"{s} {v.get('sentences', 0):,} sentences ({v.get('verbs', 0):,} VERB/AUX words)" for s, v in split.items())
+            + "; the probes are trained on dev and scored on test, pseudo-perplexity is on the test sentences (none "
+              "of which is in the pretraining text)."))
     return [Section("German: Wordmap's own question", blocks)]
 
 

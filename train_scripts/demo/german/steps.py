@@ -24,6 +24,8 @@ def prepare_data(a, paths: Paths) -> dict:
     corpus = pg.prepare_corpus(str(paths.raw), inputs)
     if a.lm_words:   # the smallest presets: the first lm_words words of the training text
         _truncate_words(paths.raw / "train.de", a.lm_words)
+    for split in ("train", "valid"):   # one sentence per document, as the pretraining part has one title per one
+        _one_per_document(paths.raw / f"{split}.de")
     germeval = pg.prepare_germeval(str(paths.germeval), inputs)
     ud = pg.prepare_ud(str(paths.ud), inputs)
     _write_marks(paths.ud / "ud_sentences.jsonl", paths.marks())
@@ -38,6 +40,13 @@ def _truncate_words(path: Path, words: int) -> None:
         kept.append(line)
         n += len(line.split())
     path.write_text("\n".join(kept) + "\n", encoding="utf-8")
+
+
+def _one_per_document(path: Path) -> None:
+    """A blank line after every sentence: each its own document, so that ``--sample-break-mode complete_doc``
+    makes one sample of each (fairseq 0.12's ``eos`` mode fails under numpy 2: ``np.compat``)."""
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    path.write_text("".join(f"{line}\n\n" for line in lines), encoding="utf-8")
 
 
 def _write_marks(sentences: Path, out: Path) -> None:
@@ -63,7 +72,7 @@ class GermanRun(LmDemo):
         return self.stages.run("lm/data", [self.paths.raw, self.paths.germeval, self.paths.ud],
                                lambda: prepare_data(a, self.paths),
                                key={"germeval": str(a.germeval), "ud": str(a.ud), "multi30k": str(a.multi30k),
-                                    "words": a.lm_words})
+                                    "words": a.lm_words, "documents": "one sentence each"})
 
     def floor(self) -> dict:
         """The character 3-6-gram Naive Bayes on the same GermEval sets (trained on train, alpha by the official F1
