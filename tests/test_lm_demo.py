@@ -51,8 +51,8 @@ def test_collapsed_seeds_are_counted_not_averaged():
 
 
 def test_pretraining_verdicts_helped_no_effect_undetermined():
-    """helped: >= 1 point, p < 0.05, >= 5 seeds each; no effect: the 95% interval inside +-1; else undetermined.
-    A collapsed seed counts in the verdict (all runs), it does not force one."""
+    """helped: the whole 95% interval >= 1 point, >= 5 seeds each; no effect: the 95% interval inside +-1; else
+    undetermined. A collapsed seed counts in the verdict (all runs), it does not force one."""
     pre = [0.680, 0.684, 0.679, 0.683, 0.681]
     runs = [_run("unigram", "pretrained", s, a) for s, a in enumerate(pre, 1)]
     ctrl = [_run("unigram", "random", s, a - 0.03) for s, a in enumerate(pre, 1)]
@@ -79,42 +79,194 @@ def test_pretraining_verdicts_helped_no_effect_undetermined():
     assert lm_report.analyse(_results(runs + worse))["superbizarre"][0]["vs_control"]["verdict"] == "hurt"
 
 
-def test_compare_one_sample_probe_and_holm():
+def test_verdict_needs_the_interval_on_the_right_side():
+    """Issue 53: "helped" read the point (>= 1 point with p < 0.05), so an interval reaching below +1 still read
+    helped. Now the whole 95% interval must lie at or above +1 point (hurt: at or below -1): both sides of the rule."""
+    pre = [68.0, 68.5, 67.5, 68.2, 67.8]
+    noise = [0.4, -0.3, 0.2, -0.5, 0.1]
+    short = lm_report.compare(pre, [x - 1.3 + e for x, e in zip(pre, noise)])
+    assert short["diff"] >= 1 and short["p"] < 0.05 and short["low"] < 1 < short["high"]
+    assert short["verdict"] == "undetermined"        # "helped" by the old, point-only rule
+    clear = lm_report.compare(pre, [x - 2.0 + e for x, e in zip(pre, noise)])
+    assert clear["low"] >= 1 and clear["verdict"] == "helped" and clear["test"] == "welch"
+    assert lm_report.compare([x - 1.3 + e for x, e in zip(pre, noise)], pre)["verdict"] == "undetermined"
+    assert lm_report.compare([x - 2.0 + e for x, e in zip(pre, noise)], pre)["verdict"] == "hurt"
+
+
+def test_compare_probe_is_one_draw_prediction_interval_and_holm():
+    """Issue 53: the probe's pretrained score was tested as an exact number (a one-sample t-test of the random
+    encoders against it, whose interval is the random encoders' mean's). It is one draw from a distribution with
+    the random encoders' spread: the prediction-interval t, and the interval of the difference."""
+    import math
+
+    import numpy as np
     from scipy import stats
 
-    # the probe: one deterministic pretrained score against five random encoders
-    c = lm_report.compare([60.0], [56.0, 56.5, 55.8, 56.2, 56.1])
-    assert c["verdict"] == "helped" and c["diff"] == pytest.approx(60.0 - 56.12)
-    assert c["p"] == pytest.approx(stats.ttest_1samp([56.0, 56.5, 55.8, 56.2, 56.1], 60.0).pvalue)
-    assert c["low"] < c["diff"] < c["high"]
+    rand = [56.0, 56.5, 55.8, 56.2, 56.1]
+    c = lm_report.compare([60.0], rand)
+    scale = np.std(rand, ddof=1) * math.sqrt(1 + 1 / 5)
+    assert c["diff"] == pytest.approx(60.0 - 56.12) and c["test"] == "prediction" and c["n"] == [1, 5]
+    assert c["p"] == pytest.approx(2 * stats.t.sf(c["diff"] / scale, 4))
+    half = stats.t.ppf(0.975, 4) * scale
+    assert (c["low"], c["high"]) == pytest.approx((c["diff"] - half, c["diff"] + half))
+    assert c["p"] > stats.ttest_1samp(rand, 60.0).pvalue    # the old test overstated it
+    assert c["verdict"] == "helped"                          # the whole interval above +1 point
     # Holm: sorted p times (m - rank), running maximum, capped at 1; None stays None
     assert lm_report.holm([0.01, None, 0.04, 0.03]) == pytest.approx([0.03, None, 0.06, 0.06])
     assert lm_report.holm([0.5, 0.9]) == [1.0, 1.0]
 
 
-def test_floor_marks_rows_below_it_and_no_row_conclusion_is_drawn():
-    runs = [_run("unigram", "pretrained", s, a, size=8000) for s, a in enumerate([0.60, 0.61, 0.62], 1)]
-    runs += [_run("unigram_prime", "pretrained", s, a, size=8000) for s, a in enumerate([0.70, 0.71, 0.72], 1)]
+def test_floor_has_three_states_and_no_row_conclusion_is_drawn_unless_both_are_above():
+    """Issue 53: the floor rule had two states ("a model below it is under-trained"); a mean within the floor's
+    test-set sampling error (1.96 x sqrt(p(1-p)/n), about 1.05 points for 64.5% on 8,000 words) is now *at* the
+    floor, neither above nor below, and a comparison is drawn only where both rows are above it."""
+    rows = {"unigram": [0.60, 0.61, 0.62], "unigram_prime": [0.70, 0.71, 0.72],
+            "unigram_prime_nospace": [0.647, 0.648, 0.649]}
+    runs = [_run(row, "pretrained", s, a, size=8000) for row, accs in rows.items() for s, a in enumerate(accs, 1)]
+    for r in runs:
+        r["test"]["examples"] = 8000
     res = _results(runs)
     res["floor"] = [{"part": "superbizarre", "task": "arxiv", "size": 8000, "test": {"accuracy": 0.645}}]
-    res["pretraining"] = [{"row": "unigram", "label": "Unigram"}, {"row": "unigram_prime", "label": "Unigram'"}]
+    res["pretraining"] = [{"row": "unigram", "label": "Unigram"}, {"row": "unigram_prime", "label": "Unigram'"},
+                          {"row": "unigram_prime_nospace", "label": "Unigram' no spaces"}]
     res["analysis"] = a = lm_report.analyse(res)
     by_row = {e["row"]: e for e in a["superbizarre"]}
-    assert by_row["unigram"]["below_floor"] and not by_row["unigram_prime"]["below_floor"]
     assert by_row["unigram"]["floor"] == pytest.approx(64.5)
+    assert by_row["unigram"]["floor_margin"] == pytest.approx(1.96 * (0.645 * 0.355 / 8000) ** 0.5 * 100)
+    assert [by_row[r]["floor_state"] for r in rows] == ["below", "above", "at"]    # 61.0, 71.0, 64.8 vs 64.5 ± 1.05
+    assert by_row["unigram"]["below_floor"] and not by_row["unigram_prime_nospace"]["below_floor"]
+    assert lm_report.floor_state(64.5 + 1.0, 64.5, 1.05) == "at" and lm_report.floor_state(63.4, 64.5, 1.05) == "below"
     text = "\n".join(lm_report.conclusions(res))
-    assert "Below the non-neural floor" in text and "Unigram at 8,000 words (61.0 against 64.5)" in text
+    assert "under-trained" not in text                       # a reference to clear, not a law of training
+    assert "Unigram at 8,000 words (61.0 against 64.5 ± 1.0: below the floor)" in text
+    assert "Unigram' no spaces at 8,000 words (64.8 against 64.5 ± 1.0: at the floor)" in text
     # Unigram' beats Unigram significantly, but Unigram is below the floor: no tokeniser conclusion is drawn, and the
     # rows table shows no mark either
     assert "differs from Unigram" not in text
     table = {r[0]: r for r in lm_report.rows_table(res, "arxiv")[1:]}
     assert table["Unigram'"][6] == "not drawn: Unigram is below the floor"
-    assert table["Unigram (under-trained: below the floor)"][6] == ""
+    assert table["Unigram' no spaces (at the floor)"][6] == "not drawn: this row is at the floor"
+    assert table["Unigram (below the floor)"][6] == "" and table["Unigram'"][5] == "64.5 ± 1.0"
+    assert table["Unigram'"][7] == "Welch; fine-tuning seeds of one checkpoint (3 v 3)"
     # both above the floor: the comparison is drawn, in the table and in the conclusions
     res["floor"][0]["test"]["accuracy"] = 0.55
     res["analysis"] = lm_report.analyse(res)
     assert "▲ (p " in {r[0]: r for r in lm_report.rows_table(res, "arxiv")[1:]}["Unigram'"][6]
-    assert "Unigram' differs from Unigram on arxiv by +10.0 points" in "\n".join(lm_report.conclusions(res))
+    assert "Unigram' differs from Unigram on arxiv by +10.0 points at 8,000 labelled words" in \
+        "\n".join(lm_report.conclusions(res))
+
+
+def test_every_row_is_compared_at_every_labelled_size():
+    """Issue 53: rows other than the baseline were fine-tuned at the largest size only, so the comparison at 1,000
+    words (where Unigram cleared the floor) was never drawn. Every row now runs at every size of --lm-ft-sizes, and
+    the rows table has each size, drawn or not by that size's floor."""
+    from train_scripts.demo.pretraining.plan import Plan
+
+    a = lm_settings(["--dry-run"])                           # the cpu preset: 1,000 and 8,000 words, 5 seeds
+    sb = [r for r in Plan(a).finetune_runs() if r["part"] == "superbizarre"]
+    for row in a.rows:
+        assert sorted({r["size"] for r in sb if r["row"] == row and r["init"] == "pretrained"}) == [1000, 8000]
+    assert len(sb) == len(a.rows) * 2 * 5 + 2 * 5           # and the baseline's random-init control at both
+    runs = []
+    for size, base, other in ((1000, 0.60, 0.62), (8000, 0.63, 0.66)):
+        runs += [_run("unigram", "pretrained", s, base + s / 1000, size=size) for s in (1, 2, 3)]
+        runs += [_run("unigram_prime", "pretrained", s, other + s / 1000, size=size) for s in (1, 2, 3)]
+    res = _results(runs)
+    res["floor"] = [{"part": "superbizarre", "task": "arxiv", "size": 1000, "test": {"accuracy": 0.55}},
+                    {"part": "superbizarre", "task": "arxiv", "size": 8000, "test": {"accuracy": 0.645}}]
+    res["pretraining"] = [{"row": "unigram", "label": "Unigram"}, {"row": "unigram_prime", "label": "Unigram'"}]
+    res["analysis"] = lm_report.analyse(res)
+    table = lm_report.rows_table(res, "arxiv")[1:]
+    assert [(r[0], r[1]) for r in table] == [("Unigram", "1,000"), ("Unigram'", "1,000"),
+                                             ("Unigram (below the floor)", "8,000"), ("Unigram'", "8,000")]
+    assert "▲ (p " in table[1][6] and table[3][6] == "not drawn: Unigram is below the floor"
+    text = "\n".join(lm_report.conclusions(res))
+    assert "Unigram' differs from Unigram on arxiv by +2.0 points at 1,000 labelled words" in text
+    assert "at 8,000 labelled words" not in text.split("differs from")[-1].split(".")[0]
+
+
+def test_pretrain_seeds_plan_and_checkpoint_means():
+    """--lm-pretrain-seeds N (a preset key: 1 on cpu and fast, 3 on gpu): N pretraining runs per row, every
+    Superbizarre run on each checkpoint (the random-init control once: it reads no pretrained weights), and with
+    N >= 2 the row and control tests take the per-checkpoint means as samples (the pretraining runs are the unit)."""
+    import numpy as np
+    from scipy import stats
+
+    from train_scripts.demo.pretraining.plan import PRESETS, Plan
+
+    assert [PRESETS[p]["pretrain_seeds"] for p in ("cpu", "fast", "gpu")] == [1, 1, 3]
+    a = lm_settings(["--lm-preset", "fast", "--lm-pretrain-seeds", "2", "--dry-run"])
+    plan = Plan(a)
+    lines = LM_PART.plan(a)
+    for row in a.rows:
+        pre = [shlex.split(x) for x in lines if "pretrain_roberta.sh" in x and f"/rows/{row}/checkpoints" in x]
+        assert [(c[c.index("--seed") + 1], Path(c[c.index("--save-dir") + 1]).name) for c in pre] == \
+            [("1", "checkpoints"), ("2", "checkpoints-seed2")]
+    assert plan.pretrained("unigram") == plan.ckpt_dir("unigram", 1) / "checkpoint_last.pt"   # seed 1, as before
+    sb = [r for r in plan.finetune_runs() if r["part"] == "superbizarre"]
+    assert sorted({(r["init"], r["pretrain_seed"]) for r in sb}) == [("pretrained", 1), ("pretrained", 2),
+                                                                     ("random", 1)]
+    assert len({str(r["save"]) for r in sb}) == len(sb)
+    two = next(r for r in sb if r["pretrain_seed"] == 2)
+    cmd = [str(x) for x in plan.finetune_command(two)]
+    assert cmd[cmd.index("--pretrained") + 1] == str(plan.pretrained(two["row"], 2))
+    with pytest.raises(Exception, match="--lm-pretrain-seeds"):
+        lm_settings(["--lm-pretrain-seeds", "0", "--dry-run"])
+    # the analysis: two checkpoints per row, three fine-tuning seeds each
+    accs = {("unigram", 1): [0.640, 0.642, 0.641], ("unigram", 2): [0.650, 0.655, 0.652],
+            ("unigram_prime", 1): [0.670, 0.671, 0.673], ("unigram_prime", 2): [0.662, 0.665, 0.664]}
+    runs = [_run(row, "pretrained", s, v, pretrain_seed=k) for (row, k), vals in accs.items()
+            for s, v in enumerate(vals, 1)]
+    control = [0.60, 0.61, 0.605, 0.615, 0.62]
+    runs += [_run("unigram", "random", s, v) for s, v in enumerate(control, 1)]
+    res = _results(runs)
+    res["meta"]["settings"]["pretrain_seeds"] = 2
+    res["pretraining"] = [{"row": "unigram", "label": "Unigram"}, {"row": "unigram_prime", "label": "Unigram'"}]
+    res["analysis"] = lm_report.analyse(res)
+    e = {x["row"]: x for x in res["analysis"]["superbizarre"] if x["init"] == "pretrained"}
+    means = {key: 100 * float(np.mean(v)) for key, v in accs.items()}
+    base, prime = [means[("unigram", k)] for k in (1, 2)], [means[("unigram_prime", k)] for k in (1, 2)]
+    assert e["unigram_prime"]["vs_baseline_n"] == [2, 2] and e["unigram_prime"]["vs_baseline_unit"] == \
+        "2 pretraining runs"
+    assert e["unigram_prime"]["vs_baseline_p"] == pytest.approx(stats.ttest_ind(prime, base, equal_var=False).pvalue)
+    c = e["unigram"]["vs_control"]
+    assert c["n"] == [2, 5] and c["unit"] == "2 pretraining runs"
+    assert c["p"] == pytest.approx(stats.ttest_ind(base, [100 * v for v in control], equal_var=False).pvalue)
+    table = {r[0]: r for r in lm_report.rows_table(res, "arxiv")[1:]}
+    assert table["Unigram'"][7] == "Welch; 2 pretraining runs (2 v 2)" and " | " in table["Unigram'"][9]
+    curve = lm_report.learning_curve_table(res, "arxiv", "unigram")
+    assert curve[1][-1] == "Welch; 2 pretraining runs against random inits (2 v 5)"
+    text = "\n".join(lm_report.conclusions(res))
+    assert "pretrained 2 times" in text and "not covered" not in text
+    # one checkpoint per row: the fine-tuning seeds are the unit, and the report says so
+    one = _results([r for r in runs if r.get("pretrain_seed", 1) == 1])
+    one["analysis"] = lm_report.analyse(one)
+    e1 = next(x for x in one["analysis"]["superbizarre"] if x["row"] == "unigram_prime")
+    assert e1["vs_baseline_n"] == [3, 3] and e1["vs_baseline_unit"] == "fine-tuning seeds of one checkpoint"
+
+
+def test_probe_with_several_pretraining_runs_uses_welch():
+    """The probe with N >= 2 pretraining runs: N pretrained scores (one per checkpoint) against the random encoders,
+    Welch's t-test; with one, the prediction-interval t."""
+    from scipy import stats
+
+    def rec(seed, pre, rand):
+        return {"task": "arxiv", "row": "unigram", "pretrain_seed": seed, "sizes": [1000],
+                "pretrained": {"1000": {"test": {"accuracy": pre}}},
+                "random": {str(i): {"1000": {"test": {"accuracy": v}}} for i, v in enumerate(rand, 1)}}
+
+    rand = [0.52, 0.53, 0.515, 0.525, 0.52]
+    res = _results([])
+    res["probe"] = [rec(1, 0.573, rand), rec(2, 0.557, [])]
+    p = lm_report.analyse(res)["probe"][0]
+    assert p["pretrained_all"] == pytest.approx([57.3, 55.7]) and p["test"] == "welch" and p["n"] == [2, 5]
+    assert p["p"] == pytest.approx(stats.ttest_ind([57.3, 55.7], [100 * v for v in rand], equal_var=False).pvalue)
+    assert p["unit"] == "2 pretraining runs" and p["verdict"] == "undetermined"       # 57.3 and 55.7: too wide
+    res["probe"] = [rec(1, 0.573, rand), rec(2, 0.574, [])]     # two close checkpoints: no 5-seed rule for a probe
+    assert lm_report.analyse(res)["probe"][0]["verdict"] == "helped"
+    res["probe"] = res["probe"][:1]
+    p1 = lm_report.analyse(res)["probe"][0]
+    assert p1["test"] == "prediction" and p1["unit"] == "one pretrained encoder, as one draw"
 
 
 def test_welch_against_the_baseline_row():

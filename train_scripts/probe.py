@@ -6,7 +6,8 @@ pieces, ``</s>``) and represented by the mean of the last layer's states over it
 ``<s>`` state.  A logistic regression (scikit-learn, features standardised, ``C`` chosen on dev) is trained on the
 first N training examples for every N of ``--sizes`` and scored on the test split.  Nothing is fine-tuned, so the
 probe is cheap and deterministic for a given encoder: the pretrained encoder gives one score per size; the random
-control gives one per seed (``--random-seeds``), and the report compares the two with a one-sample t-test.
+control gives one per seed (``--random-seeds``), and the report tests the pretrained score as one draw against the
+random encoders' spread (a prediction-interval t: ``train_scripts/demo/statistics.py``).
 
     python -m train_scripts.probe --checkpoint ckpt/checkpoint_last.pt --data work/cls --sizes 500,1000,8000 \\
         --random-seeds 5 --output probe.json

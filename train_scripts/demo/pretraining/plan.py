@@ -52,12 +52,15 @@ PRESETS = {
     "cpu": {"note": "CPU, sized for make demo on 2 cores: the --small RoBERTa (2 layers, 128 dimensions) pretrained "
                     "for 3,000 updates of 128 titles (lr 2e-3, one title per sample) on the in-domain ArXiv titles "
                     "(all three areas, leakage rules applied), 8k vocabularies learned on that corpus; Superbizarre "
-                    "Arxiv at 1,000 and 8,000 labelled words (dev and test: the first 8,000 words), 1,000 updates "
-                    "at every size, batch 32, lr 1e-3, weight decay 0.1, 5 seeds (the pretraining and fine-tuning "
+                    "Arxiv at 1,000 and 8,000 labelled words for every row (dev and test: the first 8,000 words; "
+                    "the rows other than Unigram at 1,000 words are 10 runs more than when only Unigram ran there, "
+                    "about 28 min of one core at ~166 s a run, 14 min on 2 cores), 1,000 updates "
+                    "at every size, batch 32, lr 1e-3, weight decay 0.1, 5 seeds, one pretraining run per "
+                    "row (the pretraining and fine-tuning "
                     "settings from the sweep in bench/results/2026-11-28-pretraining-sweep.md); FLOTA on ArXiv-L "
                     "physics, the first 4,000 training titles (dev and test whole), 5 epochs, 5 seeds, k = 2-4",
             "device": "cpu", "corpus": ["arxiv"], "lm_words": 0, "vocab_size": 8000, "max_update": 3000,
-            "max_epoch": 20,
+            "max_epoch": 20, "pretrain_seeds": 1,
             "model": ["--small", "--lr", "0.002", "--global-batch", "128", "--sample-break-mode", "complete_doc"],
             "ft_rows": 8000, "ft_sizes": [1000, 8000], "ft_updates": 1000, "ft_epochs": 20, "ft_batch": 32,
             "ft_lr": 1e-3, "ft_wd": 0.1, "seeds": 5, "pppl_lines": 600, "flota_rows": 4000, "flota_epochs": 5,
@@ -65,19 +68,21 @@ PRESETS = {
     "fast": {"note": "a smoke test: the --tiny RoBERTa for 10 updates on 20,000 words, 100 examples per split, "
                      "1 epoch, 2 seeds, FLOTA at k = 2 only: shows that every stage runs, not what pretraining does",
              "device": "cpu", "corpus": ["arxiv"], "lm_words": 20_000, "vocab_size": 600, "max_update": 10,
-             "max_epoch": 1, "model": ["--tiny", "--sample-break-mode", "complete_doc"], "ft_rows": 100, "ft_sizes": [100], "ft_updates": 0,
+             "max_epoch": 1, "pretrain_seeds": 1, "model": ["--tiny", "--sample-break-mode", "complete_doc"],
+             "ft_rows": 100, "ft_sizes": [100], "ft_updates": 0,
              "ft_epochs": 1, "ft_batch": 16, "ft_lr": 3e-4, "ft_wd": 0.1, "seeds": 2, "pppl_lines": 20,
              "flota_rows": 100, "flota_epochs": 1, "flota_batch": 16, "flota_lr": 3e-4, "flota_seeds": 2,
              "flota_k": [2], "flota_modes": ["flota"]},
     "gpu": {"note": "one GPU, the papers' settings scaled to it: RoBERTa-base (Table 9: 12 layers, 768 dimensions, "
                     "512 tokens per sample, lr 5e-4) with 256 sequences per update for 10,000 updates on the ArXiv "
                     "titles and the shared English text mixed (give a larger corpus with --lm-corpus, e.g. "
-                    "morphtok-prepare-wikipedia's), 16k vocabularies; fine-tuning as the authors' released "
+                    "morphtok-prepare-wikipedia's), 16k vocabularies, each row pretrained 3 times (seeds 1-3, "
+                    "every Superbizarre run on each checkpoint); fine-tuning as the authors' released "
                     "scripts (batch 32, lr 2e-5, weight decay 0.1, 6% warm-up, 20 epochs, best dev epoch; 10 "
                     "seeds) at 1,000 and 8,000 labelled words and the whole training split, and FLOTA as its A.2 "
                     "(batch 64, lr 3e-5, 20 epochs, 5 seeds), fp16",
             "device": "gpu", "corpus": ["arxiv", str(SHARED_DATA / "english_lm")], "lm_words": 0,
-            "vocab_size": 16000, "max_update": 10000, "max_epoch": 30,
+            "vocab_size": 16000, "max_update": 10000, "max_epoch": 30, "pretrain_seeds": 3,
             "model": ["--global-batch", "256", "--warmup-updates", "1000", "--validate-interval-updates", "1000",
                       "--save-interval-updates", "1000", "--keep-interval-updates", "1"],
             "ft_rows": 0, "ft_sizes": [1000, 8000, 0], "ft_updates": 0, "ft_epochs": 20, "ft_batch": 32,
@@ -93,8 +98,11 @@ PRESET_HELP = {
     "vocab_size": "subword vocabulary size",
     "max_update": "pretraining updates (--lm-budget updates)", "max_epoch": "pretraining epochs (--lm-budget epochs)",
     "ft_rows": "Superbizarre dev and test rows (0: all)",
-    "ft_sizes": "labelled training words of the learning curve (the first N; 0: all); rows other than the "
-                "baseline are fine-tuned at the largest",
+    "ft_sizes": "labelled training words of the learning curve (the first N; 0: all); every row is "
+                "fine-tuned at every size",
+    "pretrain_seeds": "pretraining runs per row (seeds 1..N; every Superbizarre fine-tuning run on each "
+                      "checkpoint; with N >= 2 the row tests and the pretrained-vs-random tests take the N "
+                      "per-checkpoint means as samples; FLOTA and pseudo-perplexity use the first)",
     "ft_updates": "fine-tuning updates at every size (0: --lm-ft-epochs epochs at every size)",
     "ft_epochs": "fine-tuning epochs when --lm-ft-updates is 0 (best dev epoch -> test)",
     "ft_wd": "fine-tuning weight decay", "pppl_lines": "held-out lines scored for pseudo-perplexity (0: none)",
@@ -141,11 +149,21 @@ class Plan:
     def lm_dir(self, row: str) -> Path:
         return self.root / "rows" / row / "lm"
 
-    def ckpt_dir(self, row: str) -> Path:
-        return self.root / "rows" / row / "checkpoints"
+    def pretrain_seeds(self) -> list[int]:
+        """The pretraining seeds of every row: 1..``pretrain_seeds`` (1 where a part has no such setting)."""
+        return list(range(1, getattr(self.a, "pretrain_seeds", 1) + 1))
 
-    def pretrained(self, row: str) -> Path:
-        return self.ckpt_dir(row) / "checkpoint_last.pt"
+    def ckpt_dir(self, row: str, seed: int = 1) -> Path:
+        """The row's checkpoints of pretraining seed ``seed`` (seed 1: ``checkpoints``, as before there were
+        several)."""
+        return self.root / "rows" / row / ("checkpoints" if seed == 1 else f"checkpoints-seed{seed}")
+
+    def pretrained(self, row: str, seed: int = 1) -> Path:
+        return self.ckpt_dir(row, seed) / "checkpoint_last.pt"
+
+    def pretrain_stage(self, row: str, seed: int = 1) -> str:
+        """The stage name of a row's pretraining run ``seed`` (seed 1: ``lm/ROW/pretrain``)."""
+        return f"lm/{row}/pretrain" + ("" if seed == 1 else f"-seed{seed}")
 
     def binarize_command(self, row: str) -> list:
         config = {"vocab_size": self.a.vocab_size, **self.rows[row].config}
@@ -155,13 +173,13 @@ class Plan:
             cmd += ["--" + key.replace("_", "-"), value]
         return cmd
 
-    def pretrain_command(self, row: str) -> list:
+    def pretrain_command(self, row: str, seed: int = 1) -> list:
         a = self.a
         device = ["--cpu", "--gpus", 1] if a.device == "cpu" else ["--gpus", 1]
         budget = (["--max-update", a.max_update] if a.budget == "updates"
                   else ["--max-epoch", a.max_epoch, "--max-update", 0])
         return ["bash", REPO / "train_scripts" / "pretrain_roberta.sh", "--data", self.lm_dir(row),
-                "--save-dir", self.ckpt_dir(row), *device, *a.model, *budget, "--seed", 1]
+                "--save-dir", self.ckpt_dir(row, seed), *device, *a.model, *budget, "--seed", seed]
 
     def largest_size(self) -> int:
         """The largest labelled size of the learning curve (0, the whole split, is the largest)."""
@@ -177,24 +195,25 @@ class Plan:
         return max(1, round(a.ft_updates / per_epoch))
 
     def finetune_runs(self) -> list[dict]:
-        """Every fine-tuning run: Superbizarre (the baseline row at every labelled size, pretrained and from random
-        weights; the other rows at the largest size) and FLOTA (the baseline row's pretrained model)."""
+        """Every fine-tuning run: Superbizarre (every row at every labelled size, from each of its pretraining
+        runs; the baseline row, or every row with ``--lm-control all``, from random weights too, once: a control
+        reads no pretrained weights) and FLOTA (the baseline row's first pretrained model)."""
         a, runs = self.a, []
-        largest = self.largest_size()
         for task in a.tasks:
             prefix = a.superbizarre / task
             for row in a.rows:
-                sizes = a.ft_sizes if row == a.baseline else [largest]
-                for size in sizes:
+                for size in a.ft_sizes:
                     control = a.control == "all" or (a.control == "baseline" and row == a.baseline)
                     for init in ["pretrained"] + (["random"] if control else []):
-                        for seed in range(1, a.seeds + 1):
-                            runs.append({"part": "superbizarre", "task": task, "row": row, "init": init,
-                                         "seed": seed, "encoding": "standard", "prefix": prefix,
-                                         "rows": a.ft_rows, "train_rows": size, "size": size,
-                                         "epochs": self.finetune_epochs(size or 0, a.ft_batch),
-                                         "batch": a.ft_batch, "lr": a.ft_lr, "wd": a.ft_wd, "noise": 0.0,
-                                         "metric": getattr(a, "ft_metric", "accuracy")})
+                        for pseed in self.pretrain_seeds() if init == "pretrained" else [1]:
+                            for seed in range(1, a.seeds + 1):
+                                runs.append({"part": "superbizarre", "task": task, "row": row, "init": init,
+                                             "seed": seed, "pretrain_seed": pseed, "encoding": "standard",
+                                             "prefix": prefix,
+                                             "rows": a.ft_rows, "train_rows": size, "size": size,
+                                             "epochs": self.finetune_epochs(size or 0, a.ft_batch),
+                                             "batch": a.ft_batch, "lr": a.ft_lr, "wd": a.ft_wd, "noise": 0.0,
+                                             "metric": getattr(a, "ft_metric", "accuracy")})
         if a.flota_set != "none":
             size = "1e+03" if a.flota_set == "L" else "1e+02"
             for area in a.flota_areas:
@@ -203,7 +222,8 @@ class Plan:
                     for lr in a.flota_lrs:
                         for seed in range(1, a.flota_seeds + 1):
                             runs.append({"part": "flota", "task": f"arxiv_{area}_{a.flota_set}", "row": a.baseline,
-                                         "init": "pretrained", "seed": seed, "encoding": enc["name"],
+                                         "init": "pretrained", "seed": seed, "pretrain_seed": 1,
+                                         "encoding": enc["name"],
                                          "mode": enc["mode"], "k": enc["k"], "prefix": prefix,
                                          "rows": a.flota_rows, "train_rows": 0, "size": a.flota_rows,
                                          "epochs": a.flota_epochs, "batch": a.flota_batch, "lr": lr,
@@ -215,8 +235,10 @@ class Plan:
             enc = r["encoding"] + ("-noisydev" if r.get("noisy_dev") else "")
             base = self.root / "finetune" / r["task"] / r["row"] / enc
             r["data"] = base / size_part / "data"
-            r["save"] = base / f"{size_part}{lr_part}{r['init']}-seed{r['seed']}"
-            r["name"] = f"ft/{r['task']}/{r['row']}/{enc}/{size_part}{lr_part}{r['init']}-seed{r['seed']}"
+            # a later pretraining run's checkpoint: its own folder (the first's keep their names)
+            init = r["init"] + (f"-ckpt{r['pretrain_seed']}" if r["pretrain_seed"] > 1 else "")
+            r["save"] = base / f"{size_part}{lr_part}{init}-seed{r['seed']}"
+            r["name"] = f"ft/{r['task']}/{r['row']}/{enc}/{size_part}{lr_part}{init}-seed{r['seed']}"
             r["prep"] = f"prep/{r['task']}/{r['row']}/{enc}" + (f"/{size_part.rstrip('/')}" if size_part else "")
         return runs
 
@@ -240,7 +262,8 @@ class Plan:
     def finetune_command(self, run: dict) -> list:
         a = self.a
         cmd = ["bash", REPO / "train_scripts" / "finetune_classification.sh", "--pretrained",
-               self.pretrained(run["row"]), "--lm-data", self.lm_dir(run["row"]), "--csv-prefix", run["prefix"],
+               self.pretrained(run["row"], run.get("pretrain_seed", 1)), "--lm-data", self.lm_dir(run["row"]),
+               "--csv-prefix", run["prefix"],
                "--work", run["data"], "--save-dir", run["save"], "--max-rows", run["rows"],
                "--epochs", run["epochs"], "--batch-size", run["batch"], "--seed", run["seed"], "--gpus", 1,
                "--lr", run["lr"], "--weight-decay", run["wd"], *self.data_options(run)]
@@ -256,16 +279,17 @@ class Plan:
         return cmd + ["--validate-interval", every, "--save-interval", every, "--no-save-optimizer-state",
                       "--no-last-checkpoints"]
 
-    def probe_path(self, task: str, row: str) -> Path:
-        return self.root / "probe" / task / f"{row}.json"
+    def probe_path(self, task: str, row: str, seed: int = 1) -> Path:
+        return self.root / "probe" / task / (f"{row}.json" if seed == 1 else f"{row}-seed{seed}.json")
 
-    def probe_command(self, run: dict) -> list:
-        """The frozen-encoder probe of a row's pretrained encoder and its random controls, on the largest size's
-        data, at every labelled size (``train_scripts/probe.py``)."""
+    def probe_command(self, run: dict, seed: int = 1) -> list:
+        """The frozen-encoder probe of a row's pretrained encoder (pretraining run ``seed``) and its random
+        controls, on the largest size's data, at every labelled size (``train_scripts/probe.py``); the random
+        encoders need no pretrained weights, so only the first pretraining run's probe scores them."""
         a = self.a
-        return ["python", "-m", "train_scripts.probe", "--checkpoint", self.pretrained(run["row"]), "--data",
-                run["data"], "--sizes", ",".join(str(n) for n in a.ft_sizes), "--random-seeds", a.seeds, "--output",
-                self.probe_path(run["task"], run["row"])]
+        return ["python", "-m", "train_scripts.probe", "--checkpoint", self.pretrained(run["row"], seed), "--data",
+                run["data"], "--sizes", ",".join(str(n) for n in a.ft_sizes), "--random-seeds",
+                a.seeds if seed == 1 else 0, "--output", self.probe_path(run["task"], run["row"], seed)]
 
     def pppl_path(self, row: str) -> Path:
         return self.root / "rows" / row / "pseudo_perplexity.json"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from preprocess.models.spm import SPACE_SYMBOL
 from train_scripts.binarize import read_record
-from train_scripts.demo.pretraining.corpus import prepare_corpus
+from train_scripts.demo.pretraining.corpus import LEAKAGE_RULES, prepare_corpus
 from train_scripts.demo.pretraining.plan import Plan, majority_rate
 from train_scripts.demo.stages import Scheduler, SlotRunner
 
@@ -32,7 +32,7 @@ class LmDemo:
                                                       flota_data=a.flota_data, superbizarre=a.superbizarre,
                                                       tasks=tuple(a.tasks)),
                                key={"corpus": [str(c) for c in a.corpus], "words": a.lm_words,
-                                    "tasks": list(a.tasks)})
+                                    "tasks": list(a.tasks), "leakage_rules": LEAKAGE_RULES})
 
     def binarize_row(self, row: str) -> dict:
         p = self.plan
@@ -43,17 +43,20 @@ class LmDemo:
                                     "seconds": self.runner.seconds[f"lm/{row}/binarize"]},
                                key=[str(x) for x in cmd], after=("lm/data",), announce=False)
 
-    def pretrain_row(self, row: str) -> dict:
+    def pretrain_row(self, row: str, seed: int = 1) -> dict:
+        """The row's pretraining run ``seed`` (``--lm-pretrain-seeds``; 1: the first, ``lm/ROW/pretrain``)."""
         p = self.plan
-        cmd = p.pretrain_command(row)
+        cmd = p.pretrain_command(row, seed)
+        stage = p.pretrain_stage(row, seed)
+        log = self.logs / (f"{row}.pretrain.log" if seed == 1 else f"{row}.pretrain-seed{seed}.log")
 
         def train():
-            self.runner.run(f"lm/{row}/pretrain", cmd, self.logs / f"{row}.pretrain.log", merge_stderr=True)
-            return {"seconds": self.runner.seconds[f"lm/{row}/pretrain"]}
+            self.runner.run(stage, cmd, log, merge_stderr=True)
+            return {"seconds": self.runner.seconds[stage]}
 
-        result = self.stages.run(f"lm/{row}/pretrain", [p.ckpt_dir(row)], train, key=[str(x) for x in cmd],
+        result = self.stages.run(stage, [p.ckpt_dir(row, seed)], train, key=[str(x) for x in cmd],
                                  after=(f"lm/{row}/binarize",), announce=False)
-        return {"row": row, **result}
+        return {"row": row, "pretrain_seed": seed, **result}
 
     def prepare(self, run: dict) -> dict:
         cmd = self.plan.prepare_command(run)
@@ -78,22 +81,24 @@ class LmDemo:
 
         # a random-init control reads only the architecture of the pretrained checkpoint, never its weights: it
         # depends on the row's data, not on its pretraining (a longer pretraining reuses the control)
-        upstream = f"lm/{run['row']}/" + ("binarize" if run["init"] == "random" else "pretrain")
+        upstream = (f"lm/{run['row']}/binarize" if run["init"] == "random"
+                    else self.plan.pretrain_stage(run["row"], run.get("pretrain_seed", 1)))
         key = [str(x) for x in cmd] + (["model:", *map(str, self.a.model)] if run["init"] == "random" else [])
         return self.stages.run(stage, [run["save"]], go, key=key, after=(prep, upstream), announce=False)
 
-    def probe(self, run: dict) -> dict:
-        """The frozen-encoder probe of ``run``'s row on its (the largest size's) data (``train_scripts/probe.py``)."""
-        cmd = self.plan.probe_command(run)
-        stage = f"probe/{run['task']}/{run['row']}"
-        out = self.plan.probe_path(run["task"], run["row"])
+    def probe(self, run: dict, seed: int = 1) -> dict:
+        """The frozen-encoder probe of ``run``'s row (its pretraining run ``seed``) on its (the largest size's)
+        data (``train_scripts/probe.py``)."""
+        cmd = self.plan.probe_command(run, seed)
+        stage = f"probe/{run['task']}/{run['row']}" + ("" if seed == 1 else f"-seed{seed}")
+        out = self.plan.probe_path(run["task"], run["row"], seed)
 
         def go():
             self.runner.run(stage, cmd, self.logs / (stage.replace("/", "_") + ".log"))
             return {**json.loads(out.read_text()), "seconds": self.runner.seconds[stage]}
 
         return self.stages.run(stage, [out], go, key=[str(x) for x in cmd],
-                               after=(run["prep"], f"lm/{run['row']}/pretrain"), announce=False)
+                               after=(run["prep"], self.plan.pretrain_stage(run["row"], seed)), announce=False)
 
     def pseudo_perplexity(self, row: str, noisy: bool) -> dict:
         """The row's pseudo-perplexity per word on the first ``pppl_lines`` validation lines, clean or with the
@@ -123,22 +128,27 @@ class LmDemo:
         self.runner = SlotRunner(self.runner, sched,
                                  lambda stage: 0 if stage.startswith("lm/") else 1 if stage.startswith("prep/") else 2)
         binarized = {row: sched.add(lambda r=row: self.binarize_row(r)) for row in a.rows}
-        pretrained = {row: sched.add(lambda r=row: self.pretrain_row(r), [binarized[row]]) for row in a.rows}
+        # every pretraining run of every row (--lm-pretrain-seeds), by (row, seed)
+        pretrained = {(row, k): sched.add(lambda r=row, k=k: self.pretrain_row(r, k), [binarized[row]])
+                      for row in a.rows for k in p.pretrain_seeds()}
         runs = p.finetune_runs()
         prepared = {}
         for run in runs:   # one data preparation per (task, row, encoding), shared by its seeds and inits
             if str(run["data"]) not in prepared:
                 prepared[str(run["data"])] = sched.add(lambda r=run: self.prepare(r), [binarized[run["row"]]])
-        # a control waits for its row's pretraining too (it reads the checkpoint's architecture), though its
+        # a control waits for its row's (first) pretraining too (it reads the checkpoint's architecture), though its
         # fingerprint does not depend on it (see finetune)
-        tuned = [sched.add(lambda r=run: self.finetune(r), [prepared[str(run["data"])], pretrained[run["row"]]])
+        tuned = [sched.add(lambda r=run: self.finetune(r), [prepared[str(run["data"])],
+                                                            pretrained[(run["row"], run.get("pretrain_seed", 1))]])
                  for run in runs]
-        # the probe: every row with a random control, on its largest labelled size's data (one per task and row)
+        # the probe: every row with a random control, on its largest labelled size's data (one per task, row and
+        # pretraining run; the random encoders with the first)
         probe_runs = {(r["task"], r["row"]): r for r in runs if r["part"] == "superbizarre" and r["init"] == "random"
                       and r["size"] == p.largest_size()}
-        probed = {key: sched.add(lambda r=run: self.probe(r), [prepared[str(run["data"])], pretrained[run["row"]]])
-                  for key, run in probe_runs.items()}
-        pppl = {(row, noisy): sched.add(lambda r=row, n=noisy: self.pseudo_perplexity(r, n), [pretrained[row]])
+        probed = {(*key, k): sched.add(lambda r=run, k=k: self.probe(r, k),
+                                       [prepared[str(run["data"])], pretrained[(run["row"], k)]])
+                  for key, run in probe_runs.items() for k in p.pretrain_seeds()}
+        pppl = {(row, noisy): sched.add(lambda r=row, n=noisy: self.pseudo_perplexity(r, n), [pretrained[(row, 1)]])
                 for row in (a.rows if a.pppl_lines else []) for noisy in (False, True)}
         try:
             sched.wait()
@@ -146,12 +156,13 @@ class LmDemo:
             sched.stopping.set()
             self.stages.stopping.set()
             raise
-        results = collect_results(a, p, data, [pretrained[r].result() for r in a.rows], runs,
+        results = collect_results(a, p, data, [f.result() for f in pretrained.values()], runs,
                                   [f.result() for f in tuned], {k: f.result() for k, f in prepared.items()})
-        results["probe"] = [{"task": t, "row": r, **f.result()} for (t, r), f in probed.items()]
+        results["probe"] = [{"task": t, "row": r, "pretrain_seed": k, **f.result()}
+                            for (t, r, k), f in probed.items()]
         for rec in results["pretraining"]:
-            for noisy in (False, True):
-                if (rec["row"], noisy) in pppl:
+            for noisy in (False, True):   # pseudo-perplexity: the first pretraining run's model
+                if (rec["row"], noisy) in pppl and rec.get("pretrain_seed", 1) == 1:
                     rec["pppl_noisy" if noisy else "pppl_clean"] = _pppl_summary(pppl[(rec["row"], noisy)].result())
         results["floor"] = floors(a, runs, prepared)
         return results
@@ -199,12 +210,13 @@ def finetune_result(save: Path, seconds: float) -> dict:
 
 # --- results --------------------------------------------------------------------------------------------------
 
-def pretraining_record(plan: Plan, row: str, seconds: float) -> dict:
-    """Budget and losses of one pretraining: updates, sequences, tokens, epochs; validation loss per token (bits,
-    as fairseq logs it) and per word / per character of the validation text (per-token loss x tokens per word)."""
+def pretraining_record(plan: Plan, row: str, seconds: float, seed: int = 1) -> dict:
+    """Budget and losses of one pretraining (the row's run ``seed``): updates, sequences, tokens, epochs; validation
+    loss per token (bits, as fairseq logs it) and per word / per character of the validation text (per-token loss x
+    tokens per word)."""
     from train_scripts.train_log import log_records, validation_curve
 
-    log = plan.ckpt_dir(row) / "train.log"
+    log = plan.ckpt_dir(row, seed) / "train.log"
     curve = [{"update": r["update"], "loss": r.get("valid_loss")} for r in validation_curve(str(log))
              if r.get("subset") == "valid" and r.get("valid_loss") is not None]
     updates = sequences = tokens = 0.0
@@ -225,6 +237,8 @@ def pretraining_record(plan: Plan, row: str, seconds: float) -> dict:
                 open(plan.raw / f"{split}.{plan.lang}", encoding="utf-8") as raw:
             for t_line, r_line in zip(enc, raw):
                 pieces = t_line.split()
+                if not pieces:   # a blank line separates documents: fairseq drops it (complete_doc)
+                    continue
                 toks += len(pieces) - (pieces.count(SPACE_SYMBOL) if drop else 0) + 1   # + </s>
                 words += len(r_line.split())
                 chars += len(r_line.rstrip("\n"))
@@ -234,7 +248,8 @@ def pretraining_record(plan: Plan, row: str, seconds: float) -> dict:
     v = counts["valid"]
     per_word = final * v["tokens"] / v["words"] if final is not None and v["words"] else None
     per_char = final * v["tokens"] / v["chars"] if final is not None and v["chars"] else None
-    return {"row": row, "updates": int(updates), "sequences": int(sequences), "tokens": int(tokens),
+    return {"row": row, "pretrain_seed": seed, "updates": int(updates), "sequences": int(sequences),
+            "tokens": int(tokens),
             "epochs": tokens / counts["train"]["tokens"] if counts["train"]["tokens"] else None,
             "train_tokens": counts["train"]["tokens"], "train_words": counts["train"]["words"],
             "tokens_per_word": counts["train"]["tokens"] / max(1, counts["train"]["words"]),
@@ -243,7 +258,7 @@ def pretraining_record(plan: Plan, row: str, seconds: float) -> dict:
 
 
 def collect_results(a, plan: Plan, data: dict, pre: list, runs: list, results: list, prepared: dict) -> dict:
-    rows = [pretraining_record(plan, p["row"], p.get("seconds", 0.0)) for p in pre]
+    rows = [pretraining_record(plan, p["row"], p.get("seconds", 0.0), p.get("pretrain_seed", 1)) for p in pre]
     for r in rows:
         row = plan.rows[r["row"]]
         r["label"], r["note"] = row.label, row.note
@@ -252,6 +267,7 @@ def collect_results(a, plan: Plan, data: dict, pre: list, runs: list, results: l
         info = prepared[str(run["data"])]
         finetune.append({k: run.get(k) for k in ("part", "task", "row", "init", "seed", "encoding", "mode", "k",
                                                  "lr", "size", "epochs")} | res
+                        | {"pretrain_seed": run.get("pretrain_seed", 1)}
                         | {"tokens_per_example": info.get("tokens_per_example", {}).get("test"),
                            "majority": majority_rate(run["data"] / "raw" / "test.label")})
     return {"data": data, "pretraining": rows, "finetune": finetune}
