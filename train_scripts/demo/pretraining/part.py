@@ -55,6 +55,7 @@ from train_scripts.demo.pretraining.corpus import ARXIV, arxiv_inputs, corpus_fi
 from train_scripts.demo.pretraining.plan import (
     BASELINE,
     DEFAULT_LM_ROWS,
+    FIGURES,
     FLOTA_MODES,
     FLOTA_PAPER,
     LM_ROW_NAMES,
@@ -247,10 +248,35 @@ def plan_lines(args) -> list:
     return lines
 
 
+def plan_costs(args, figures) -> list:
+    """The stages of the plan in the scheduler's order (pretraining first, then data preparation, fine-tuning, the
+    probes and pseudo-perplexity), with the preset's figures (``estimate.Cost``)."""
+    from train_scripts.demo.estimate import costs_from
+
+    plan = Plan(args)
+    seeds = plan.pretrain_seeds()
+    stages = [("lm/data", "data")] + [(f"lm/{row}/binarize", "binarize") for row in args.rows]
+    stages += [(plan.pretrain_stage(row, s), "pretrain") for row in args.rows for s in seeds]
+    runs = plan.finetune_runs()
+    stages += [(p, "prepare") for p in dict.fromkeys(r["prep"] for r in runs)]
+    stages += [(r["name"], f"finetune/{r['part']}") for r in runs]
+    probes = dict.fromkeys((r["task"], r["row"]) for r in runs if r["part"] == "superbizarre"
+                           and r["init"] == "random" and r["size"] == plan.largest_size())
+    stages += [(f"probe/{task}/{row}" + ("" if s == 1 else f"-seed{s}"), "probe") for task, row in probes
+               for s in seeds]
+    stages += [(f"pppl/{row}/{kind}", "pppl") for row in (args.rows if args.pppl_lines else [])
+               for kind in ("clean", "noisy")]
+    return costs_from(stages, figures)
+
+
 class PretrainingPart(Part):
     """RoBERTa pretraining per row -> fine-tuning on Superbizarre and ArXiv (FLOTA), with controls."""
 
     name = "pretraining"
+    preset_flag = "--lm-preset"
+    #: the default run's folder: about 250 MB (the three rows' data and checkpoints; fine-tuned weights are not
+    #: kept); the gpu preset's RoBERTa-base checkpoints are about 1.5 GB each with optimiser state
+    disk = {"cpu": 250e6, "fast": 60e6, "gpu": 30e9}
     title = "RoBERTa pretraining -> fine-tuning (space-as-token on Superbizarre, FLOTA on ArXiv); options --lm-*"
 
     def add_options(self, group) -> None:
@@ -258,6 +284,9 @@ class PretrainingPart(Part):
 
     def settings(self, options):
         return parse_args(options)
+
+    def stage_costs(self, args) -> list:
+        return plan_costs(args, FIGURES.get(args.preset))
 
     def plan(self, args) -> list:
         return plan_lines(args)

@@ -112,6 +112,15 @@ PRESET_HELP = {
     "flota_lr": "FLOTA fine-tuning learning rate", "flota_seeds": "seeds per FLOTA segmentation",
     "flota_k": "the k values of FLOTA, FIRST and LONGEST", "flota_modes": "flota, first, longest",
 }
+#: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``), from the idle run of
+#: 2026-11-29 on this project's 2-core machine (part 2: 41.9 min, 2 commands at a time) and the stage records of the
+#: loaded runs before it (pretraining 22.6-28.8 min a row under a load of 2-5); the gpu preset has none recorded
+FIGURES = {
+    "cpu": {"data": 20, "binarize": 30, "pretrain": 700, "prepare": 15, "finetune/superbizarre": 55,
+            "finetune/flota": 55, "probe": 40, "pppl": 45},
+    "fast": {"data": 10, "binarize": 20, "pretrain": 40, "prepare": 20, "finetune/superbizarre": 40,
+             "finetune/flota": 40, "probe": 20, "pppl": 20},
+}
 #: the FLOTA paper's own fine-tuning settings (A.2: batch 64, lr tuned in {1e-5, 3e-5, 1e-4}): --lm-flota-paper
 FLOTA_PAPER = {"flota_batch": 64, "flota_lrs": [1e-5, 3e-5, 1e-4]}
 
