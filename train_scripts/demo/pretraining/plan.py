@@ -54,8 +54,8 @@ PRESETS = {
                     "(all three areas, leakage rules applied), 8k vocabularies learned on that corpus; Superbizarre "
                     "Arxiv at 1,000 and 8,000 labelled words for every row (dev and test: the first 8,000 words; "
                     "the rows other than Unigram at 1,000 words are 10 runs more than when only Unigram ran there, "
-                    "about 28 min of one core at ~166 s a run, 14 min on 2 cores), 1,000 updates "
-                    "at every size, batch 32, lr 1e-3, weight decay 0.1, 5 seeds, one pretraining run per "
+                    "about 28 min of one core at the ~166 s a run of the loaded 2026-11-29 run, 9 min at the idle "
+                    "~55 s), 1,000 updates at every size, batch 32, lr 1e-3, weight decay 0.1, 5 seeds, one pretraining run per "
                     "row (the pretraining and fine-tuning "
                     "settings from the sweep in bench/results/2026-11-28-pretraining-sweep.md); FLOTA on ArXiv-L "
                     "physics, the first 4,000 training titles (dev and test whole), 5 epochs, 5 seeds, k = 2-4",
