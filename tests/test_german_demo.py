@@ -89,6 +89,13 @@ def test_probes_against_random_encoders_and_the_hyp2_paragraph():
     assert table[-1][0].startswith("lexeme") and table[-1][2] == "20.0" and table[-1][5] == "30.0"
     text = " ".join(de_report.conclusions(res))
     assert "HYP2" in text and "30.0% of the time with Wordmap's encoder" in text and "+10.0 points" in text
+    assert "+9.7 of the difference came with pretraining" in text and "segmentation's" not in text   # 10.0 - 0.3
+    # the same lexeme advantage in random encoders of the two segmentations: the segmentation's, not learned
+    for r in probe["wordmap"]["random"]:
+        r["lexeme"]["rate"] += 0.10
+    res["analysis"] = de_report.analyse(res)
+    text = " ".join(de_report.conclusions(res))
+    assert "-0.3 of the difference came with pretraining" in text and "most of it is the segmentation's" in text
 
 
 @pytest.mark.slow

@@ -233,6 +233,25 @@ def germeval_table(results: dict) -> Optional[list]:
 
 # --- conclusions ------------------------------------------------------------------------------------------------
 
+def _segmentation_or_learning(diff: float, wordmap: dict, base: dict, what: str) -> str:
+    """Whether a difference between the rows is there before pretraining (their random encoders differ as much:
+    the segmentation's, e.g. Wordmap gives a verb's forms a shared lexeme piece that any encoder's word state
+    carries) or came with it."""
+    wr, ur = (wordmap.get("random") or {}).get("mean"), (base.get("random") or {}).get("mean")
+    if wr is None or ur is None:
+        return ""
+    seg = wr - ur
+    learned = diff - seg
+    verdicts = [(e.get("vs_random") or {}).get("verdict") for e in (wordmap, base)]
+    text = (f" Random encoders of the two segmentations differ by {seg:+.1f} points on the same {what} probe, so "
+            f"{learned:+.1f} of the difference came with pretraining (pretrained against random: Wordmap "
+            f"{verdicts[0]}, Unigram {verdicts[1]})")
+    if abs(learned) < abs(diff) / 2:
+        text += ("; most of it is the segmentation's, present before any training, not what pretraining learned "
+                 "about lexemes")
+    return text + "."
+
+
 def conclusions(results: dict) -> list:
     """What the run shows about HYP1 and HYP2, and what it cannot."""
     a = results.get("analysis") or {}
@@ -256,15 +275,24 @@ def conclusions(results: dict) -> list:
                    f"nearest other verb form shares its lemma {_f(wl['score'])}% of the time with Wordmap's encoder "
                    f"and {_f(ul['score'])}% with Unigram's ({diff:+.1f} points; random encoders "
                    f"{_ms(wl.get('random'))} and {_ms(ul.get('random'))}; chance {_f(wl.get('chance'))}%). "
-                   "One checkpoint per row: the difference is descriptive, not tested.")
-    feats = [f for f in FEATURES if (probes.get("wordmap") or {}).get(f, {}).get("score") is not None]
+                   "One checkpoint per row: the difference is descriptive, not tested." + _segmentation_or_learning(
+                       diff, wl, ul, "lexeme"))
+    feats = [f for f in FEATURES if (probes.get("wordmap") or {}).get(f, {}).get("score") is not None
+             and (probes.get(BASELINE) or {}).get(f, {}).get("score") is not None]
     if feats:
         diffs = [probes["wordmap"][f]["score"] - probes[BASELINE][f]["score"] for f in feats
                  if probes.get(BASELINE, {}).get(f, {}).get("score") is not None]
+        rand = [(probes["wordmap"][f].get("random") or {}).get("mean") is not None
+                and (probes[BASELINE][f].get("random") or {}).get("mean") is not None for f in feats]
         if diffs:
-            out.append(f"Verb features (what Wordmap's inflection pieces should make visible): Wordmap minus Unigram "
-                       f"probe accuracy over {', '.join(feats)}: " + ", ".join(f"{d:+.1f}" for d in diffs)
-                       + " points.")
+            line = (f"Verb features (what Wordmap's inflection pieces should make visible): Wordmap minus Unigram "
+                    f"probe accuracy over {', '.join(feats)}: " + ", ".join(f"{d:+.1f}" for d in diffs) + " points")
+            if all(rand):
+                seg = [probes["wordmap"][f]["random"]["mean"] - probes[BASELINE][f]["random"]["mean"] for f in feats]
+                line += ("; between their random encoders: " + ", ".join(f"{d:+.1f}" for d in seg) + " points, so "
+                         "what pretraining added is the difference of the two: "
+                         + ", ".join(f"{d - s:+.1f}" for d, s in zip(diffs, seg)))
+            out.append(line + ".")
     out.append("What this run cannot show: whether the differences hold for another pretraining run (one checkpoint "
                "per row; the seeds vary fine-tuning only), at the thesis's scale (a BERT-base-sized model: the gpu "
                "preset), or on the thesis's own task (German Wikinews titles in 24 topics, which has no public "
