@@ -96,7 +96,7 @@ class Paths:
 #: the pretraining part's figures scaled to this part's tokens per update (bench/results/2026-11-29-german-part.md)
 FIGURES = {
     "cpu": {"data": 5, "binarize/unigram": 60, "binarize/wordmap": 110, "pretrain": 900, "prepare": 50,
-            "finetune": 150, "pppl": 60, "verbs": 60, "floor": 25},
+            "finetune": 180, "pppl": 80, "verbs": 80, "floor": 25},
     "fast": {"data": 5, "binarize/unigram": 20, "binarize/wordmap": 25, "pretrain": 30, "prepare": 30,
              "finetune": 45, "pppl": 30, "verbs": 30, "floor": 15},
 }
