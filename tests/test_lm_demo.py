@@ -305,6 +305,24 @@ def test_flota_table_k_selected_on_dev_clean_and_noisy():
     assert "Holm" in line
 
 
+def test_flota_table_shows_the_matched_floor_of_each_segmentation():
+    runs = [_run("unigram", "pretrained", 1, .50, part="flota", task="arxiv_physics_L", encoding=enc, mode=mode,
+                 k=k, test_noisy={"accuracy": 0, "macro_f1": .40})
+            for enc, mode, k in [("standard", None, None), ("flota_k2", "flota", 2)]]
+    results = {**_results(runs), "analysis": lm_report.analyse(_results(runs))}
+    results["piece_floor"] = [
+        {"part": "flota", "task": "arxiv_physics_L", "encoding": "standard", "mode": None, "k": None,
+         "dev": {"macro_f1": .611}, "test": {"macro_f1": .608}, "test_noisy": {"macro_f1": .539}},
+        {"part": "flota", "task": "arxiv_physics_L", "encoding": "flota_k2", "mode": "flota", "k": 2,
+         "dev": {"macro_f1": .615}, "test": {"macro_f1": .612}, "test_noisy": {"macro_f1": .589}}]
+    table = lm_report.flota_table(results)
+    rows = {r[1]: r for r in table[1:]}
+    assert rows["matched NB floor (standard pieces)"][2:6] == ["-", "-", "61.1", "60.8"]
+    assert rows["matched NB floor (standard pieces)"][9] == "53.9"
+    assert rows["matched NB floor (FLOTA pieces)"][2] == "2" and rows["matched NB floor (FLOTA pieces)"][9] == "58.9"
+    assert all(len(r) == len(table[0]) for r in table)
+
+
 # --- data and options ---------------------------------------------------------------------------------------
 
 def test_prepare_corpus_splits_documents_and_caps_words(tmp_path):
@@ -446,6 +464,10 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
     # the probe (one pretrained encoder, a random one per seed), the floor and the pseudo-perplexity were measured
     assert [p["row"] for p in res["probe"]] == ["unigram"] and len(res["probe"][0]["random"]) == 2
     assert {(f["part"], f["size"]) for f in res["floor"]} == {("superbizarre", 100), ("flota", 100)}
+    # the matched floor: the Naive Bayes over each FLOTA-table segmentation's own pieces, clean and noisy
+    assert sorted(f["encoding"] for f in res["piece_floor"]) == ["flota_k2", "standard"]
+    assert all(f["features"] == "pieces" and "test_noisy" in f for f in res["piece_floor"])
+    assert "matched NB floor (standard pieces)" in report and "matched NB floor (FLOTA pieces)" in report
     assert pre["pppl_clean"]["words"] > 0 and pre["pppl_noisy"]["noise"] and pre["pppl_clean"]["pppl_per_word"] > 1
     assert (out / "report.html").read_text().count("data:image/png;base64") >= 2
     assert not (part / "REPORT.md").exists()

@@ -131,6 +131,31 @@ def test_floor_learns_character_ngrams_and_uses_the_given_rows(tmp_path):
     assert small["train_rows"] == 2 and small["test"]["accuracy"] == 0.5
 
 
+def test_matched_floor_counts_the_pieces_of_a_prepared_folder(tmp_path):
+    """The Naive Bayes over a segmentation's own pieces: a test title whose pieces were all seen is classified by
+    them; with the spaces dropped (the noisy copy) its one piece is unseen, so only the class prior is left (a tie:
+    the first class), where character n-grams would still see "thermal" and "coded"."""
+    train = [("▁semi thermal", "0"), ("▁anti thermal", "0"), ("▁auto coded", "1"), ("▁re coded", "1")]
+    dev = [("▁non thermal", "0"), ("▁un coded", "1")]
+    test = [("▁mega thermal", "0"), ("▁trans coded", "1")]
+    noisy = [("▁megathermal", "0"), ("▁transcoded", "1")]
+    for sub, rows in (("train", train), ("valid", dev), ("test", test), ("test1", noisy)):
+        for folder, column, suffix in (("tok", 0, "input0"), ("raw", 1, "label")):
+            (tmp_path / folder).mkdir(exist_ok=True)
+            (tmp_path / folder / f"{sub}.{suffix}").write_text("".join(r[column] + "\n" for r in rows),
+                                                               encoding="utf-8")
+    r = ngram_floor.piece_floor_for_data(str(tmp_path), "macro_f1")
+    assert r["features"] == "pieces" and r["train_rows"] == 4 and r["alpha"] in ngram_floor.ALPHAS
+    assert r["dev"]["macro_f1"] == r["test"]["macro_f1"] == r["test"]["accuracy"] == 1.0
+    # both noisy titles predicted "0": class 0 F1 2/3, class 1 F1 0
+    assert r["test_noisy"]["accuracy"] == 0.5 and r["test_noisy"]["macro_f1"] == pytest.approx(1 / 3)
+    chars = ngram_floor.char_ngram_floor(train, dev, {"test_noisy": noisy}, "macro_f1")
+    assert chars["test_noisy"]["accuracy"] == 1.0
+    # without a noisy copy in the folder: the clean test only
+    (tmp_path / "tok" / "test1.input0").unlink()
+    assert "test_noisy" not in ngram_floor.piece_floor_for_data(str(tmp_path))
+
+
 def test_probe_classifier_picks_c_on_dev():
     import numpy as np
 

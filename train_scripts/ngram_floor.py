@@ -4,7 +4,9 @@ A multinomial Naive Bayes over the character 3- to 6-grams of each text (``Count
 trained on exactly the training rows a fine-tuning run sees, its smoothing chosen on the same dev rows by the same
 metric the fine-tuning selects by, and scored on the same test rows.  A neural row below it has not learned what a
 bag of character n-grams learns from the same labels: the report marks it under-trained and draws no conclusion
-about tokenisers from it.
+about tokenisers from it.  The matched floor (:func:`piece_floor`, :func:`piece_floor_for_data`) is the same Naive
+Bayes over a segmentation's own pieces: what those pieces alone tell a bag-of-pieces classifier (the FLOTA table's
+per-segmentation floor, clean and with whitespace noise).
 
     python -m train_scripts.ngram_floor --csv-prefix ../shared/data/superbizarre/arxiv --train-rows 8000 --max-rows 8000
 """
@@ -20,12 +22,14 @@ NGRAMS = (3, 6)
 ALPHAS = (0.1, 0.3, 1.0)
 
 
-def char_ngram_floor(train: list, dev: list, tests: dict, metric: str = "accuracy", extra_metrics: dict = None) -> dict:
+def char_ngram_floor(train: list, dev: list, tests: dict, metric: str = "accuracy", extra_metrics: dict = None,
+                     vectorizer=None) -> dict:
     """``train``, ``dev``: lists of ``(text, label)``; ``tests``: ``{name: [(text, label), ...]}``.  Returns
     ``{"alpha", "metric", "dev", name: {"accuracy", "macro_f1"} for each test}`` (fractions, 0-1).
     ``extra_metrics``: ``{name: function(gold labels, predicted labels) -> float}`` scored beside those two (a
     task's official metric, e.g. GermEval 2018's F1, ``train_scripts.prepare_german.germeval_macro_f1``);
-    ``metric`` may name one of them."""
+    ``metric`` may name one of them.  ``vectorizer``: the features, a scikit-learn vectorizer (default: the
+    character 3- to 6-grams; :func:`piece_floor` passes the pieces)."""
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.naive_bayes import MultinomialNB
@@ -35,7 +39,7 @@ def char_ngram_floor(train: list, dev: list, tests: dict, metric: str = "accurac
                 "macro_f1": float(f1_score(gold, pred, average="macro", zero_division=0)),
                 **{name: float(fn(gold, list(pred))) for name, fn in (extra_metrics or {}).items()}}
 
-    vec = CountVectorizer(analyzer="char_wb", ngram_range=NGRAMS, lowercase=True)
+    vec = vectorizer or CountVectorizer(analyzer="char_wb", ngram_range=NGRAMS, lowercase=True)
     x_train = vec.fit_transform([t for t, _ in train])
     y_train = [label for _, label in train]
     x_dev = vec.transform([t for t, _ in dev])
@@ -68,6 +72,35 @@ def floor_for_csv(csv_prefix: str, train_rows: int, max_rows: int = 0, metric: s
     if noisy_test is not None:
         tests["test_noisy"] = [(text, label) for text, (_, label) in zip(noisy_test, test)]
     return char_ngram_floor(train, dev, tests, metric, extra_metrics)
+
+
+def piece_floor(train: list, dev: list, tests: dict, metric: str = "accuracy") -> dict:
+    """The matched floor of a segmentation: the same Naive Bayes over the pieces a model sees (each text a line of
+    space-separated pieces, as ``classification_data prepare`` writes ``OUT/tok/*.input0``), every piece a feature
+    as it is (no lower-casing, no n-grams); arguments and result as :func:`char_ngram_floor`'s, plus
+    ``"features": "pieces"``."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    vec = CountVectorizer(analyzer=str.split, lowercase=False)
+    return {**char_ngram_floor(train, dev, tests, metric, vectorizer=vec), "features": "pieces"}
+
+
+def piece_floor_for_data(folder: str, metric: str = "accuracy") -> dict:
+    """:func:`piece_floor` of a ``classification_data prepare`` folder: its encoded ``tok/{train,valid}.input0``
+    with ``raw/*.label``, scored on ``tok/test.input0`` (``test``) and, where the folder has it, on the noisy copy
+    ``tok/test1.input0`` (``test_noisy``): the pieces of exactly the rows and the segmentation a run fine-tunes on
+    (with ``--noise-splits valid``, the noisy dev it selects on)."""
+    import os
+
+    def rows(subset):
+        with open(os.path.join(folder, "tok", f"{subset}.input0"), encoding="utf-8") as text, \
+                open(os.path.join(folder, "raw", f"{subset}.label"), encoding="utf-8") as labels:
+            return [(t.rstrip("\n"), label.strip()) for t, label in zip(text, labels)]
+
+    tests = {"test": rows("test")}
+    if os.path.isfile(os.path.join(folder, "tok", "test1.input0")):
+        tests["test_noisy"] = rows("test1")
+    return piece_floor(rows("train"), rows("valid"), tests, metric)
 
 
 def main(argv=None) -> int:

@@ -165,6 +165,7 @@ class LmDemo:
                 if (rec["row"], noisy) in pppl and rec.get("pretrain_seed", 1) == 1:
                     rec["pppl_noisy" if noisy else "pppl_clean"] = _pppl_summary(pppl[(rec["row"], noisy)].result())
         results["floor"] = floors(a, runs, prepared)
+        results["piece_floor"] = piece_floors(runs)
         return results
 
 
@@ -190,6 +191,24 @@ def floors(a, runs: list, prepared: dict) -> list:
         noisy_text = noisy.read_text(encoding="utf-8").splitlines() if noisy.is_file() else None
         f = floor_for_csv(str(r["prefix"]), r.get("train_rows") or 0, r["rows"], r["metric"], noisy_text)
         out.append({"part": r["part"], "task": r["task"], "size": r.get("size"), **f})
+    return out
+
+
+def piece_floors(runs: list) -> list:
+    """The matched floor of the FLOTA table (``train_scripts/ngram_floor.py``, :func:`piece_floor_for_data`): the
+    Naive Bayes over each segmentation's own pieces (the standard one and every FLOTA mode and k), on the data its
+    runs fine-tune on (clean test and the noisy copy), alpha chosen on their dev rows by their metric."""
+    from train_scripts.ngram_floor import piece_floor_for_data
+
+    out, seen = [], set()
+    for r in runs:
+        key = (r["task"], r["encoding"])
+        if r["part"] != "flota" or key in seen:
+            continue
+        seen.add(key)
+        f = piece_floor_for_data(str(r["data"]), r["metric"])
+        out.append({"part": "flota", "task": r["task"], "encoding": r["encoding"], "mode": r.get("mode"),
+                    "k": r.get("k"), **f})
     return out
 
 
