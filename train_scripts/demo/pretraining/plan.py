@@ -58,13 +58,17 @@ PRESETS = {
                     "~55 s), 1,000 updates at every size, batch 32, lr 1e-3, weight decay 0.1, 5 seeds, one pretraining run per "
                     "row (the pretraining and fine-tuning "
                     "settings from the sweep in bench/results/2026-11-28-pretraining-sweep.md); FLOTA on ArXiv-L "
-                    "physics, the first 4,000 training titles (dev and test whole), 5 epochs, 5 seeds, k = 2-4",
+                    "physics, the whole training split (12,000 titles; dev and test whole, 4,000 each), lr 1e-3, 6 "
+                    "epochs (2,250 updates), 5 seeds, k = 2-4 (the budget from the pilot in "
+                    "bench/results/2026-11-29-flota-pilot.md: at 4,000 titles and any update count the model over-fits "
+                    "6 points under the Naive Bayes over its own pieces; this one is 2.9 under it, about 2.8x the CPU "
+                    "of the 625 updates before it)",
             "device": "cpu", "corpus": ["arxiv"], "lm_words": 0, "vocab_size": 8000, "max_update": 3000,
             "max_epoch": 20, "pretrain_seeds": 1,
             "model": ["--small", "--lr", "0.002", "--global-batch", "128", "--sample-break-mode", "complete_doc"],
             "ft_rows": 8000, "ft_sizes": [1000, 8000], "ft_updates": 1000, "ft_epochs": 20, "ft_batch": 32,
-            "ft_lr": 1e-3, "ft_wd": 0.1, "seeds": 5, "pppl_lines": 600, "flota_rows": 4000, "flota_epochs": 5,
-            "flota_batch": 32, "flota_lr": 3e-4, "flota_seeds": 5, "flota_k": [2, 3, 4], "flota_modes": ["flota"]},
+            "ft_lr": 1e-3, "ft_wd": 0.1, "seeds": 5, "pppl_lines": 600, "flota_rows": 0, "flota_epochs": 6,
+            "flota_batch": 32, "flota_lr": 1e-3, "flota_seeds": 5, "flota_k": [2, 3, 4], "flota_modes": ["flota"]},
     "fast": {"note": "a smoke test: the --tiny RoBERTa for 10 updates on 20,000 words, 100 examples per split, "
                      "1 epoch, 2 seeds, FLOTA at k = 2 only: shows that every stage runs, not what pretraining does",
              "device": "cpu", "corpus": ["arxiv"], "lm_words": 20_000, "vocab_size": 600, "max_update": 10,
@@ -114,10 +118,12 @@ PRESET_HELP = {
 }
 #: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``), from the idle run of
 #: 2026-11-29 on this project's 2-core machine (part 2: 41.9 min, 2 commands at a time) and the stage records of the
-#: loaded runs before it (pretraining 22.6-28.8 min a row under a load of 2-5); the gpu preset has none recorded
+#: loaded runs before it (pretraining 22.6-28.8 min a row under a load of 2-5); the gpu preset has none recorded.
+#: cpu finetune/flota: 2.8x the 55 s of a 625-update run for the 2,250 updates of 12,000 titles x 6 epochs
+#: (bench/results/2026-11-29-flota-pilot.md)
 FIGURES = {
     "cpu": {"data": 20, "binarize": 30, "pretrain": 700, "prepare": 15, "finetune/superbizarre": 55,
-            "finetune/flota": 55, "probe": 40, "pppl": 45},
+            "finetune/flota": 155, "probe": 40, "pppl": 45},
     "fast": {"data": 10, "binarize": 20, "pretrain": 40, "prepare": 20, "finetune/superbizarre": 40,
              "finetune/flota": 40, "probe": 20, "pppl": 20},
 }
