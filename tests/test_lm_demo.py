@@ -138,15 +138,15 @@ def test_floor_has_three_states_and_no_row_conclusion_is_drawn_unless_both_are_a
     assert lm_report.floor_state(64.5 + 1.0, 64.5, 1.05) == "at" and lm_report.floor_state(63.4, 64.5, 1.05) == "below"
     text = "\n".join(lm_report.conclusions(res))
     assert "under-trained" not in text                       # a reference to clear, not a law of training
-    assert "Unigram at 8,000 words (61.0 against 64.5 ± 1.0: below the floor)" in text
-    assert "Unigram' no spaces at 8,000 words (64.8 against 64.5 ± 1.0: at the floor)" in text
+    assert "Unigram at 8,000 words (61.0 against 64.5 ± 0.5: below the floor)" in text
+    assert "Unigram' no spaces at 8,000 words (64.8 against 64.5 ± 0.5: at the floor)" in text
     # Unigram' beats Unigram significantly, but Unigram is below the floor: no tokeniser conclusion is drawn, and the
     # rows table shows no mark either
     assert "differs from Unigram" not in text
     table = {r[0]: r for r in lm_report.rows_table(res, "arxiv")[1:]}
     assert table["Unigram'"][6] == "not drawn: Unigram is below the floor"
     assert table["Unigram' no spaces (at the floor)"][6] == "not drawn: this row is at the floor"
-    assert table["Unigram (below the floor)"][6] == "" and table["Unigram'"][5] == "64.5 ± 1.0"
+    assert table["Unigram (below the floor)"][6] == "" and table["Unigram'"][5] == "64.5 ± 0.5"
     assert table["Unigram'"][7] == "Welch; fine-tuning seeds of one checkpoint (3 v 3)"
     # both above the floor: the comparison is drawn, in the table and in the conclusions
     res["floor"][0]["test"]["accuracy"] = 0.55
