@@ -13,7 +13,6 @@ from pathlib import Path
 
 from train_scripts.demo.german.plan import TASK, Paths
 from train_scripts.demo.pretraining.scheduler import LmDemo, collect_results
-from train_scripts.demo.stages import SlotRunner
 
 
 def prepare_data(a, paths: Paths) -> dict:
@@ -111,27 +110,11 @@ class GermanRun(LmDemo):
         a, p = self.a, self.plan
         data = self.data()
         sched = self.scheduler
-        # slots: pretraining first (the longest steps, which the others wait for), then data preparation, then the
-        # rest
-        self.runner = SlotRunner(self.runner, sched,
-                                 lambda stage: 0 if stage.startswith("lm/") else 1 if stage.startswith("prep/") else 2)
-        binarized = {row: sched.add(lambda r=row: self.binarize_row(r)) for row in a.rows}
-        pretrained = {row: sched.add(lambda r=row: self.pretrain_row(r), [binarized[row]]) for row in a.rows}
-        runs = p.finetune_runs()
-        prepared = {}
-        for run in runs:
-            if str(run["data"]) not in prepared:
-                prepared[str(run["data"])] = sched.add(lambda r=run: self.prepare(r), [binarized[run["row"]]])
-        tuned = [sched.add(lambda r=run: self.finetune(r), [prepared[str(run["data"])], pretrained[run["row"]]])
-                 for run in runs]
+        runs, pretrained, prepared, tuned = self.schedule_training(sched)
+        pretrained = {row: pretrained[(row, 1)] for row in a.rows}   # one pretraining run per row
         pppl = {row: sched.add(lambda r=row: self.word_pppl(r), [pretrained[row]]) for row in a.rows}
         probes = {row: sched.add(lambda r=row: self.verb_probe(r), [pretrained[row]]) for row in a.rows}
-        try:
-            sched.wait()
-        except BaseException:       # SIGINT/SIGTERM: no stage may be recorded from here on
-            sched.stopping.set()
-            self.stages.stopping.set()
-            raise
+        sched.wait()
         prepared = {k: f.result() for k, f in prepared.items()}
         results = collect_results(a, p, data, [pretrained[r].result() for r in a.rows], runs,
                                   [f.result() for f in tuned], prepared)

@@ -119,12 +119,12 @@ class LmDemo:
         return self.stages.run(stage, [out], go, key=[str(x) for x in cmd], after=(f"lm/{row}/pretrain",),
                                announce=False)
 
-    def run_all(self) -> dict:
+    def schedule_training(self, sched) -> tuple:
+        """Every row's binarisation and pretraining runs and every fine-tuning run (with its data preparation) as
+        steps of ``sched``: ``(runs, pretrained by (row, seed), prepared by data folder, tuned)``.  Slots go to
+        pretraining first (the longest steps, which the others wait for), then to data preparation, then to the
+        rest."""
         a, p = self.a, self.plan
-        data = self.data()
-        sched = self.scheduler if self.scheduler is not None else Scheduler(a.jobs)
-        # slots go to pretraining first (the longest steps, which the others wait for), then to data preparation,
-        # then to fine-tuning
         self.runner = SlotRunner(self.runner, sched,
                                  lambda stage: 0 if stage.startswith("lm/") else 1 if stage.startswith("prep/") else 2)
         binarized = {row: sched.add(lambda r=row: self.binarize_row(r)) for row in a.rows}
@@ -141,6 +141,15 @@ class LmDemo:
         tuned = [sched.add(lambda r=run: self.finetune(r), [prepared[str(run["data"])],
                                                             pretrained[(run["row"], run.get("pretrain_seed", 1))]])
                  for run in runs]
+        return runs, pretrained, prepared, tuned
+
+    def run_all(self) -> dict:
+        """Every step on the demo's scheduler; the results.  An interrupt (SIGINT/SIGTERM) propagates to the run
+        skeleton (``main.run_part``), which stops the scheduler and the stages before the processes."""
+        a, p = self.a, self.plan
+        data = self.data()
+        sched = self.scheduler if self.scheduler is not None else Scheduler(a.jobs)
+        runs, pretrained, prepared, tuned = self.schedule_training(sched)
         # the probe: every row with a random control, on its largest labelled size's data (one per task, row and
         # pretraining run; the random encoders with the first)
         probe_runs = {(r["task"], r["row"]): r for r in runs if r["part"] == "superbizarre" and r["init"] == "random"
@@ -150,12 +159,7 @@ class LmDemo:
                   for key, run in probe_runs.items() for k in p.pretrain_seeds()}
         pppl = {(row, noisy): sched.add(lambda r=row, n=noisy: self.pseudo_perplexity(r, n), [pretrained[(row, 1)]])
                 for row in (a.rows if a.pppl_lines else []) for noisy in (False, True)}
-        try:
-            sched.wait()
-        except BaseException:       # SIGINT/SIGTERM: no stage may be recorded from here on
-            sched.stopping.set()
-            self.stages.stopping.set()
-            raise
+        sched.wait()
         results = collect_results(a, p, data, [f.result() for f in pretrained.values()], runs,
                                   [f.result() for f in tuned], {k: f.result() for k, f in prepared.items()})
         results["probe"] = [{"task": t, "row": r, "pretrain_seed": k, **f.result()}
