@@ -313,3 +313,22 @@ def test_corrupt_gzip_training_input_is_one_line(tmp_path):
                "--vocab-size", 100)
     one_line_error(proc, f"{tmp_path / 'cut.gz'}: corrupt or truncated gzip data", "compressed byte")
     assert listing(tmp_path) == ["cut.gz"]
+
+
+def test_a_commands_json_record_is_written_whole_and_printed(tmp_path, capsys):
+    """write_record, the evaluation commands' one way to publish their result: the file holds the whole record
+    (non-ASCII kept), it is printed unless echo is off, and a failing serialisation leaves no file behind."""
+    import json
+
+    from preprocess.files.outputs import write_record
+
+    out = tmp_path / "r.json"
+    write_record({"Wörter": 3, "f1": 0.5}, str(out))
+    assert json.loads(out.read_text(encoding="utf-8")) == {"Wörter": 3, "f1": 0.5}
+    assert "Wörter" in out.read_text(encoding="utf-8") and json.loads(capsys.readouterr().out) == {"Wörter": 3,
+                                                                                                   "f1": 0.5}
+    write_record({"a": 1}, str(out), echo=False)
+    assert capsys.readouterr().out == "" and json.loads(out.read_text()) == {"a": 1}
+    with pytest.raises(TypeError):
+        write_record({"a": object()}, str(tmp_path / "bad.json"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]

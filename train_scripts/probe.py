@@ -15,11 +15,11 @@ random encoders' spread (a prediction-interval t: ``train_scripts/demo/statistic
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
 from preprocess.common import UserError
+from preprocess.files.outputs import write_record
 
 #: logistic-regression inverse regularisation strengths tried on dev
 CS = (0.01, 0.1, 1.0)
@@ -144,14 +144,7 @@ def main(argv=None) -> int:
     except ValueError:
         raise UserError(f"--sizes must be comma-separated numbers, not {a.sizes!r}") from None
     result = probe(a.checkpoint, a.data, sizes, a.random_seeds, a.metric)
-    text = json.dumps(result, indent=1)
-    if a.output:
-        from preprocess.files.outputs import atomic_output
-
-        with atomic_output(a.output) as fh:
-            fh.write(text + "\n")
-    else:
-        print(text)
+    write_record(result, a.output, echo=not a.output)
     return 0
 
 

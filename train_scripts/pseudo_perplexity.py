@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import logging
 import math
 import os
@@ -68,7 +67,7 @@ from typing import Sequence
 from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.files.inputs import read_lines, require_input
-from preprocess.files.outputs import atomic_output
+from preprocess.files.outputs import write_record
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 
 #: masked copies scored in one forward pass by default (one sentence of n tokens gives n copies)
@@ -546,11 +545,7 @@ def main(argv=None) -> int:
     result = pseudo_perplexity(args.lm_data, args.checkpoint, args.input, args.max_lines, args.batch_size,
                                cpu=not args.gpu, infl_noise=args.infl_noise, noise_seed=args.noise_seed,
                                sentences=args.sentences, threads=args.threads, word_marks=args.word_marks)
-    text = json.dumps(result, indent=1, ensure_ascii=False)
-    if args.output:
-        with atomic_output(args.output) as fh:
-            fh.write(text + "\n")
-    print(text)
+    write_record(result, args.output)
     return 0
 
 

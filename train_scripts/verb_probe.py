@@ -56,7 +56,6 @@ line naming the file and line) leave no output file.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -67,6 +66,7 @@ from dataclasses import dataclass, field
 
 from preprocess.cli import run_main
 from preprocess.common import UserError, flatten_line
+from preprocess.files.outputs import write_record
 from train_scripts import pseudo_perplexity as pp
 from train_scripts.prepare_german import VERB_FEATURES, VERB_UPOS, read_conllu, word_positions
 from train_scripts.probe import CS, load_encoder
@@ -367,13 +367,7 @@ def main(argv=None) -> int:
             raise UserError(f"{what} not found: {path}")
     result = verb_probe(a.checkpoint, a.lm_data, a.train_conllu, a.test_conllu, a.random_seeds, a.metric,
                         a.batch_size, a.threads)
-    text = json.dumps(result, indent=1, ensure_ascii=False)
-    if a.output:
-        from preprocess.files.outputs import atomic_output
-
-        with atomic_output(a.output) as fh:
-            fh.write(text + "\n")
-    print(text)
+    write_record(result, a.output)
     return 0
 
 

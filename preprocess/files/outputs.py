@@ -302,3 +302,16 @@ def atomic_output(path: str, mode: str = "w", encoding: str | None = "utf-8"):
     """
     with atomic_outputs([path], mode, encoding) as (fh,):
         yield fh
+
+
+def write_record(record, output: str | None, echo: bool = True) -> None:
+    """A command's JSON result: written to ``output`` through :func:`atomic_output` (all or nothing) when one is
+    given, and printed when ``echo`` is set (the evaluation commands print it either way, so a log keeps it)."""
+    import json
+
+    text = json.dumps(record, indent=1, ensure_ascii=False)
+    if output:
+        with atomic_output(output) as fh:
+            fh.write(text + "\n")
+    if echo:
+        print(text)
