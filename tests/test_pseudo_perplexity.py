@@ -328,3 +328,31 @@ def test_command_line_word_marks(lm, tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and message in err, err
         assert not out.exists()
+
+
+@pytest.mark.slow
+def test_the_unigram_floor_is_the_pieces_training_frequency(loaded, lm):
+    """unigram_bits_per_word, the trivial floor beside bits_per_word: the scored pieces' add-one frequencies in
+    the pretraining text, counted here by hand from its tokenised copy (tok/train.en); the 30-update model, which
+    has barely learned, is still worse than it (the floor is one a model can fail to clear)."""
+    from collections import Counter
+
+    hub, info = loaded
+    lm_dir, _, raw = lm
+    d = hub.task.source_dictionary
+    tok = _lines(lm_dir / "tok" / "train.en")
+    train = Counter(d.index(p) for line in tok for p in line.split())
+    counts = pp.train_counts(hub)
+    for i, n in train.items():
+        assert counts[i] == n, d[i]
+    assert counts[d.eos()] == len(tok) and counts.sum() == sum(train.values()) + len(tok)   # + one </s> per line
+    row = pp.RowEncoder(info)
+    limit = hub.model.max_positions() - 2
+    lines = [x for x in _lines(raw / "valid.en") if len(row.encode([x])[0]) <= limit][:10]   # none truncated
+    result = pp.score_lines(hub, info, lines)
+    assert len(lines) == 10 and result["truncated_lines"] == 0
+    total = counts.sum() + len(counts)
+    expected = -sum(math.log((counts[d.index(p)] + 1) / total) for p in sum(row.encode(lines), []))
+    words = sum(len(x.split()) for x in lines)
+    assert result["unigram_bits_per_word"] == pytest.approx(expected / words / math.log(2))
+    assert result["bits_per_word"] > result["unigram_bits_per_word"] + 3   # 30 updates: worse than frequencies

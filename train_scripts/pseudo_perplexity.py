@@ -368,6 +368,9 @@ def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_S
         per_line[k] = pll
     tokens = sum(len(s) - 2 for s in seqs)
     nll = -math.fsum(plls)
+    counts = train_counts(hub)
+    floor = [unigram_lls(counts, s[1:-1].tolist()) for s in seqs] if counts is not None else None
+    floor_nll = -math.fsum(map(math.fsum, floor)) if floor is not None else None
     result = {
         "pppl_per_word": math.exp(nll / words), "bits_per_word": nll / words / math.log(2),
         "nll": nll, "nll_per_word": nll / words,
@@ -376,14 +379,46 @@ def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_S
         "empty_lines": len(lines) - len(seqs), "truncated_lines": truncated_lines,
         "truncated_words": truncated_words, "unk_tokens": unk, "max_positions": limit + 2,
         "words_paper": words_paper, "pppl_per_word_paper": math.exp(nll / words_paper) if words_paper else None,
+        "unigram_bits_per_word": floor_nll / words / math.log(2) if floor is not None else None,
         "scheme": (info.get("config") or {}).get("scheme", info.get("scheme")),
         "spaces": info.get("spaces"), "space_tokens_dropped": row.drop_spaces, "batch_size": batch_size,
         "seconds": None, "sentence_pll": per_line,
     }
     if word_marks is not None:
         result["marked"] = marked_record([word_marks[k] for k in kept], kept_words, per_token, word_marks)
+        unigram = marked_record([word_marks[k] for k in kept], kept_words, floor, word_marks) if floor else {}
+        result["marked"]["unigram_bits_per_word"] = unigram.get("bits_per_word")
     result["seconds"] = round(time.perf_counter() - started, 3)
     return result
+
+
+def train_counts(hub):
+    """How often each dictionary symbol occurs in the model's binarized training split (numpy, one count per
+    symbol), or None where the hub's data folder has no ``train`` split.  (``dict.txt``'s counts are no
+    frequencies here: a SentencePiece vocabulary is written with counts by rank.)"""
+    import numpy as np
+    from fairseq.data import data_utils
+
+    data = str(getattr(getattr(hub.task, "cfg", None), "data", "") or "").split(os.pathsep)[0]
+    dictionary = hub.task.source_dictionary
+    dataset = data_utils.load_indexed_dataset(os.path.join(data, "train"), dictionary) if data else None
+    if dataset is None:
+        return None
+    buffer = getattr(dataset, "_bin_buffer", None)
+    index = getattr(dataset, "_index", None)
+    if buffer is not None and index is not None:         # fairseq's mmap format: the whole split as one array
+        ids = np.frombuffer(buffer, dtype=index.dtype)
+    else:
+        ids = np.concatenate([dataset[i].numpy() for i in range(len(dataset))])
+    return np.bincount(ids, minlength=len(dictionary))
+
+
+def unigram_lls(counts, ids: Sequence[int]) -> list[float]:
+    """The context-free floor of a pseudo-log-likelihood: each piece's log probability (nats) under the pieces'
+    frequencies in the pretraining data (``counts``: :func:`train_counts`, add-one smoothed over the symbols).  A
+    masked LM that learned anything from a piece's context scores above it; one that did not scores about at it."""
+    total = float(counts.sum()) + len(counts)
+    return [math.log((int(counts[i]) + 1) / total) for i in ids]
 
 
 def check_word_marks(lines: Sequence[str], word_marks: Sequence[Sequence[int]], name: str = "word marks",
@@ -447,6 +482,8 @@ def pseudo_perplexity(lm_data: str, checkpoint: str, text_file: str, max_lines: 
         bits_per_word        total NLL / words / ln 2;  nll: total NLL in nats (-sum of sentence PLLs);
                              nll_per_word: nats per word
         pppl_per_token       exp(total NLL / tokens), the row's own pieces (for reference, not comparable)
+        unigram_bits_per_word  the trivial floor beside bits_per_word: the same pieces scored without context, by
+                             their frequency in the pretraining data (:func:`unigram_lls`)
         words, tokens, tokens_per_word, lines (read), scored_lines, empty_lines, truncated_lines,
         truncated_words (cut off, in neither count), unk_tokens, max_positions
         words_paper, pppl_per_word_paper   the BITE paper's denominator (module doc)
@@ -455,7 +492,7 @@ def pseudo_perplexity(lm_data: str, checkpoint: str, text_file: str, max_lines: 
         sentence_pll         (with sentences=True) each line's PLL in nats, None for an empty line
         marked               (with word_marks) the same over the marked words alone (:func:`marked_record`):
                              words, tokens, nll, nll_per_word, pppl_per_word, bits_per_word, marks,
-                             truncated_words, unaligned_lines, unaligned_words
+                             truncated_words, unaligned_lines, unaligned_words, unigram_bits_per_word
 
     ``infl_noise``: score the demo's inflection noise (:func:`inflection_noise_lines`) of the text at this
     fraction instead of the clean text.  ``threads``: torch's CPU threads (0: torch's default; 1 is often faster

@@ -179,13 +179,14 @@ def pppl_table(results: dict) -> Optional[list]:
     pppl = results.get("pppl") or {}
     if not pppl:
         return None
-    table = [["row", "PPPL / word (all)", "bits / word (all)", "PPPL / word (verbs)", "bits / word (verbs)",
-              "words", "verb words", "tokens / word"]]
+    table = [["row", "PPPL / word (all)", "bits / word (all)", "floor: piece unigram (all)", "PPPL / word (verbs)",
+              "bits / word (verbs)", "floor: piece unigram (verbs)", "words", "verb words", "tokens / word"]]
     for row, r in pppl.items():
         m = r.get("marked") or {}
         table.append([_label(row), _f(r.get("pppl_per_word"), 1), _f(r.get("bits_per_word"), 2),
-                      _f(m.get("pppl_per_word"), 1), _f(m.get("bits_per_word"), 2), f"{r.get('words', 0):,}",
-                      f"{m.get('words', 0):,}", _f(r.get("tokens_per_word"), 2)])
+                      _f(r.get("unigram_bits_per_word"), 2), _f(m.get("pppl_per_word"), 1),
+                      _f(m.get("bits_per_word"), 2), _f(m.get("unigram_bits_per_word"), 2),
+                      f"{r.get('words', 0):,}", f"{m.get('words', 0):,}", _f(r.get("tokens_per_word"), 2)])
     return table
 
 
@@ -337,7 +338,9 @@ def _tables(c: SimpleNamespace) -> list:
         ("German: pretraining", pretraining_table(c.r), "The same budget for both rows."),
         ("German: verbs, pseudo-perplexity", pppl_table(c.r), "Pseudo-perplexity per whitespace word on the UD "
          "German GSD test sentences: every piece masked alone in its sentence, a word's PLL the sum of its pieces'; "
-         "'verbs': the gold VERB/AUX words alone. Per word, so rows with different segmentations compare."),
+         "'verbs': the gold VERB/AUX words alone. Per word, so rows with different segmentations compare. Floor: "
+         "the same pieces scored without context, by their frequency in the row's pretraining text (add-one): a "
+         "model under it in bits has learned something from the context."),
         ("German: verbs, probes", probe_table(c.r), "Frozen encoder, each word the mean of its pieces' last-layer "
          "states; a logistic regression per feature trained on UD dev verb tokens and scored on UD test. Lexeme: "
          "how often a verb form's nearest other verb form (cosine) shares its gold lemma. p: the pretrained "
