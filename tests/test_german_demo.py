@@ -112,6 +112,8 @@ def test_the_german_part_end_to_end_on_the_fast_preset(run_cli, shared_path, tmp
     results = json.loads((out / "german" / "results.json").read_text())
     assert {r["row"] for r in results["pretraining"]} == {"unigram", "wordmap"}
     assert set(results["pppl"]) == {"unigram", "wordmap"} and all("marked" in r for r in results["pppl"].values())
+    assert all(r["unigram_bits_per_word"] > 0 and r["marked"]["unigram_bits_per_word"] > 0
+               for r in results["pppl"].values())                       # the floor beside every row
     assert all(len(r["random"]) == 2 for r in results["verb_probe"].values())
     assert len(results["finetune"]) == 3 and all(r.get("test_official") for r in results["finetune"])
     corpus = results["data"]["corpus"]
