@@ -113,7 +113,7 @@ class GermanPart(Part):
 
         plan = Plan(args)
         stages = [("lm/data", "data")] + [(f"lm/{row}/binarize", f"binarize/{row}") for row in args.rows]
-        stages += [(f"lm/{row}/pretrain", "pretrain") for row in args.rows]
+        stages += [(f"lm/{row}/pretrain", f"pretrain/{row}") for row in args.rows]
         runs = plan.finetune_runs()
         stages += [(p, "prepare") for p in dict.fromkeys(r["prep"] for r in runs)]
         stages += [(r["name"], "finetune") for r in runs]

@@ -92,11 +92,11 @@ class Paths:
 
 
 #: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``); fast: its run of
-#: 2026-11-29 under a load of 6-7 on the 2-core machine, halved; cpu: the first stages of its run of 2026-11-29 and
-#: the pretraining part's figures scaled to this part's tokens per update (bench/results/2026-11-29-german-part.md)
+#: 2026-11-29 under a load of 6-7 on the 2-core machine, halved; cpu: its complete run of 2026-11-29 from a fresh
+#: output folder on the idle 2-core machine, 49.0 minutes (bench/results/2026-11-29-german-part.md)
 FIGURES = {
-    "cpu": {"data": 5, "binarize/unigram": 60, "binarize/wordmap": 110, "pretrain": 900, "prepare": 50,
-            "finetune": 180, "pppl": 80, "verbs": 80, "floor": 25},
-    "fast": {"data": 5, "binarize/unigram": 20, "binarize/wordmap": 25, "pretrain": 30, "prepare": 30,
-             "finetune": 45, "pppl": 30, "verbs": 30, "floor": 15},
+    "cpu": {"data": 2, "binarize/unigram": 35, "binarize/wordmap": 50, "pretrain/unigram": 740,
+            "pretrain/wordmap": 1010, "prepare": 26, "finetune": 245, "pppl": 50, "verbs": 33, "floor": 8},
+    "fast": {"data": 5, "binarize/unigram": 20, "binarize/wordmap": 25, "pretrain/unigram": 30,
+             "pretrain/wordmap": 30, "prepare": 30, "finetune": 45, "pppl": 30, "verbs": 30, "floor": 15},
 }
