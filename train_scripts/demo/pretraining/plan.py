@@ -116,14 +116,15 @@ PRESET_HELP = {
     "flota_lr": "FLOTA fine-tuning learning rate", "flota_seeds": "seeds per FLOTA segmentation",
     "flota_k": "the k values of FLOTA, FIRST and LONGEST", "flota_modes": "flota, first, longest",
 }
-#: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``), from the idle run of
-#: 2026-11-29 on this project's 2-core machine (part 2: 41.9 min, 2 commands at a time) and the stage records of the
-#: loaded runs before it (pretraining 22.6-28.8 min a row under a load of 2-5); the gpu preset has none recorded.
-#: cpu finetune/flota: 2.8x the 55 s of a 625-update run for the 2,250 updates of 12,000 titles x 6 epochs
-#: (bench/results/2026-11-29-flota-pilot.md)
+#: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``). cpu: the stage
+#: records of the re-run of 2026-11-29 12:49-13:45 UTC on this project's 2-core machine, nothing else running after
+#: 13:05 (bench/results/2026-11-29-pretraining-rerun.md: pretraining 1,311-1,427 s a row, FLOTA 251-276 s, Superbizarre
+#: 116-125 s); the idle run of the morning had taken about half as long a stage (part 2: 41.9 min), and the
+#: machine's speed is known to vary up to 2x (bench/results/2026-11-29-make-demo.md): the plan takes the slower,
+#: later figures. The gpu preset has none recorded.
 FIGURES = {
-    "cpu": {"data": 20, "binarize": 30, "pretrain": 700, "prepare": 15, "finetune/superbizarre": 55,
-            "finetune/flota": 155, "probe": 40, "pppl": 45},
+    "cpu": {"data": 5, "binarize": 30, "pretrain": 1350, "prepare": 21, "finetune/superbizarre": 120,
+            "finetune/flota": 265, "probe": 40, "pppl": 13},
     "fast": {"data": 10, "binarize": 20, "pretrain": 40, "prepare": 20, "finetune/superbizarre": 40,
              "finetune/flota": 40, "probe": 20, "pppl": 20},
 }
