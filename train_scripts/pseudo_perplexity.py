@@ -369,7 +369,8 @@ def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_S
     tokens = sum(len(s) - 2 for s in seqs)
     nll = -math.fsum(plls)
     counts = train_counts(hub)
-    floor = [unigram_lls(counts, s[1:-1].tolist()) for s in seqs] if counts is not None else None
+    log_probs = unigram_log_probs(counts) if counts is not None else None
+    floor = [log_probs[s[1:-1].numpy()].tolist() for s in seqs] if log_probs is not None else None
     floor_nll = -math.fsum(map(math.fsum, floor)) if floor is not None else None
     result = {
         "pppl_per_word": math.exp(nll / words), "bits_per_word": nll / words / math.log(2),
@@ -385,8 +386,9 @@ def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_S
         "seconds": None, "sentence_pll": per_line,
     }
     if word_marks is not None:
-        result["marked"] = marked_record([word_marks[k] for k in kept], kept_words, per_token, word_marks)
-        unigram = marked_record([word_marks[k] for k in kept], kept_words, floor, word_marks) if floor else {}
+        scored_marks = [word_marks[k] for k in kept]
+        result["marked"] = marked_record(scored_marks, kept_words, per_token, word_marks)
+        unigram = marked_record(scored_marks, kept_words, floor, word_marks) if floor else {}
         result["marked"]["unigram_bits_per_word"] = unigram.get("bits_per_word")
     result["seconds"] = round(time.perf_counter() - started, 3)
     return result
@@ -413,12 +415,14 @@ def train_counts(hub):
     return np.bincount(ids, minlength=len(dictionary))
 
 
-def unigram_lls(counts, ids: Sequence[int]) -> list[float]:
-    """The context-free floor of a pseudo-log-likelihood: each piece's log probability (nats) under the pieces'
-    frequencies in the pretraining data (``counts``: :func:`train_counts`, add-one smoothed over the symbols).  A
-    masked LM that learned anything from a piece's context scores above it; one that did not scores about at it."""
-    total = float(counts.sum()) + len(counts)
-    return [math.log((int(counts[i]) + 1) / total) for i in ids]
+def unigram_log_probs(counts):
+    """The context-free floor of a pseudo-log-likelihood: every symbol's log probability (nats, a numpy array
+    indexed by id) under the pieces' frequencies in the pretraining data (``counts``: :func:`train_counts`, add-one
+    smoothed over the symbols).  A masked LM that learned anything from a piece's context scores above it; one
+    that did not scores about at it."""
+    import numpy as np
+
+    return np.log((counts + 1) / (float(counts.sum()) + len(counts)))
 
 
 def check_word_marks(lines: Sequence[str], word_marks: Sequence[Sequence[int]], name: str = "word marks",
@@ -483,7 +487,7 @@ def pseudo_perplexity(lm_data: str, checkpoint: str, text_file: str, max_lines: 
                              nll_per_word: nats per word
         pppl_per_token       exp(total NLL / tokens), the row's own pieces (for reference, not comparable)
         unigram_bits_per_word  the trivial floor beside bits_per_word: the same pieces scored without context, by
-                             their frequency in the pretraining data (:func:`unigram_lls`)
+                             their frequency in the pretraining data (:func:`unigram_log_probs`)
         words, tokens, tokens_per_word, lines (read), scored_lines, empty_lines, truncated_lines,
         truncated_words (cut off, in neither count), unk_tokens, max_positions
         words_paper, pppl_per_word_paper   the BITE paper's denominator (module doc)
