@@ -469,6 +469,9 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
     assert all(f["features"] == "pieces" and "test_noisy" in f for f in res["piece_floor"])
     assert "matched NB floor (standard pieces)" in report and "matched NB floor (FLOTA pieces)" in report
     assert pre["pppl_clean"]["words"] > 0 and pre["pppl_noisy"]["noise"] and pre["pppl_clean"]["pppl_per_word"] > 1
+    # pseudo-perplexity's trivial floor beside each row (the pieces' add-one frequencies, no context)
+    assert pre["pppl_clean"]["unigram_bits_per_word"] > 0 and pre["pppl_noisy"]["unigram_bits_per_word"] > 0
+    assert "floor: piece unigram clean" in report
     assert (out / "report.html").read_text().count("data:image/png;base64") >= 2
     assert not (part / "REPORT.md").exists()
     # the demo's one report: the translation part's sections, then this part's, from both results.json files

@@ -280,15 +280,17 @@ def pretraining_table(results: dict) -> list:
 def pppl_table(results: dict) -> list:
     """Pseudo-perplexity per word of each pretrained row on held-out text, clean and with inflection noise."""
     head = ["row", "held-out words", "tokens/word", "pseudo-perplexity/word clean", "bits/word clean",
-            "pseudo-perplexity/word inflection noise", "bits/word inflection noise", "noise cost (bits/word)"]
+            "floor: piece unigram clean", "pseudo-perplexity/word inflection noise", "bits/word inflection noise",
+            "floor: piece unigram noise", "noise cost (bits/word)"]
     out = [head]
     for r in results["pretraining"]:
         c, n = r.get("pppl_clean"), r.get("pppl_noisy")
         if not c:
             continue
         out.append([r["label"], f"{c['words']:,}", _f(c["tokens_per_word"], 2), _f(c["pppl_per_word"], 1),
-                    _f(c["bits_per_word"], 2), _f(n["pppl_per_word"], 1) if n else "-",
-                    _f(n["bits_per_word"], 2) if n else "-",
+                    _f(c["bits_per_word"], 2), _f(c.get("unigram_bits_per_word"), 2),
+                    _f(n["pppl_per_word"], 1) if n else "-", _f(n["bits_per_word"], 2) if n else "-",
+                    _f(n.get("unigram_bits_per_word"), 2) if n else "-",
                     f"{n['bits_per_word'] - c['bits_per_word']:+.2f}" if n else "-"])
     return out if len(out) > 1 else []
 
@@ -625,7 +627,9 @@ NOTES = {
     "pppl": "Pseudo-perplexity per word (BITE paper, section 4.3; Salazar et al. 2020): every position of a sentence "
             "masked in turn, the log-probabilities of the true pieces summed, exp(-total / words of the raw text), "
             "so rows that segment differently are comparable. Held-out text: the first lines of the validation "
-            "split, clean and with the demo's inflection noise (the same seeded re-inflection for every row).",
+            "split, clean and with the demo's inflection noise (the same seeded re-inflection for every row). "
+            "Floor: the same pieces scored without context, by their add-one frequencies in the row's binarized "
+            "training split (bits per word of the raw text); a row above its floor learned nothing from context.",
     "curve": "Test accuracy (points) of the best dev epoch on the same test words at every size; the same number "
              "of updates at every labelled size (epochs = updates / updates per epoch). 'All runs': mean ± sd of "
              "every seed; 'kept': without the runs that collapsed to one class on dev. Difference: pretrained minus "
