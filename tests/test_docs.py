@@ -39,6 +39,20 @@ def test_relative_links_resolve(path):
     assert not missing, f"{path.relative_to(REPO)}: links to missing files: {missing}"
 
 
+PRIVATE = re.compile(r"(?<!\w)/work/|(?<!\w)/home/|\bVM\b(?!\*)")   # not the example /abs/work/, not STTS's VM*
+
+
+def test_no_page_names_the_machine_it_ran_on():
+    """A result page says what ran and how (the command, the machine's cores and load), not where on the machine
+    that recorded it: paths in it are relative to the checkout (``demo-output/``, ``../shared/data``)."""
+    pages = markdown_files() + sorted((REPO / "bench" / "results").glob("*.md"))
+    found = [f"{p.relative_to(REPO)}:{n}" for p in pages
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if PRIVATE.search(line)]
+    assert not found, found
+    assert PRIVATE.search("--output /work/demo44") and PRIVATE.search("an idle VM")
+    assert not PRIVATE.search("--output demo44 on a 2-core machine, /abs/work/x, verbs (VV*, VM*)")
+
+
 def test_the_link_check_sees_a_broken_link(tmp_path):
     page = tmp_path / "page.md"
     page.write_text("see [there](nowhere.md) and [here](page.md#x), not `[code](x.md)`\n", encoding="utf-8")
