@@ -116,15 +116,15 @@ PRESET_HELP = {
     "flota_lr": "FLOTA fine-tuning learning rate", "flota_seeds": "seeds per FLOTA segmentation",
     "flota_k": "the k values of FLOTA, FIRST and LONGEST", "flota_modes": "flota, first, longest",
 }
-#: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``). cpu: the stage
-#: records of the re-run of 2026-11-29 12:49-13:45 UTC on this project's 2-core machine, nothing else running after
-#: 13:05 (bench/results/2026-11-29-pretraining-rerun.md: pretraining 1,311-1,427 s a row, FLOTA 251-276 s, Superbizarre
-#: 116-125 s); the idle run of the morning had taken about half as long a stage (part 2: 41.9 min), and the
-#: machine's speed is known to vary up to 2x (bench/results/2026-11-29-make-demo.md): the plan takes the slower,
-#: later figures. The gpu preset has none recorded.
+#: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``). cpu: the medians of
+#: the complete re-run of 2026-11-29 (84 stages in three resumed goes on this project's 2-core machine; the stage
+#: records: pretraining 1,311-1,427 s a row, FLOTA 251-300 s, Superbizarre 116-162 s with two outliers while a
+#: `make install` ran beside it; bench/results/2026-11-29-pretraining-rerun.md). The idle run of the morning had
+#: taken about half as long a stage (part 2: 41.9 min); the machine's speed is known to vary up to 2x
+#: (bench/results/2026-11-29-make-demo.md): the plan takes the slower, later figures. The gpu preset has none recorded.
 FIGURES = {
-    "cpu": {"data": 5, "binarize": 30, "pretrain": 1350, "prepare": 21, "finetune/superbizarre": 120,
-            "finetune/flota": 265, "probe": 40, "pppl": 13},
+    "cpu": {"data": 5, "binarize": 30, "pretrain": 1370, "prepare": 21, "finetune/superbizarre": 135,
+            "finetune/flota": 285, "probe": 55, "pppl": 13},
     "fast": {"data": 10, "binarize": 20, "pretrain": 40, "prepare": 20, "finetune/superbizarre": 40,
              "finetune/flota": 40, "probe": 20, "pppl": 20},
 }
