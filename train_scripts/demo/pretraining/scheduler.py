@@ -174,8 +174,8 @@ class LmDemo:
 
 
 def _pppl_summary(r: dict) -> dict:
-    keep = ("pppl_per_word", "bits_per_word", "pppl_per_token", "tokens_per_word", "words", "tokens", "lines",
-            "scored_lines", "truncated_lines", "unk_tokens", "seconds", "noise")
+    keep = ("pppl_per_word", "bits_per_word", "unigram_bits_per_word", "pppl_per_token", "tokens_per_word", "words",
+            "tokens", "lines", "scored_lines", "truncated_lines", "unk_tokens", "seconds", "noise")
     return {k: r[k] for k in keep if k in r}
 
 
