@@ -140,12 +140,13 @@ PRESETS["fast"] = {**PRESETS["cpu"], "max_update": 250, "valid_every": 50,
                            "quality"}
 PRESETS = {name: PRESETS[name] for name in ("cpu", "fast", "gpu")}   # the order --help lists them in
 #: the rows a plain run compares (one per scheme, plus the baseline's own scheme); ``--schemes all`` runs every row
-#: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``), from the idle runs of
-#: 2026-11-27 and 2026-11-29 on this project's 2-core machine (part 1: 24.8 and 31.6 min with 2 rows at a time;
-#: training CPU 320-330 s a row, Wordmap's 592 s: docs/demo.md); the gpu preset has none recorded
+#: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``). cpu: the stages of the
+#: whole make demo of 2026-11-29 that ran on an idle machine (Unigram and Unigram' trained in 850 and 857 s, evaluated
+#: in 53 and 80 s: bench/results/2026-11-29-whole-demo.md); Wordmap's training at the 1.8x of the idle run of
+#: 2026-11-27 (592 against 326 s: docs/demo.md). Earlier idle days were up to 2x faster; the gpu preset has none.
 FIGURES = {
-    "cpu": {"data": 5, "noise": 15, "binarize": 60, "train": 450, "train/wordmap": 800, "average": 10,
-            "evaluate": 100, "binarize_noisy": 30, "evaluate_noisy": 100, "intrinsic": 30},
+    "cpu": {"data": 5, "noise": 15, "binarize": 25, "train": 850, "train/wordmap": 1550, "average": 10,
+            "evaluate": 55, "binarize_noisy": 15, "evaluate_noisy": 80, "intrinsic": 5},
     "fast": {"data": 5, "noise": 15, "binarize": 40, "train": 60, "train/wordmap": 90, "average": 10,
              "evaluate": 30, "binarize_noisy": 20, "evaluate_noisy": 30, "intrinsic": 20},
 }
