@@ -42,6 +42,20 @@ def cuda_devices() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
+def refuse_overlap(inputs, folder: Path, what: str | None = None) -> None:
+    """No input lies in (or is) ``folder``, which a part rewrites (an interrupted or changed stage is removed
+    first): the one overlap check of every part.  ``inputs``: ``(option, path)`` pairs (a None path is skipped);
+    ``what``: how the message names the folder (default: "the output folder FOLDER")."""
+    where = what or f"the output folder {folder}"
+    for option, path in inputs:
+        if path is None:
+            continue
+        resolved = Path(path).resolve()
+        if resolved == folder or folder in resolved.parents:
+            raise UserError(f"{option} {path} overlaps {where}, which the demo rewrites; give --output another "
+                            "folder")
+
+
 def existing_ancestor(path: Path) -> Path:
     p = path
     while not p.exists() and p != p.parent:

@@ -28,6 +28,7 @@ from pathlib import Path
 from preprocess.common import SHARED_DATA, UserError
 from train_scripts.demo.german.plan import BASELINE, PRESET_HELP, PRESET_KEYS, PRESETS, ROWS, TASK, Paths, flag
 from train_scripts.demo.part import Context, Part
+from train_scripts.demo.preflight import refuse_overlap
 from train_scripts.demo.presets import add_preset_options, apply_preset
 
 #: where each input comes from (docs/data.md)
@@ -78,11 +79,7 @@ class GermanPart(Part):
         folder = a.output / self.name
         if folder.is_file():
             raise UserError(f"--output {a.output}: {folder} is a file, not a folder")
-        for option, path in (("--de-germeval", a.germeval), ("--de-ud", a.ud), ("--de-multi30k", a.multi30k)):
-            resolved = path.resolve()
-            if resolved == folder or folder in resolved.parents:
-                raise UserError(f"{option} {path} overlaps the output folder {folder}, which the demo rewrites; "
-                                "give --output another folder")
+        refuse_overlap((("--de-germeval", a.germeval), ("--de-ud", a.ud), ("--de-multi30k", a.multi30k)), folder)
         if not a.dry_run:
             missing = self.missing(a)
             if missing:

@@ -50,6 +50,7 @@ from preprocess.common import UserError
 from preprocess.files.outputs import check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 from train_scripts.demo.part import Context, Part
+from train_scripts.demo.preflight import refuse_overlap
 from train_scripts.demo.presets import add_preset_options, apply_preset
 from train_scripts.demo.pretraining.corpus import ARXIV, arxiv_inputs, corpus_files
 from train_scripts.demo.pretraining.plan import (
@@ -202,12 +203,7 @@ def check_paths(args) -> None:
     inputs = [("--lm-corpus", c) for c in args.corpus if c != ARXIV] + [("--lm-superbizarre", args.superbizarre)]
     if args.flota_set != "none" or ARXIV in args.corpus:   # the ArXiv corpus reads the ArXiv sets too
         inputs.append(("--lm-flota-data", args.flota_data))
-    for what, path in inputs:
-        resolved = path.resolve()
-        if resolved == part or part in resolved.parents:
-            # the part rewrites its folder (an interrupted or changed stage is removed first): never an input
-            raise UserError(f"{what} {path} overlaps the output folder {part}, which the demo rewrites; "
-                            "give --output another folder")
+    refuse_overlap(inputs, part)
     if args.dry_run:
         return
     missing = missing_inputs(args)

@@ -56,6 +56,7 @@ from preprocess.evaluate import noise as noise_eval
 from preprocess.files.outputs import check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 from train_scripts.demo.part import Context, Part, cores
+from train_scripts.demo.preflight import refuse_overlap
 from train_scripts.demo.presets import add_preset_options, apply_preset
 from train_scripts.demo.translation.rows import (
     DEFAULT_ROWS,
@@ -98,10 +99,7 @@ def check_output_folder(output: Path, inputs: dict) -> None:
         raise UserError(f"--output {output} is a file, not a folder")
     check_output_path(str(output / "results.json"), "--output file")
     raw = output / "raw"
-    for what, path in inputs.items():
-        resolved = path.resolve() if path is not None else None
-        if resolved is not None and (resolved == raw or raw in resolved.parents):
-            raise UserError(f"{what} {path} overlaps {raw}, which the demo rewrites; give --output another folder")
+    refuse_overlap(inputs.items(), raw, str(raw))
 
 
 def download_multi30k(dest: Path) -> Path | None:
