@@ -15,19 +15,12 @@ export PYTHONPATH := $(CURDIR)
 install:
 	@bash scripts/install.sh
 
-# every part (translation on Multi30k, RoBERTa pretraining -> fine-tuning, German: Wordmap's question;
-# DEMO_ARGS="--part translation" for one);
-# data: ../shared/data/multi30k when present, else the pipeline downloads Multi30k (or says how to get it); the other
-# inputs are checked before the first stage. Another SHARED reaches every input, not only Multi30k (one parser
-# reads every part's options; a part leaves the others' unused)
-CUSTOM_SHARED = $(filter-out ../shared/data,$(SHARED))
-TRANSLATION_DATA = $(if $(wildcard $(SHARED)/multi30k),--data $(SHARED)/multi30k) $(if $(CUSTOM_SHARED),\
-	--gold-en $(SHARED)/morph_gold/eng.word.dev.tsv --gold-de $(SHARED)/morph_gold/deu.derivational.v1.tsv)
-PRETRAINING_DATA = $(if $(CUSTOM_SHARED),--lm-superbizarre $(SHARED)/superbizarre --lm-flota-data $(SHARED)/flota_arxiv)
-GERMAN_DATA = $(if $(CUSTOM_SHARED),--de-germeval $(SHARED)/german/germeval2018 --de-ud $(SHARED)/german/ud_german_gsd \
-	--de-multi30k $(SHARED)/multi30k)
+# every part of train_scripts/demo/parts.py (translation on Multi30k, RoBERTa pretraining -> fine-tuning, German:
+# Wordmap's question; DEMO_ARGS="--part translation" for one); every part's inputs are read from SHARED
+# (--shared-data: each part declares its own, Part.shared_inputs; without Multi30k there the translation part
+# downloads it or says how to get it) and checked before the first stage
 demo: install
-	$(PY) -m train_scripts.demo.main $(TRANSLATION_DATA) $(PRETRAINING_DATA) $(GERMAN_DATA) --output $(OUT) $(DEMO_ARGS)
+	$(PY) -m train_scripts.demo.main --shared-data $(SHARED) --output $(OUT) $(DEMO_ARGS)
 
 # everything (CI), the linter first, the 20 slowest tests listed; test-fast: what is not marked slow (pyproject.toml).
 # In TEST_JOBS processes (pytest-xdist, one file per process at a time: a module fixture is built once, the real

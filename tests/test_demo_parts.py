@@ -1,6 +1,7 @@
-"""A demo part is an interface (train_scripts/demo/part.py): a toy part in a file of its own, found through
-``MORPHTOK_DEMO_PARTS`` without an edit to this project, shows in ``--help``, the plan (``--dry-run``), the run's log
-and both formats of the one report; and the one ``--jobs`` policy every part gets."""
+"""A demo part is an interface (train_scripts/demo/part.py): a toy part in a folder of its own, added to the list
+of parts (train_scripts/demo/parts.py, here through ``MORPHTOK_DEMO_PARTS``) without another edit to this project,
+shows in ``--help``, the plan (``--dry-run``), the run's log and both formats of the one report, and reads its input
+from ``--shared-data``; no part's folder imports another's; and the one ``--jobs`` policy every part gets."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,7 @@ import pytest
 
 from preprocess.common import REPO, UserError
 from train_scripts.demo import main as demo_main
+from train_scripts.demo import parts as demo_parts
 from train_scripts.demo.part import jobs_and_threads
 
 TOY = '''
@@ -26,15 +28,18 @@ from train_scripts.demo.report_document import Para, Section, Table
 class ToyPart(Part):
     name = "toy"
     title = "counts to --toy-n"
+    shared_inputs = {"--toy-start": "toy/start.txt"}
 
     def add_options(self, group):
         group.add_argument("--toy-n", type=int, default=3, help="how far the toy part counts")
+        group.add_argument("--toy-start", default=None, help="a file whose number is added to the sum")
 
     def settings(self, options):
         if options.toy_n < 0:
             from preprocess.common import UserError
             raise UserError("--toy-n must be at least 0")
-        return argparse.Namespace(n=options.toy_n, device="cpu")
+        start = int(open(options.toy_start).read()) if options.toy_start else 0
+        return argparse.Namespace(n=options.toy_n, start=start, device="cpu")
 
     def width(self, args):
         return 1
@@ -46,11 +51,13 @@ class ToyPart(Part):
         out = ctx.folder / "count.txt"
 
         def count():
-            ctx.runner.run("toy/count", ["python", "-c", f"print(sum(range({args.n})))"], ctx.folder / "count.log")
+            ctx.runner.run("toy/count", ["python", "-c", f"print({args.start} + sum(range({args.n})))"],
+                           ctx.folder / "count.log")
             out.write_text((ctx.folder / "count.log").read_text())
             return {"sum": int(out.read_text())}
 
-        return {"count": ctx.stages.run("toy/count", [out], count, key={"n": args.n}), "jobs": ctx.jobs}
+        return {"count": ctx.stages.run("toy/count", [out], count, key={"n": args.n, "start": args.start}),
+                "jobs": ctx.jobs}
 
     def sections(self, results, folder, relative=""):
         return [Section("Toy part", [Table([["n", "sum"], ["toy", str(results["count"]["sum"])]]),
@@ -64,9 +71,9 @@ PART = ToyPart()
 @pytest.fixture
 def toy_env(tmp_path):
     pkg = tmp_path / "toyparts"
-    pkg.mkdir()
-    (pkg / "morphtok_toy_part.py").write_text(textwrap.dedent(TOY))
-    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{pkg}", demo_main.PARTS_ENV: "morphtok_toy_part"}
+    (pkg / "morphtok_toy_part").mkdir(parents=True)       # the part's own folder, nothing else
+    (pkg / "morphtok_toy_part" / "__init__.py").write_text(textwrap.dedent(TOY))
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{pkg}", demo_parts.PARTS_ENV: "morphtok_toy_part"}
     return env
 
 
@@ -103,6 +110,57 @@ def test_a_toy_part_in_its_own_file_is_in_help_plan_log_and_both_reports(toy_env
     again = demo(toy_env, "--part", "toy", "--toy-n", "5", "--output", out)   # resumed: the stage is skipped
     assert again.returncode == 0 and "[skip] toy/count" in again.stderr
 
+    listed = subprocess.run([sys.executable, "-m", "train_scripts.demo.parts"], env=toy_env, capture_output=True,
+                            text=True, timeout=120)
+    assert listed.returncode == 0 and listed.stdout.splitlines()[-1].startswith("toy\tmorphtok_toy_part\t")
+
+
+def test_shared_data_reaches_each_parts_inputs_and_the_command_line_wins(toy_env, tmp_path):
+    """``--shared-data DIR`` (``make demo SHARED=DIR``) sets a part's declared input (``Part.shared_inputs``) that
+    the command line leaves unset; an option given on the command line wins; an optional input
+    (``Part.optional_inputs``) is taken from DIR only when it is there."""
+    shared = tmp_path / "shared"
+    (shared / "toy").mkdir(parents=True)
+    (shared / "toy" / "start.txt").write_text("100\n")
+    out = tmp_path / "out"
+    ran = demo(toy_env, "--part", "toy", "--toy-n", "5", "--shared-data", shared, "--output", out)
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads((out / "toy" / "results.json").read_text())["count"] == {"sum": 110}
+    own = tmp_path / "mine.txt"
+    own.write_text("1000\n")
+    ran = demo(toy_env, "--part", "toy", "--toy-n", "5", "--shared-data", shared, "--toy-start", own, "--output", out)
+    assert ran.returncode == 0 and json.loads((out / "toy" / "results.json").read_text())["count"] == {"sum": 1010}
+
+    all_parts = demo_parts.parts()
+    ap = demo_main.build_parser(all_parts)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    options = demo_main.parse(ap, ["--shared-data", str(empty)], all_parts)
+    assert options.de_ud == empty / "german" / "ud_german_gsd"          # required: named, so the refusal names it
+    assert options.data == ap.get_default("data")                     # optional (a download): the default kept
+    assert demo_main.parse(ap, [], all_parts).de_ud == ap.get_default("de_ud")   # no --shared-data: the defaults
+
+
+def test_no_part_imports_another_parts_folder_and_nothing_imports_the_entry_point():
+    """A part's folder imports the shared modules, never another part's folder (what two parts share lives in a
+    shared module); and no module but ``__main__.py`` imports the entry point (``main.py``): no circle through it."""
+    import ast
+
+    demo_dir = REPO / "train_scripts" / "demo"
+    folders = {m.rsplit(".", 1)[1] for m in demo_parts.PARTS}
+    assert folders == {d.name for d in demo_dir.iterdir() if (d / "__init__.py").exists()}
+    for path in demo_dir.rglob("*.py"):
+        own = path.relative_to(demo_dir).parts[0] if path.parent != demo_dir else None
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                for other in folders - {own}:
+                    if own is not None:
+                        assert not name.startswith(f"train_scripts.demo.{other}"), (str(path), name)
+                if path.name != "__main__.py":
+                    assert name != "train_scripts.demo.main", (str(path), name)
+
 
 def test_a_part_setting_error_is_one_line_before_any_part_runs(toy_env, tmp_path):
     out = tmp_path / "out"
@@ -112,7 +170,7 @@ def test_a_part_setting_error_is_one_line_before_any_part_runs(toy_env, tmp_path
 
 
 def test_a_bad_parts_module_is_one_line(tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(REPO), demo_main.PARTS_ENV: "no_such_module_here"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), demo_parts.PARTS_ENV: "no_such_module_here"}
     proc = demo(env, "--help")
     assert proc.returncode != 0 and "MORPHTOK_DEMO_PARTS: no_such_module_here has no demo part" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -132,7 +190,8 @@ def test_the_shared_modules_import_no_part():
     """What every part shares (train_scripts/demo/*.py but the entry point) imports no part's folder."""
     import ast
 
-    shared = [p for p in (REPO / "train_scripts" / "demo").glob("*.py") if p.name not in ("main.py", "__main__.py")]
+    shared = [p for p in (REPO / "train_scripts" / "demo").glob("*.py")
+              if p.name not in ("main.py", "__main__.py", "parts.py")]   # the list of parts names them, as strings
     assert {p.name for p in shared} >= {"part.py", "stages.py", "rows.py", "statistics.py", "report_document.py"}
     parts = {d.name for d in (REPO / "train_scripts" / "demo").iterdir() if (d / "__init__.py").exists()}
     for path in shared:
@@ -175,6 +234,6 @@ def test_every_part_plans_its_stages_with_figures_for_the_default_presets(tmp_pa
     proc = demo({**os.environ, "PYTHONPATH": str(REPO)}, "--dry-run", "--output", out)
     assert proc.returncode == 0, proc.stderr
     heads = [x for x in proc.stdout.splitlines() if x.startswith("# the ") and " part: " in x and "stages" in x]
-    assert [h.split()[2] for h in heads] == ["translation", "pretraining", "german"]
+    assert [h.split()[2] for h in heads] == [m.rsplit(".", 1)[1] for m in demo_parts.PARTS]
     assert all("about" in h for h in heads), heads
     assert any(x.startswith("# in all: about") for x in proc.stdout.splitlines()) and not out.exists()

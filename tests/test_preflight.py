@@ -57,7 +57,8 @@ def test_a_gpu_preset_without_a_gpu_is_refused_before_anything(part, flag, tmp_p
 
 def test_a_gpu_is_enough_for_a_gpu_preset(monkeypatch):
     """With a (faked) CUDA device the device check passes; the other parts' cpu presets never ask for one."""
-    from train_scripts.demo.main import build_parser, chosen, part_settings, parts
+    from train_scripts.demo.main import build_parser, chosen, part_settings
+    from train_scripts.demo.parts import parts
 
     all_parts = parts()
     options = build_parser(all_parts).parse_args(["--preset", "gpu", "--lm-preset", "gpu", "--dry-run"])

@@ -14,6 +14,7 @@ import sys
 from typing import Optional
 
 from train_scripts.demo import report_document as document
+from train_scripts.demo.parts import parts as demo_parts
 from train_scripts.demo.report_document import Bullets, Code, Section
 
 TITLE = "Tokenisation scheme comparison"
@@ -54,8 +55,6 @@ def write(outdir: str, parts: list | None = None) -> Optional[dict]:
     """Write the report from every part's results (``parts``: default, the demo's); its paths, or None when no
     part has results."""
     if parts is None:
-        from train_scripts.demo.main import parts as demo_parts
-
         parts = demo_parts()
     found = part_results(outdir, parts)
     sections = []
@@ -83,9 +82,7 @@ def main(argv=None) -> int:
                                              "nothing rerun")
     ap.add_argument("output", help="the demo's --output folder")
     args = ap.parse_args(argv)
-    from train_scripts.demo.main import parts
-
-    refresh(args.output, parts())
+    refresh(args.output, demo_parts())
     paths = write(args.output)
     if paths is None:
         raise UserError(f"no part's results.json in {args.output}: run morphtok-demo --output {args.output} first")

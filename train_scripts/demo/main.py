@@ -1,6 +1,7 @@
 """``make demo`` (``morphtok-demo``): every part of the comparison, one command line, one report.
 
-The parts (:data:`PARTS`, then any listed in ``MORPHTOK_DEMO_PARTS``) each implement :class:`~train_scripts.demo.
+The parts (``parts.py``: :data:`~train_scripts.demo.parts.PARTS`, then any listed in ``MORPHTOK_DEMO_PARTS``) each
+implement :class:`~train_scripts.demo.
 part.Part`.  This module is the one run skeleton: one parser with every part's options, the command line read once,
 every chosen part's settings checked before any work, one ``--jobs`` policy, then each part run on the shared
 machinery (signals, subreaper, scheduler, runner, stages) in its own folder, its ``results.json`` written, and the
@@ -13,7 +14,6 @@ process the demo started; an interrupted stage is not recorded, so a rerun redoe
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import shlex
@@ -26,6 +26,7 @@ from preprocess.cli import run_main
 from preprocess.common import UserError
 from train_scripts.demo import estimate, preflight
 from train_scripts.demo.part import Context, Part, jobs_and_threads
+from train_scripts.demo.parts import parts
 from train_scripts.demo.stages import (
     PipelineError,
     Runner,
@@ -38,26 +39,6 @@ from train_scripts.demo.stages import (
     versions,
 )
 from train_scripts.tools import child_env
-
-#: the demo's parts, in the order they run and report (modules whose ``PART`` is a :class:`Part`)
-PARTS = ("train_scripts.demo.translation", "train_scripts.demo.pretraining", "train_scripts.demo.german")
-#: more parts, from outside this project (module names, comma-separated): each module's ``PART``
-PARTS_ENV = "MORPHTOK_DEMO_PARTS"
-
-
-def parts() -> list:
-    """Every part, in order: :data:`PARTS`, then those of ``MORPHTOK_DEMO_PARTS``."""
-    names = list(PARTS) + [m.strip() for m in os.environ.get(PARTS_ENV, "").split(",") if m.strip()]
-    out = []
-    for module in dict.fromkeys(names):
-        try:
-            part = importlib.import_module(module).PART
-        except (ImportError, AttributeError) as exc:
-            raise UserError(f"{PARTS_ENV}: {module} has no demo part ({exc})") from exc
-        if not isinstance(part, Part):
-            raise UserError(f"{PARTS_ENV}: {module}.PART is not a train_scripts.demo.part.Part")
-        out.append(part)
-    return out
 
 
 def build_parser(all_parts: list | None = None) -> argparse.ArgumentParser:
@@ -77,9 +58,36 @@ def build_parser(all_parts: list | None = None) -> argparse.ArgumentParser:
                          "at once; 1 with a gpu preset)")
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads of each command (default: CPU cores / jobs)")
+    ap.add_argument("--shared-data", type=Path, default=None,
+                    help="a folder laid out as ../shared/data (docs/data.md): every part's input option that the "
+                         "command line leaves unset is taken from it (default: each option's own default)")
     for part in all_parts:
         part.add_options(ap.add_argument_group(f"the {part.name} part (--part {part.name} or all): {part.title}"))
     return ap
+
+
+#: an input option the command line left unset (:func:`parse`)
+_UNSET = object()
+
+
+def parse(ap: argparse.ArgumentParser, argv: list, all_parts: list) -> argparse.Namespace:
+    """The command line, with ``--shared-data DIR`` applied: each part's :attr:`Part.shared_inputs` option that
+    ``argv`` does not set becomes ``DIR/its path`` (an optional one only when that path is there); without
+    ``--shared-data`` every option keeps its default."""
+    actions = {option: action for action in ap._actions for option in action.option_strings}
+    inputs = [(part, option) for part in all_parts for option in part.shared_inputs]
+    # argparse fills only the attributes the namespace lacks: a sentinel left in place means "not on the command line"
+    options = ap.parse_args(argv, namespace=argparse.Namespace(**{actions[o].dest: _UNSET for _, o in inputs}))
+    for part, option in inputs:
+        dest = actions[option].dest
+        if getattr(options, dest) is not _UNSET:
+            continue
+        path = options.shared_data / part.shared_inputs[option] if options.shared_data else None
+        if path is not None and (option not in part.optional_inputs or path.exists()):
+            setattr(options, dest, path)
+        else:
+            setattr(options, dest, ap.get_default(dest))
+    return options
 
 
 def chosen(options: argparse.Namespace, all_parts: list) -> list:
@@ -114,7 +122,7 @@ def plan_summary(todo: list, settings: dict, output: Path) -> list:
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     all_parts = parts()
-    options = build_parser(all_parts).parse_args(argv)
+    options = parse(build_parser(all_parts), argv, all_parts)
     todo = chosen(options, all_parts)
     output = options.output.resolve()
     try:   # every chosen part's options and inputs, before any part runs

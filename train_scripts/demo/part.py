@@ -16,9 +16,10 @@ holds only its question:
         def run(self, args, ctx): return {"answer": ctx.stages.run("mine/answer", [], lambda: 42)}
         def sections(self, results, folder, relative=""): return [Section("Mine", [Para(str(results["answer"]))])]
 
-    PART = MyPart()      # in its own module, listed in MORPHTOK_DEMO_PARTS (module names, comma-separated)
+    PART = MyPart()      # in its own module (a folder of its own: train_scripts/demo/mine/__init__.py), listed in
+                         # train_scripts/demo/parts.py's PARTS or in MORPHTOK_DEMO_PARTS (module names, comma-separated)
 
-The parts ``make demo`` runs, in order: :data:`train_scripts.demo.main.PARTS`, then those of ``MORPHTOK_DEMO_PARTS``.
+The parts ``make demo`` runs, in order: :data:`train_scripts.demo.parts.PARTS`, then those of ``MORPHTOK_DEMO_PARTS``.
 """
 from __future__ import annotations
 
@@ -59,6 +60,13 @@ class Part:
     preset_flag: str = "--preset"
     #: bytes a run of each preset writes into the part's folder (the pre-flight's disk check; ``preflight.py``)
     disk: dict = {}
+    #: the part's inputs in the shared data folder: ``{option: path relative to it}``.  ``morphtok-demo
+    #: --shared-data DIR`` (``make demo SHARED=DIR``) sets each such option that the command line leaves unset to
+    #: ``DIR/path``; without ``--shared-data`` the options keep their own defaults
+    shared_inputs: dict = {}
+    #: those of :attr:`shared_inputs` that the part can do without (it falls back, e.g. to a download): set from
+    #: ``--shared-data`` only when the path is there
+    optional_inputs: frozenset = frozenset()
 
     def add_options(self, group: argparse._ArgumentGroup) -> None:
         """The part's own options, in its group of the demo's parser (names that no other part uses)."""

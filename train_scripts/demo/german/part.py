@@ -45,6 +45,9 @@ class GermanPart(Part):
     #: measured: the fast run's folder 11 MB, the cpu run's (see FIGURES' record); the gpu preset's RoBERTa-base
     #: checkpoints about 1.5 GB each
     disk = {"cpu": 150e6, "fast": 30e6, "gpu": 12e9}
+    #: its inputs in the shared data folder (``--shared-data``; docs/data.md)
+    shared_inputs = {"--de-germeval": "german/germeval2018", "--de-ud": "german/ud_german_gsd",
+                     "--de-multi30k": "multi30k"}
     title = "Wordmap against Unigram on German: verbs (pseudo-perplexity, probes) and GermEval 2018; options --de-*"
 
     def add_options(self, ap) -> None:

@@ -273,6 +273,8 @@ class PretrainingPart(Part):
     #: the default run's folder: about 250 MB (the three rows' data and checkpoints; fine-tuned weights are not
     #: kept); the gpu preset's RoBERTa-base checkpoints are about 1.5 GB each with optimiser state
     disk = {"cpu": 250e6, "fast": 60e6, "gpu": 30e9}
+    #: its inputs in the shared data folder (``--shared-data``; docs/data.md)
+    shared_inputs = {"--lm-superbizarre": "superbizarre", "--lm-flota-data": "flota_arxiv"}
     title = "RoBERTa pretraining -> fine-tuning (space-as-token on Superbizarre, FLOTA on ArXiv); options --lm-*"
 
     def add_options(self, group) -> None:

@@ -177,6 +177,11 @@ class TranslationPart(Part):
     #: measured: about 200 MB for the default run (five rows' binarised data, checkpoints, evaluations); the gpu
     #: preset keeps Transformer-base checkpoints (about 0.5 GB each, several a row)
     disk = {"cpu": 200e6, "fast": 60e6, "gpu": 15e9}
+    #: its inputs in the shared data folder (``--shared-data``; docs/data.md); without Multi30k there, the part
+    #: downloads it (``--data``'s default)
+    shared_inputs = {"--data": "multi30k", "--gold-en": "morph_gold/eng.word.dev.tsv",
+                     "--gold-de": "morph_gold/deu.derivational.v1.tsv"}
+    optional_inputs = frozenset({"--data"})
 
     def folder(self, output: Path) -> Path:
         return output   # at the top of --output, as before the demo had parts: an earlier output resumes
