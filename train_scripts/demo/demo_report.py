@@ -13,6 +13,7 @@ import os
 import sys
 from typing import Optional
 
+from train_scripts.demo import provenance
 from train_scripts.demo import report_document as document
 from train_scripts.demo.parts import parts as demo_parts
 from train_scripts.demo.report_document import Bullets, Code, Section
@@ -47,8 +48,10 @@ def provenance_sections(found: list) -> list:
         p = part.provenance(results)
         versions = versions or p["versions"]
         commands += [c for c in p["commands"] if c not in commands]
+    code = [f"{part.name}: {provenance.describe((results.get('meta') or {}).get('commits') or {})}"
+            for part, _folder, results in found]
     return [Section("Versions", [Bullets([f"{k}: `{v}`" for k, v in sorted(versions.items())])] if versions else []),
-            Section("Commands", [Code(commands)])]
+            Section("Code", [Bullets(code)]), Section("Commands", [Code(commands)])]
 
 
 def write(outdir: str, parts: list | None = None) -> Optional[dict]:

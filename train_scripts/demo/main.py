@@ -20,6 +20,7 @@ import shlex
 import signal
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from preprocess.cli import run_main
@@ -192,6 +193,8 @@ def run_part(part: Part, args: argparse.Namespace, output: Path, argv: list) -> 
     meta.setdefault("date", time.strftime("%Y-%m-%d %H:%M %Z"))
     meta.setdefault("load", os.getloadavg() if hasattr(os, "getloadavg") else None)
     meta.setdefault("command", " ".join(shlex.quote(a) for a in ["morphtok-demo", *argv]))
+    # the commit each of its stages ran at (ran now, or recorded by an earlier run and skipped): the report flags a mix
+    meta["commits"] = dict(Counter(stages.commits.values()))
     (folder / "results.json").write_text(json.dumps(results, indent=1, default=str), encoding="utf-8")
     say(f"=== the {part.name} part done ({time.time() - t0:.0f} s)")
     return 0

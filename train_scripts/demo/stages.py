@@ -27,6 +27,7 @@ from tqdm import tqdm
 
 from preprocess.common import REPO
 from preprocess.files.outputs import atomic_output
+from train_scripts.demo import provenance
 from train_scripts.tools import child_env, map_paths
 
 
@@ -50,6 +51,11 @@ def say(message: str) -> None:
 
 def _fingerprint(key) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _is_command(key) -> bool:
+    """Whether a stage's key is the command it runs (a list of words), whose code ``provenance`` reads from it."""
+    return isinstance(key, (list, tuple)) and bool(key) and all(isinstance(w, str) for w in key)
 
 
 def portable(value, roots: list[tuple[str, str]]):
@@ -161,6 +167,11 @@ class Stages:
         #: the fingerprints as records written before they named folders by role hold them (absolute paths), so that
         #: a folder made by an older version resumes instead of rerunning every stage once
         self.legacy: dict[str, str] = {}
+        #: the fingerprints as records held them before they held the digests of code and inputs
+        self.older: dict[str, str] = {}
+        #: the commit each stage of this run ran at (its record's; ``provenance.label``), for the report
+        self.commits: dict[str, str] = {}
+        self.out = out
         #: set when the demo is interrupted, before its processes are stopped: a stage that ends after it (its
         #: command stopped, or reaped by the clean-up, which reads as exit 0) is not recorded
         self.stopping = threading.Event()
@@ -171,29 +182,49 @@ class Stages:
         return self.progress.done(name) if self.progress is not None else ""
 
     def run(self, name: str, outputs: list[Path], fn, key=None, after: tuple[str, ...] = (), quiet: bool = False,
-            announce: bool = True):
+            announce: bool = True, code: tuple[str, ...] = ()):
         """Run ``fn`` unless a record with the same fingerprint exists.  ``key``: the options and inputs of
         this stage (JSON-serialisable); ``after``: the stages whose results it uses (their fingerprints are part
         of this one, so a changed upstream stage reruns this one too); ``quiet``: a skip is neither shown nor
         listed; ``announce``: say
-        ``[run ]`` here (False: ``fn`` says it when its work really starts, e.g. once it has a free core)."""
-        fingerprint = _fingerprint({"key": portable(key, self.roots), "after": [self.fingerprints[a] for a in after]})
+        ``[run ]`` here (False: ``fn`` says it when its work really starts, e.g. once it has a free core);
+        ``code``: the project modules the stage runs, when its key is not a command that names them.
+
+        The fingerprint also holds the digest of the code the stage runs and of the contents of the inputs its
+        key names outside the output folder (``provenance.py``): the code of its command (``python -m X``, a
+        recipe), else of ``code``, else of the module that defines ``fn`` (an in-process stage), each with the
+        project modules it imports.  A record written before records held these digests is taken as done once
+        and given them (it cannot say which code wrote it: its commit reads "unknown")."""
+        digests = {"code": provenance.code_digest(key, code) or
+                   (provenance.code_digest(None, (fn.__module__,)) if not _is_command(key) else None),
+                   "inputs": provenance.input_digest(key, self.out)}
+        fingerprint = _fingerprint({"key": portable(key, self.roots), "after": [self.fingerprints[a] for a in after],
+                                    **digests})
         self.fingerprints[name] = fingerprint
         legacy = self.legacy[name] = _fingerprint({"key": key, "after": [self.legacy[a] for a in after]})
+        # before the digests: the fingerprint of the key and upstream stages alone (by role, then by place)
+        older = (_fingerprint({"key": portable(key, self.roots), "after": [self.older[a] for a in after]}), legacy)
+        self.older[name] = older[0]
         record = self.dir / f"{name.replace('/', '__')}.json"
         if record.exists() and all(Path(p).exists() for p in outputs):
             saved = json.loads(record.read_text())
-            if saved.get("fingerprint") in (fingerprint, legacy):
+            undigested = "code" not in saved and saved.get("fingerprint") in older
+            if saved.get("fingerprint") == fingerprint or undigested:
                 if not quiet:
                     self.skipped.append(name)
                     say(f"[skip] {name} (done with the same options){self._left(name)}")
+                self.commits[name] = saved.get("commit", "unknown")
                 result = portable(saved["result"], self.roots)
                 if saved["fingerprint"] != fingerprint or result != saved["result"]:
                     # an older record (its fingerprint, or paths in its result): written again as records are now
                     with atomic_output(record) as fh:
-                        fh.write(json.dumps({**saved, "result": result, "fingerprint": fingerprint}, default=str))
+                        fh.write(json.dumps({**saved, "result": result, "fingerprint": fingerprint, **digests,
+                                             "commit": self.commits[name]}, default=str))
                 return placed(result, self.roots)
-            say(f"[rerun] {name}: its options or inputs changed")
+            why = ("its code changed" if saved.get("code") != digests["code"] else
+                   "the contents of its inputs changed" if saved.get("inputs") != digests["inputs"] else
+                   "its options or inputs changed")
+            say(f"[rerun] {name}: {why}")
         for p in outputs:  # an interrupted or outdated stage restarts cleanly
             p = Path(p)
             if p.is_dir():
@@ -217,9 +248,10 @@ class Stages:
         if missing:
             raise PipelineError(f"pipeline stage {name} finished without its outputs: {missing}")
         seconds = time.time() - t0 - (slot_wait() - waited)   # its work: a wait for a free slot does not count
+        self.commits[name] = provenance.label(provenance.checkout())
         with atomic_output(record) as fh:
             fh.write(json.dumps({"result": portable(result, self.roots), "fingerprint": fingerprint, "key": key,
-                                 "seconds": seconds}, default=str))
+                                 "seconds": seconds, **digests, "commit": self.commits[name]}, default=str))
         self.ran.append(name)
         if not quiet:   # (a pretraining stage runs for half an hour: the log says when each one ends)
             say(f"[done] {name} ({seconds:.0f} s){self._left(name)}")
