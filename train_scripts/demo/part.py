@@ -76,6 +76,11 @@ class Part:
         :class:`UserError` (one line), raised before any part runs.  Must not create anything."""
         raise NotImplementedError
 
+    def check_inputs(self, args: argparse.Namespace) -> None:
+        """The pre-flight's look at the inputs' contents (``preflight.check``, before the first stage of any
+        part): small inputs read whole, large ones sampled, by the readers the stages use; a bad file is one
+        :class:`UserError` naming the part's option, the file and the line.  Must not create anything."""
+
     def device(self, args: argparse.Namespace) -> str:
         """``cpu`` or ``gpu``: what the chosen preset runs on."""
         return getattr(args, "device", "cpu")

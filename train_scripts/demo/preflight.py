@@ -1,6 +1,8 @@
 """The demo's pre-flight: everything a run needs, checked once before the first stage of any part, in a few seconds.
 
 * the output folder can be created (or is a folder) and written, checked without leaving anything behind;
+* every chosen part's inputs by their contents (``Part.check_inputs``: columns, labels, shapes, UTF-8), each
+  bad file one line naming the part's option, the file and the line;
 * the device each chosen preset needs: a ``gpu`` preset needs a CUDA device (the demo trains on one GPU);
 * free disk against the plan's estimated size (each part's ``Part.disk_bytes``);
 * the compiled extensions (FLOTA's search, the HanTa and perceptron taggers): when one is not built, or built from
@@ -119,6 +121,8 @@ def check(todo: list, settings: dict, output: Path) -> list:
     """Every refusal (raised as one ``UserError``) before any work; the notes to show (the slower paths)."""
     check_output(output)
     check_devices(todo, settings)
+    for part in todo:   # the inputs' contents (columns, labels, shapes), by each part's own readers
+        part.check_inputs(settings[part.name])
     check_disk(todo, settings, output)
     slow = slow_paths()
     return [f"note: {', '.join(slow)} {'is' if len(slow) == 1 else 'are'} not compiled here: the slower "

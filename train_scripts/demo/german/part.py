@@ -89,6 +89,12 @@ class GermanPart(Part):
                 raise UserError(missing)
         return a
 
+    def check_inputs(self, a) -> None:
+        """Every input read whole by its stage's reader (``inputs.py``): one line naming the option, file and line."""
+        from train_scripts.demo.german.inputs import check
+
+        check(a.germeval, a.ud, a.multi30k)
+
     @staticmethod
     def missing(a) -> str | None:
         """The inputs that are not there, as one sentence, or None."""
