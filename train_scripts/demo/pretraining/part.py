@@ -31,8 +31,9 @@ same number of updates (the paper's second budget, Table 7).  Each step is a res
 part's ``Stages``: a finished stage with the same options and inputs is skipped); SIGINT/SIGTERM stop every
 process the demo started.
 
-This module: the part (:data:`PART`): its options, settings and run; the rows, presets and commands: ``plan.py``; running them
-and collecting the results: ``scheduler.py``.
+This module: the part (:data:`PART`): its options, settings and run; the rows, presets and fine-tuning tasks:
+``plan.py``; its data step and its own scores on the shared language-model pipeline (``train_scripts/demo/lm/``:
+binarize, pretrain, prepare, fine-tune, the results): ``scheduler.py``.
 
     morphtok-demo --part pretraining --output demo-output [--lm-preset cpu|fast|gpu] \\
         [--lm-rows unigram unigram_prime unigram_prime_nospace | paper | all] [--lm-seeds 10] [--lm-control all] \\
@@ -49,6 +50,7 @@ from pathlib import Path
 from preprocess.common import UserError
 from preprocess.files.outputs import check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
+from train_scripts.demo.lm.pipeline import stage_seconds
 from train_scripts.demo.part import Context, Part
 from train_scripts.demo.preflight import refuse_overlap
 from train_scripts.demo.presets import add_preset_options, apply_preset
@@ -64,11 +66,12 @@ from train_scripts.demo.pretraining.plan import (
     PRESET_HELP,
     PRESET_KEYS,
     PRESETS,
-    Plan,
+    largest_size,
     lm_rows,
+    plan_of,
     published_rows,
 )
-from train_scripts.demo.pretraining.scheduler import LmDemo, stage_seconds
+from train_scripts.demo.pretraining.scheduler import PretrainingRun
 from train_scripts.demo.stages import versions
 from train_scripts.tools import SHARED_DATA
 
@@ -168,7 +171,7 @@ def input_paths(args) -> list[tuple[str, Path]]:
     if ARXIV in args.corpus:
         flota, superbizarre = arxiv_inputs(args.flota_data, args.superbizarre, args.tasks)
         needed += [("--lm-flota-data", p) for p in flota] + [("--lm-superbizarre", p) for p in superbizarre]
-    for run in Plan(args).finetune_runs():
+    for run in plan_of(args).finetune_runs():
         option = "--lm-superbizarre" if run["part"] == "superbizarre" else "--lm-flota-data"
         needed += [(option, Path(f"{run['prefix']}_{split}.csv")) for split in ("train", "dev", "test")]
     rows = lm_rows()
@@ -226,7 +229,7 @@ def settings(a) -> dict:
 def plan_lines(args) -> list:
     """The part's commands (``--dry-run``): its corpus, each row's binarisation and pretraining, and one example of
     each kind of fine-tuning run."""
-    plan = Plan(args)
+    plan = plan_of(args)
     lines = [f"# preset {args.preset}: rows {', '.join(args.rows)}; budget {args.budget}; "
              f"{args.pretrain_seeds} pretraining run(s) per row",
              f"# corpus {args.corpus} -> {plan.raw}/{{train,valid}}.en"]
@@ -249,7 +252,7 @@ def plan_costs(args, figures) -> list:
     probes and pseudo-perplexity), with the preset's figures (``estimate.Cost``)."""
     from train_scripts.demo.estimate import costs_from
 
-    plan = Plan(args)
+    plan = plan_of(args)
     seeds = plan.pretrain_seeds()
     stages = [("lm/data", "data")] + [(f"lm/{row}/binarize", "binarize") for row in args.rows]
     stages += [(plan.pretrain_stage(row, s), "pretrain") for row in args.rows for s in seeds]
@@ -257,9 +260,8 @@ def plan_costs(args, figures) -> list:
     stages += [(p, "prepare") for p in dict.fromkeys(r["prep"] for r in runs)]
     stages += [(r["name"], f"finetune/{r['part']}") for r in runs]
     probes = dict.fromkeys((r["task"], r["row"]) for r in runs if r["part"] == "superbizarre"
-                           and r["init"] == "random" and r["size"] == plan.largest_size())
-    stages += [(f"probe/{task}/{row}" + ("" if s == 1 else f"-seed{s}"), "probe") for task, row in probes
-               for s in seeds]
+                           and r["init"] == "random" and r["size"] == largest_size(args))
+    stages += [(plan.probe_stage(task, row, s), "probe") for task, row in probes for s in seeds]
     stages += [(f"pppl/{row}/{kind}", "pppl") for row in (args.rows if args.pppl_lines else [])
                for kind in ("clean", "noisy")]
     return costs_from(stages, figures)
@@ -292,7 +294,7 @@ class PretrainingPart(Part):
 
         t0 = time.time()
         stages = ctx.stages
-        results = LmDemo(args, ctx.runner, stages, ctx.scheduler).run_all()
+        results = PretrainingRun(args, ctx.runner, stages, ctx.scheduler).run_all()
         results["meta"] = {"settings": settings(args), "seconds": time.time() - t0, "versions": versions(),
                            "command": " ".join(shlex.quote(x) for x in ["morphtok-demo", *ctx.argv]),
                            "skipped_stages": len(stages.skipped), "ran_stages": len(stages.ran),
