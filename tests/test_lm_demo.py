@@ -438,7 +438,10 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
                                                           ("random", 2)]
     assert all(r["test"]["examples"] == 100 and "test_noisy" not in r for r in sb)
     fl = [r for r in runs if r["part"] == "flota"]
-    assert sorted(r["encoding"] for r in fl) == ["flota_k2", "standard"]
+    # the pretrained model and the random-weight control (the fast preset: one seed) at every segmentation
+    assert sorted((r["init"], r["encoding"], r["seed"]) for r in fl) == [
+        ("pretrained", "flota_k2", 1), ("pretrained", "standard", 1), ("random", "flota_k2", 1),
+        ("random", "standard", 1)]
     assert all(r["test_noisy"]["examples"] == r["test"]["examples"] == 100 for r in fl)
     # the noisy test text is the same for both segmentations, and really noisy
     ft = part / "finetune" / "arxiv_physics_S" / "unigram"
@@ -451,6 +454,8 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
     pretrained_log = (logs / "ft_arxiv_unigram_standard_n100_pretrained-seed1.log").read_text()
     assert "from random weights" in random_log and "from random weights" not in pretrained_log
     assert "No existing checkpoint found" in random_log and "Loaded checkpoint" not in random_log
+    flota_control = (logs / "ft_arxiv_physics_S_unigram_flota_k2_random-seed1.log").read_text()
+    assert "from random weights" in flota_control and "Loaded checkpoint" not in flota_control
     assert f"Loaded checkpoint {part / 'rows' / 'unigram' / 'checkpoints' / 'checkpoint_last.pt'}" in pretrained_log
     pre = res["pretraining"][0]
     assert pre["updates"] == 10 and pre["sequences"] == 80 and pre["tokens"] > 0 and pre["valid_curve"]

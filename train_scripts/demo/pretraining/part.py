@@ -22,7 +22,9 @@ FLOTA (Hofmann et al. 2022, Tables 2-4, Figure 3): the baseline row's pretrained
 (``--lm-flota-set S``: ArXiv-S) with its standard segmentation and with FLOTA, FIRST and LONGEST over the row's own
 vocabulary for each ``k`` of ``--lm-flota-k``; every fine-tuned model scored on the clean test set and on a copy
 with unseen whitespace noise (each space dropped with probability ``--lm-noise-p``, the same noisy text for every
-encoding); macro F1 per seed, and the mean tokens per example (Table 3).
+encoding); macro F1 per seed, and the mean tokens per example (Table 3).  Its control: the same baseline row
+fine-tuned from random weights at every segmentation (``--lm-flota-control-seeds`` seeds; 0: none), whether
+FLOTA's effect needs pretraining.
 
 Budget presets (``--lm-preset``): ``cpu`` (the default of ``make demo``: sized to fit beside the translation part
 in 90 minutes on 2 cores), ``fast`` (a smoke test, what ``make test`` runs) and ``gpu`` (the papers' Table 9/10
@@ -148,6 +150,8 @@ def parse_args(a: argparse.Namespace) -> argparse.Namespace:
         raise UserError("--lm-ft-sizes values must be at least 2 (0: the whole training split)")
     if args.seeds < 1 or args.flota_seeds < 1 or args.pretrain_seeds < 1:
         raise UserError("--lm-seeds, --lm-flota-seeds and --lm-pretrain-seeds must be at least 1")
+    if args.flota_control_seeds < 0:
+        raise UserError("--lm-flota-control-seeds must be at least 0 (0: no random-weight FLOTA runs)")
     if not 0.0 <= args.noise_p <= 1.0:
         raise UserError(f"--lm-noise-p must be between 0 and 1, not {args.noise_p}")
     check_paths(args)

@@ -61,13 +61,13 @@ PRESETS = {
                     "epochs (2,250 updates), 5 seeds, k = 2-4 (the budget from the pilot in "
                     "bench/results/2026-11-29-flota-pilot.md: at 4,000 titles and any update count the model over-fits "
                     "6 points under the Naive Bayes over its own pieces; this one is 2.9 under it, about 2.8x the CPU "
-                    "of the 625 updates before it)",
+                    "of the 625 updates before it), and 3 random-weight runs per FLOTA segmentation (the control)",
             "device": "cpu", "corpus": ["arxiv"], "lm_words": 0, "vocab_size": 8000, "max_update": 3000,
             "max_epoch": 20, "pretrain_seeds": 1,
             "model": ["--small", "--lr", "0.002", "--global-batch", "128", "--sample-break-mode", "complete_doc"],
             "ft_rows": 8000, "ft_sizes": [1000, 8000], "ft_updates": 1000, "ft_epochs": 20, "ft_batch": 32,
             "ft_lr": 1e-3, "ft_wd": 0.1, "seeds": 5, "pppl_lines": 600, "flota_rows": 0, "flota_epochs": 6,
-            "flota_batch": 32, "flota_lr": 1e-3, "flota_seeds": 5, "flota_k": [2, 3, 4],
+            "flota_batch": 32, "flota_lr": 1e-3, "flota_seeds": 5, "flota_control_seeds": 3, "flota_k": [2, 3, 4],
             "flota_modes": ["flota"]},
     "fast": {"note": "a smoke test: the --tiny RoBERTa for 10 updates on 20,000 words, 100 examples per split, "
                      "1 epoch, 2 seeds, FLOTA at k = 2 only: shows that every stage runs, not what pretraining does",
@@ -76,7 +76,7 @@ PRESETS = {
              "ft_rows": 100, "ft_sizes": [100], "ft_updates": 0,
              "ft_epochs": 1, "ft_batch": 16, "ft_lr": 3e-4, "ft_wd": 0.1, "seeds": 2, "pppl_lines": 20,
              "flota_rows": 100, "flota_epochs": 1, "flota_batch": 16, "flota_lr": 3e-4, "flota_seeds": 2,
-             "flota_k": [2], "flota_modes": ["flota"]},
+             "flota_control_seeds": 1, "flota_k": [2], "flota_modes": ["flota"]},
     "gpu": {"note": "one GPU, the papers' settings scaled to it: RoBERTa-base (Table 9: 12 layers, 768 dimensions, "
                     "512 tokens per sample, lr 5e-4) with 256 sequences per update for 10,000 updates on the ArXiv "
                     "titles and the shared English text mixed (give a larger corpus with --lm-corpus, e.g. "
@@ -92,7 +92,7 @@ PRESETS = {
             "ft_rows": 0, "ft_sizes": [1000, 8000, 0], "ft_updates": 0, "ft_epochs": 20, "ft_batch": 32,
             "ft_lr": 2e-5, "ft_wd": 0.1, "seeds": 10, "pppl_lines": 1000,
             "flota_rows": 0, "flota_epochs": 20, "flota_batch": 64, "flota_lr": 3e-5, "flota_seeds": 5,
-            "flota_k": [1, 2, 3, 4], "flota_modes": ["flota", "first", "longest"]},
+            "flota_control_seeds": 3, "flota_k": [1, 2, 3, 4], "flota_modes": ["flota", "first", "longest"]},
 }
 PRESET_KEYS = [k for k in PRESETS["cpu"] if k not in ("note", "device", "model")]
 PRESET_HELP = {
@@ -114,6 +114,8 @@ PRESET_HELP = {
     "seeds": "fine-tuning seeds per row (and per control)", "flota_rows": "ArXiv rows per split (0: all)",
     "flota_epochs": "FLOTA fine-tuning epochs", "flota_batch": "FLOTA fine-tuning batch",
     "flota_lr": "FLOTA fine-tuning learning rate", "flota_seeds": "seeds per FLOTA segmentation",
+    "flota_control_seeds": "random-weight FLOTA runs per segmentation (the control for whether FLOTA's effect needs "
+                           "pretraining; 0: none)",
     "flota_k": "the k values of FLOTA, FIRST and LONGEST", "flota_modes": "flota, first, longest",
 }
 #: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``). cpu: the medians of
@@ -147,7 +149,9 @@ def flota_encodings(args) -> tuple:
 def tasks(args) -> tuple:
     """The part's fine-tuning tasks: Superbizarre (every row at every labelled size, from each of its pretraining
     runs; the baseline row, or every row with ``--lm-control all``, from random weights too) and FLOTA on ArXiv
-    (the baseline row's first pretrained model at every segmentation)."""
+    (the baseline row's first pretrained model at every segmentation, and from random weights at every
+    segmentation, ``flota_control_seeds`` seeds at the first learning rate: whether FLOTA's effect needs
+    pretraining)."""
     controls = {"all": tuple(args.rows), "baseline": (args.baseline,), "none": ()}[args.control]
     out = [Task(part="superbizarre", name=task, prefix=args.superbizarre / task, metric="accuracy",
                 max_rows=args.ft_rows, sizes=tuple(args.ft_sizes), epochs=args.ft_epochs, updates=args.ft_updates,
@@ -160,7 +164,8 @@ def tasks(args) -> tuple:
                      metric="macro_f1", max_rows=args.flota_rows, sizes=None, epochs=args.flota_epochs, updates=0,
                      batch=args.flota_batch, lrs=tuple(args.flota_lrs), wd=args.ft_wd, seeds=args.flota_seeds,
                      rows=(args.baseline,), every_pretraining=False,
-                     controls=(), control_seeds=0, encodings=flota_encodings(args), noise=args.noise_p,
+                     controls=(args.baseline,) if args.flota_control_seeds else (),
+                     control_seeds=args.flota_control_seeds, encodings=flota_encodings(args), noise=args.noise_p,
                      noise_seed=args.noise_seed, noisy_dev=args.flota_select == "noisy-dev")
                 for area in args.flota_areas]
     return tuple(out)
