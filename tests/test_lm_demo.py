@@ -160,10 +160,10 @@ def test_every_row_is_compared_at_every_labelled_size():
     """Issue 53: rows other than the baseline were fine-tuned at the largest size only, so the comparison at 1,000
     words (where Unigram cleared the floor) was never drawn. Every row now runs at every size of --lm-ft-sizes, and
     the rows table has each size, drawn or not by that size's floor."""
-    from train_scripts.demo.pretraining.plan import Plan
+    from train_scripts.demo.pretraining.plan import plan_of
 
     a = lm_settings(["--dry-run"])                           # the cpu preset: 1,000 and 8,000 words, 5 seeds
-    sb = [r for r in Plan(a).finetune_runs() if r["part"] == "superbizarre"]
+    sb = [r for r in plan_of(a).finetune_runs() if r["part"] == "superbizarre"]
     for row in a.rows:
         assert sorted({r["size"] for r in sb if r["row"] == row and r["init"] == "pretrained"}) == [1000, 8000]
     assert len(sb) == len(a.rows) * 2 * 5 + 2 * 5           # and the baseline's random-init control at both
@@ -192,11 +192,11 @@ def test_pretrain_seeds_plan_and_checkpoint_means():
     import numpy as np
     from scipy import stats
 
-    from train_scripts.demo.pretraining.plan import PRESETS, Plan
+    from train_scripts.demo.pretraining.plan import PRESETS, plan_of
 
     assert [PRESETS[p]["pretrain_seeds"] for p in ("cpu", "fast", "gpu")] == [1, 1, 3]
     a = lm_settings(["--lm-preset", "fast", "--lm-pretrain-seeds", "2", "--dry-run"])
-    plan = Plan(a)
+    plan = plan_of(a)
     lines = LM_PART.plan(a)
     for row in a.rows:
         pre = [shlex.split(x) for x in lines if "pretrain_roberta.sh" in x and f"/rows/{row}/checkpoints" in x]
@@ -438,7 +438,10 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
                                                           ("random", 2)]
     assert all(r["test"]["examples"] == 100 and "test_noisy" not in r for r in sb)
     fl = [r for r in runs if r["part"] == "flota"]
-    assert sorted(r["encoding"] for r in fl) == ["flota_k2", "standard"]
+    # the pretrained model and the random-weight control (the fast preset: one seed) at every segmentation
+    assert sorted((r["init"], r["encoding"], r["seed"]) for r in fl) == [
+        ("pretrained", "flota_k2", 1), ("pretrained", "standard", 1), ("random", "flota_k2", 1),
+        ("random", "standard", 1)]
     assert all(r["test_noisy"]["examples"] == r["test"]["examples"] == 100 for r in fl)
     # the noisy test text is the same for both segmentations, and really noisy
     ft = part / "finetune" / "arxiv_physics_S" / "unigram"
@@ -451,6 +454,8 @@ def test_pretraining_part_end_to_end_stop_and_resume(run_cli, shared_path, tmp_p
     pretrained_log = (logs / "ft_arxiv_unigram_standard_n100_pretrained-seed1.log").read_text()
     assert "from random weights" in random_log and "from random weights" not in pretrained_log
     assert "No existing checkpoint found" in random_log and "Loaded checkpoint" not in random_log
+    flota_control = (logs / "ft_arxiv_physics_S_unigram_flota_k2_random-seed1.log").read_text()
+    assert "from random weights" in flota_control and "Loaded checkpoint" not in flota_control
     assert f"Loaded checkpoint {part / 'rows' / 'unigram' / 'checkpoints' / 'checkpoint_last.pt'}" in pretrained_log
     pre = res["pretraining"][0]
     assert pre["updates"] == 10 and pre["sequences"] == 80 and pre["tokens"] > 0 and pre["valid_curve"]

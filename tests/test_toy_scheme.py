@@ -282,7 +282,9 @@ ALLOWED = {
     ("bench/scale_corpus.py", "sentencepiece"): "the distribution whose version the benchmark records",
     ("preprocess/models/vocabularies.py", "sentencepiece"): "a vocabulary file's kind (a SentencePiece model)",
     ("preprocess/export/tokenizer_json.py", "spaces"): "the `spaces` option (keep/drop) a tokenizer.json export records",
-    ("train_scripts/demo/pretraining/scheduler.py", "spaces"): "binarize.json's `spaces` record (the spaces option, keep/drop)",
+    ("train_scripts/demo/lm/pipeline.py", "spaces"): "binarize.json's `spaces` record (the spaces option, keep/drop)",
+    ("train_scripts/demo/lm/plan.py", "flota"): "a fine-tuning task's segmentation: `--encode flota` of "
+                                                "morphtok-classification-data",
     ("train_scripts/pseudo_perplexity.py", "spaces"): "binarize.json's `spaces` record (the spaces option)",
     ("train_scripts/demo/rows.py", "*"): "ROWS, the demo's rows: each row names the scheme it runs",
     ("train_scripts/demo/translation/rows.py", "*"): "the translation part's rows (the scheme each runs)",

@@ -13,9 +13,10 @@ the baseline, and Wordmap) on the same German text with the same budget and seed
   tweets, N seeds per row and a random-init control, the character n-gram Naive Bayes floor beside every row,
   Wordmap against Unigram with Holm's correction over the part's tests.
 
-The corpus and its leakage rules: ``train_scripts/prepare_german.py``.  The steps are the pretraining part's
-(``train_scripts/demo/pretraining/``: binarize --lm, pretrain_roberta.sh, finetune_classification.sh) on German
-(``steps.py``); presets and rows: ``plan.py``; the report: ``report.py``.
+The corpus and its leakage rules: ``train_scripts/prepare_german.py``.  The steps are the shared language-model
+pipeline's (``train_scripts/demo/lm/``: binarize --lm, pretrain_roberta.sh, finetune_classification.sh) on German,
+with the part's data step and verb measures (``steps.py``); presets, rows and the GermEval task: ``plan.py``; the
+report: ``report.py``.
 
     morphtok-demo --part german --output demo-output [--de-preset cpu|fast|gpu] [--de-seeds 5] [--dry-run]
 """
@@ -26,7 +27,7 @@ import shlex
 from pathlib import Path
 
 from preprocess.common import SHARED_DATA, UserError
-from train_scripts.demo.german.plan import BASELINE, PRESET_HELP, PRESET_KEYS, PRESETS, ROWS, TASK, Paths, flag
+from train_scripts.demo.german.plan import BASELINE, PRESET_HELP, PRESET_KEYS, PRESETS, ROWS, Paths, flag, plan_of
 from train_scripts.demo.part import Context, Part
 from train_scripts.demo.preflight import refuse_overlap
 from train_scripts.demo.presets import add_preset_options, apply_preset
@@ -67,14 +68,9 @@ class GermanPart(Part):
         a = argparse.Namespace(output=options.output.resolve(), dry_run=options.dry_run, preset=options.de_preset,
                                device=preset["device"], model=[str(x) for x in preset["model"]],
                                germeval=options.de_germeval, ud=options.de_ud, multi30k=options.de_multi30k,
-                               # what the pretraining part's Plan and steps read
-                               folder=self.name, lang="de", row_table=ROWS, rows=list(ROWS), baseline=BASELINE,
-                               budget="updates", max_epoch=0, control="baseline", tasks=[TASK], ft_sizes=[0],
-                               ft_updates=0, ft_metric="macro_f1", flota_set="none", flota_lrs=[], pppl_lines=0,
-                               noise_seed=1, corpus=["german"])
+                               rows=list(ROWS), baseline=BASELINE)
         apply_preset(options, preset, PRESET_KEYS, into=a, flag=flag)
         a.preset_overrides = {k: getattr(a, k) for k in PRESET_KEYS if getattr(a, k) != preset[k]}
-        a.superbizarre = Paths(a.output / self.name).germeval    # the plan's CSV folder: germeval/germeval_*.csv
         a.ud_files = {split: a.ud / name for split, name in (("dev", "de_gsd-ud-dev.conllu"),
                                                               ("test", "de_gsd-ud-test.conllu"))}
         if a.seeds < 1 or a.probe_seeds < 1:
@@ -115,9 +111,8 @@ class GermanPart(Part):
     def stage_costs(self, args) -> list:
         from train_scripts.demo.estimate import costs_from
         from train_scripts.demo.german.plan import FIGURES
-        from train_scripts.demo.pretraining.plan import Plan
 
-        plan = Plan(args)
+        plan = plan_of(args)
         stages = [("lm/data", "data")] + [(f"lm/{row}/binarize", f"binarize/{row}") for row in args.rows]
         stages += [(f"lm/{row}/pretrain", f"pretrain/{row}") for row in args.rows]
         runs = plan.finetune_runs()
@@ -127,9 +122,7 @@ class GermanPart(Part):
         return costs_from(stages + [("floor", "floor")], FIGURES.get(args.preset))
 
     def plan(self, args) -> list:
-        from train_scripts.demo.pretraining.plan import Plan
-
-        plan, paths = Plan(args), Paths(args.output / self.name)
+        plan, paths = plan_of(args), Paths(args.output / self.name)
         lines = [f"# preset {args.preset}: rows {', '.join(args.rows)}",
                  f"python -m train_scripts.prepare_german corpus --out {paths.raw}",
                  f"python -m train_scripts.prepare_german germeval --out {paths.germeval}",

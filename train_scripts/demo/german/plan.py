@@ -1,15 +1,16 @@
 """The German part's rows, presets and paths: Wordmap against a Unigram baseline, pretrained on the same German text
 with the same budget and seeds (Jung 2023, sections 3.2.3 and 4).
 
-Its steps are the pretraining part's (``binarize --lm`` -> ``pretrain_roberta.sh`` -> ``finetune_classification.sh``,
-``pretraining/plan.py``'s :class:`Plan` with the part's folder and German as its language), plus what the thesis
-says Wordmap should change: the verbs (pseudo-perplexity per word over all words and over the gold VERB/AUX words of
+Its steps are the language-model pipeline's (``train_scripts/demo/lm/``: ``binarize --lm`` -> ``pretrain_roberta.sh``
+-> ``finetune_classification.sh``), on :func:`pipeline_settings`: the part's folder, German text, its rows and its one
+task (GermEval 2018, :func:`germeval_task`), plus what the thesis says Wordmap should change: the verbs (pseudo-perplexity per word over all words and over the gold VERB/AUX words of
 UD German GSD test; ``train_scripts/verb_probe.py``'s feature and lexeme probes of the frozen encoder).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+from train_scripts.demo.lm.plan import STANDARD, Plan, Settings, Task
 from train_scripts.demo.rows import Row
 
 #: the rows: the baseline and Wordmap (verbs by Wordmap, other words by a German Unigram learned on the same text)
@@ -73,7 +74,7 @@ def flag(key: str) -> str:
 
 
 class Paths:
-    """Where the part's own steps write (the pretraining steps' paths are :class:`Plan`'s)."""
+    """Where the part's own steps write (the pipeline's steps' paths are :class:`Plan`'s)."""
 
     def __init__(self, root: Path):
         self.root = root
@@ -100,3 +101,26 @@ FIGURES = {
     "fast": {"data": 5, "binarize/unigram": 20, "binarize/wordmap": 25, "pretrain/unigram": 30,
              "pretrain/wordmap": 30, "prepare": 30, "finetune": 45, "pppl": 30, "verbs": 30, "floor": 15},
 }
+
+
+def germeval_task(a) -> Task:
+    """GermEval 2018 coarse as the pipeline's task: both rows on the whole training split (the CSVs the data step
+    writes, ``germeval/germeval_*.csv``), by the official metric's macro F1, with the baseline's random-init
+    control."""
+    return Task(part=TASK, name=TASK, prefix=Paths(a.output / "german").germeval / TASK, metric="macro_f1",
+                max_rows=a.ft_rows, sizes=(0,), epochs=a.ft_epochs, updates=0, batch=a.ft_batch, lrs=(a.ft_lr,),
+                wd=a.ft_wd, seeds=a.seeds, rows=tuple(ROWS), every_pretraining=False, controls=(BASELINE,),
+                control_seeds=a.seeds, encodings=(STANDARD,), noise=0.0, noise_seed=1, noisy_dev=False)
+
+
+def pipeline_settings(a) -> Settings:
+    """The language-model pipeline's settings of the part's settings ``a``: German text in ``OUTPUT/german``, the
+    two rows pretrained once each for ``max_update`` updates, the GermEval task."""
+    return Settings(output=a.output, folder="german", lang="de", row_table=ROWS, rows=tuple(ROWS),
+                    vocab_size=a.vocab_size, device=a.device, model=tuple(a.model), budget="updates",
+                    max_update=a.max_update, max_epoch=0, pretrain_seeds=1, tasks=(germeval_task(a),))
+
+
+def plan_of(a) -> Plan:
+    """The pipeline's :class:`~train_scripts.demo.lm.plan.Plan` of the part's settings ``a``."""
+    return Plan(pipeline_settings(a))

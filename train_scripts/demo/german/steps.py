@@ -1,8 +1,8 @@
-"""The German part's steps on the demo's scheduler: the German data, then the pretraining part's steps for each row
-(binarize, pretrain, GermEval fine-tuning with seeds and a random-init control), then the verb measures.
+"""The German part's steps on the demo's scheduler: the German data, then the language-model pipeline's steps for
+each row (binarize, pretrain, GermEval fine-tuning with seeds and a random-init control), then the verb measures.
 
-:class:`GermanRun` is the pretraining part's :class:`~train_scripts.demo.pretraining.scheduler.LmDemo` with the
-German data and two steps of its own per row: pseudo-perplexity on UD German GSD test (all words and the gold
+:class:`GermanRun` is the shared :class:`~train_scripts.demo.lm.pipeline.Pipeline` with the German data as its data
+step and two steps of its own per row: pseudo-perplexity on UD German GSD test (all words and the gold
 VERB/AUX words, ``train_scripts/pseudo_perplexity.py --word-marks``) and the verb probes of the frozen encoder
 (``train_scripts/verb_probe.py``: VerbForm, Tense, Person, Number, Mood; the lexeme probe; random encoders).
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from train_scripts.demo.german.plan import TASK, Paths
-from train_scripts.demo.pretraining.scheduler import LmDemo, collect_results
+from train_scripts.demo.german.plan import TASK, Paths, pipeline_settings
+from train_scripts.demo.lm.pipeline import Pipeline
 
 
 def prepare_data(a, paths: Paths) -> dict:
@@ -61,9 +61,13 @@ def _write_marks(sentences: Path, out: Path) -> None:
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-class GermanRun(LmDemo):
-    def __init__(self, args, runner, stages, scheduler):
-        super().__init__(args, runner, stages, scheduler)
+class GermanRun(Pipeline):
+    """The pipeline on the part's settings ``a`` (``part.GermanPart.settings``), with the German data and the verb
+    measures."""
+
+    def __init__(self, a, runner, stages, scheduler):
+        super().__init__(pipeline_settings(a), runner, stages, scheduler)
+        self.a = a
         self.paths = Paths(self.plan.root)
 
     def data(self) -> dict:
@@ -84,45 +88,32 @@ class GermanRun(LmDemo):
 
     def word_pppl(self, row: str) -> dict:
         p, out = self.plan, self.paths.pppl(row)
-        stage = f"pppl/{row}/ud"
         cmd = ["python", "-m", "train_scripts.pseudo_perplexity", "--lm-data", p.lm_dir(row), "--checkpoint",
                p.pretrained(row), "--input", self.paths.ud / "ud_test.de", "--word-marks", self.paths.marks(),
                "--output", out]
-        return self._json_stage(stage, cmd, out, (f"lm/{row}/pretrain",))
+        return self.json_stage(f"pppl/{row}/ud", cmd, out, (f"lm/{row}/pretrain",))
 
     def verb_probe(self, row: str) -> dict:
         p, out = self.plan, self.paths.verb_probe(row)
-        stage = f"verbs/{row}"
         cmd = ["python", "-m", "train_scripts.verb_probe", "--checkpoint", p.pretrained(row), "--lm-data",
                p.lm_dir(row), "--train-conllu", self.a.ud_files["dev"], "--test-conllu", self.a.ud_files["test"],
                "--random-seeds", self.a.probe_seeds, "--output", out]
-        return self._json_stage(stage, cmd, out, (f"lm/{row}/pretrain",))
+        return self.json_stage(f"verbs/{row}", cmd, out, (f"lm/{row}/pretrain",))
 
-    def _json_stage(self, stage: str, cmd: list, out: Path, after: tuple) -> dict:
-        def go():
-            out.parent.mkdir(parents=True, exist_ok=True)
-            self.runner.run(stage, cmd, self.logs / (stage.replace("/", "_") + ".log"))
-            return {**json.loads(out.read_text()), "seconds": self.runner.seconds[stage]}
+    def schedule_scores(self, runs: list, pretrained: dict, prepared: dict) -> dict:
+        """Per row (its one pretraining run): pseudo-perplexity on UD test and the verb probes."""
+        sched, rows = self.scheduler, self.s.rows
+        return {"pppl": {row: sched.add(lambda r=row: self.word_pppl(r), [pretrained[(row, 1)]]) for row in rows},
+                "verb_probe": {row: sched.add(lambda r=row: self.verb_probe(r), [pretrained[(row, 1)]])
+                               for row in rows}}
 
-        return self.stages.run(stage, [out], go, key=[str(x) for x in cmd], after=after, announce=False)
-
-    def run_all(self) -> dict:
-        a, p = self.a, self.plan
-        data = self.data()
-        sched = self.scheduler
-        runs, pretrained, prepared, tuned = self.schedule_training(sched)
-        pretrained = {row: pretrained[(row, 1)] for row in a.rows}   # one pretraining run per row
-        pppl = {row: sched.add(lambda r=row: self.word_pppl(r), [pretrained[row]]) for row in a.rows}
-        probes = {row: sched.add(lambda r=row: self.verb_probe(r), [pretrained[row]]) for row in a.rows}
-        sched.wait()
-        prepared = {k: f.result() for k, f in prepared.items()}
-        results = collect_results(a, p, data, [pretrained[r].result() for r in a.rows], runs,
-                                  [f.result() for f in tuned], prepared)
+    def add_scores(self, results: dict, runs: list, prepared: dict, scores: dict) -> dict:
+        """The official GermEval F1 of every run, the verb measures, the floor and the task's name."""
         gold = _gold_labels(self.paths)
         for entry, run in zip(results["finetune"], runs):
             entry["test_official"] = _official(run["save"] / "test_scores.json", gold)
-        results["pppl"] = {row: f.result() for row, f in pppl.items()}
-        results["verb_probe"] = {row: f.result() for row, f in probes.items()}
+        results["pppl"] = {row: f.result() for row, f in scores["pppl"].items()}
+        results["verb_probe"] = {row: f.result() for row, f in scores["verb_probe"].items()}
         results["floor"] = [self.floor()]
         results["task"] = TASK
         return results

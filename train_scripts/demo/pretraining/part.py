@@ -22,7 +22,9 @@ FLOTA (Hofmann et al. 2022, Tables 2-4, Figure 3): the baseline row's pretrained
 (``--lm-flota-set S``: ArXiv-S) with its standard segmentation and with FLOTA, FIRST and LONGEST over the row's own
 vocabulary for each ``k`` of ``--lm-flota-k``; every fine-tuned model scored on the clean test set and on a copy
 with unseen whitespace noise (each space dropped with probability ``--lm-noise-p``, the same noisy text for every
-encoding); macro F1 per seed, and the mean tokens per example (Table 3).
+encoding); macro F1 per seed, and the mean tokens per example (Table 3).  Its control: the same baseline row
+fine-tuned from random weights at every segmentation (``--lm-flota-control-seeds`` seeds; 0: none), whether
+FLOTA's effect needs pretraining.
 
 Budget presets (``--lm-preset``): ``cpu`` (the default of ``make demo``: sized to fit beside the translation part
 in 90 minutes on 2 cores), ``fast`` (a smoke test, what ``make test`` runs) and ``gpu`` (the papers' Table 9/10
@@ -31,8 +33,9 @@ same number of updates (the paper's second budget, Table 7).  Each step is a res
 part's ``Stages``: a finished stage with the same options and inputs is skipped); SIGINT/SIGTERM stop every
 process the demo started.
 
-This module: the part (:data:`PART`): its options, settings and run; the rows, presets and commands: ``plan.py``; running them
-and collecting the results: ``scheduler.py``.
+This module: the part (:data:`PART`): its options, settings and run; the rows, presets and fine-tuning tasks:
+``plan.py``; its data step and its own scores on the shared language-model pipeline (``train_scripts/demo/lm/``:
+binarize, pretrain, prepare, fine-tune, the results): ``scheduler.py``.
 
     morphtok-demo --part pretraining --output demo-output [--lm-preset cpu|fast|gpu] \\
         [--lm-rows unigram unigram_prime unigram_prime_nospace | paper | all] [--lm-seeds 10] [--lm-control all] \\
@@ -49,6 +52,7 @@ from pathlib import Path
 from preprocess.common import UserError
 from preprocess.files.outputs import check_output_path
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
+from train_scripts.demo.lm.pipeline import stage_seconds
 from train_scripts.demo.part import Context, Part
 from train_scripts.demo.preflight import refuse_overlap
 from train_scripts.demo.presets import add_preset_options, apply_preset
@@ -64,11 +68,12 @@ from train_scripts.demo.pretraining.plan import (
     PRESET_HELP,
     PRESET_KEYS,
     PRESETS,
-    Plan,
+    largest_size,
     lm_rows,
+    plan_of,
     published_rows,
 )
-from train_scripts.demo.pretraining.scheduler import LmDemo, stage_seconds
+from train_scripts.demo.pretraining.scheduler import PretrainingRun
 from train_scripts.demo.stages import versions
 from train_scripts.tools import SHARED_DATA
 
@@ -145,6 +150,8 @@ def parse_args(a: argparse.Namespace) -> argparse.Namespace:
         raise UserError("--lm-ft-sizes values must be at least 2 (0: the whole training split)")
     if args.seeds < 1 or args.flota_seeds < 1 or args.pretrain_seeds < 1:
         raise UserError("--lm-seeds, --lm-flota-seeds and --lm-pretrain-seeds must be at least 1")
+    if args.flota_control_seeds < 0:
+        raise UserError("--lm-flota-control-seeds must be at least 0 (0: no random-weight FLOTA runs)")
     if not 0.0 <= args.noise_p <= 1.0:
         raise UserError(f"--lm-noise-p must be between 0 and 1, not {args.noise_p}")
     check_paths(args)
@@ -168,7 +175,7 @@ def input_paths(args) -> list[tuple[str, Path]]:
     if ARXIV in args.corpus:
         flota, superbizarre = arxiv_inputs(args.flota_data, args.superbizarre, args.tasks)
         needed += [("--lm-flota-data", p) for p in flota] + [("--lm-superbizarre", p) for p in superbizarre]
-    for run in Plan(args).finetune_runs():
+    for run in plan_of(args).finetune_runs():
         option = "--lm-superbizarre" if run["part"] == "superbizarre" else "--lm-flota-data"
         needed += [(option, Path(f"{run['prefix']}_{split}.csv")) for split in ("train", "dev", "test")]
     rows = lm_rows()
@@ -226,7 +233,7 @@ def settings(a) -> dict:
 def plan_lines(args) -> list:
     """The part's commands (``--dry-run``): its corpus, each row's binarisation and pretraining, and one example of
     each kind of fine-tuning run."""
-    plan = Plan(args)
+    plan = plan_of(args)
     lines = [f"# preset {args.preset}: rows {', '.join(args.rows)}; budget {args.budget}; "
              f"{args.pretrain_seeds} pretraining run(s) per row",
              f"# corpus {args.corpus} -> {plan.raw}/{{train,valid}}.en"]
@@ -249,7 +256,7 @@ def plan_costs(args, figures) -> list:
     probes and pseudo-perplexity), with the preset's figures (``estimate.Cost``)."""
     from train_scripts.demo.estimate import costs_from
 
-    plan = Plan(args)
+    plan = plan_of(args)
     seeds = plan.pretrain_seeds()
     stages = [("lm/data", "data")] + [(f"lm/{row}/binarize", "binarize") for row in args.rows]
     stages += [(plan.pretrain_stage(row, s), "pretrain") for row in args.rows for s in seeds]
@@ -257,9 +264,8 @@ def plan_costs(args, figures) -> list:
     stages += [(p, "prepare") for p in dict.fromkeys(r["prep"] for r in runs)]
     stages += [(r["name"], f"finetune/{r['part']}") for r in runs]
     probes = dict.fromkeys((r["task"], r["row"]) for r in runs if r["part"] == "superbizarre"
-                           and r["init"] == "random" and r["size"] == plan.largest_size())
-    stages += [(f"probe/{task}/{row}" + ("" if s == 1 else f"-seed{s}"), "probe") for task, row in probes
-               for s in seeds]
+                           and r["init"] == "random" and r["size"] == largest_size(args))
+    stages += [(plan.probe_stage(task, row, s), "probe") for task, row in probes for s in seeds]
     stages += [(f"pppl/{row}/{kind}", "pppl") for row in (args.rows if args.pppl_lines else [])
                for kind in ("clean", "noisy")]
     return costs_from(stages, figures)
@@ -294,7 +300,7 @@ class PretrainingPart(Part):
 
         t0 = time.time()
         stages = ctx.stages
-        results = LmDemo(args, ctx.runner, stages, ctx.scheduler).run_all()
+        results = PretrainingRun(args, ctx.runner, stages, ctx.scheduler).run_all()
         results["meta"] = {"settings": settings(args), "seconds": time.time() - t0, "versions": versions(),
                            "command": " ".join(shlex.quote(x) for x in ["morphtok-demo", *ctx.argv]),
                            "skipped_stages": len(stages.skipped), "ran_stages": len(stages.ran),
