@@ -271,6 +271,46 @@ def plan_costs(args, figures) -> list:
     return costs_from(stages, figures)
 
 
+#: a running-text file larger than this is sampled by the pre-flight (its first SAMPLE_BYTES), not read whole
+SAMPLE_BYTES = 8 << 20
+
+
+def check_contents(args) -> None:
+    """The pre-flight's look at the inputs' contents (``Part.check_inputs``): every fine-tuning CSV read whole by
+    the reader its stages use (``classification_data.read_csv``: header, rows, labels, UTF-8), each corpus file's
+    first SAMPLE_BYTES decoded, each published model loaded; the first problem is one line naming the option."""
+    import sentencepiece as spm
+
+    from preprocess.files.inputs import read_lines
+    from train_scripts.classification_data import read_csv
+
+    def sample(path: Path) -> None:
+        size = 0
+        for line in read_lines(str(path)):
+            size += len(line)
+            if size > SAMPLE_BYTES:
+                break
+
+    for option, path in input_paths(args):
+        if not path.exists():
+            continue   # named by missing_inputs (settings) unless this is a dry run
+        try:
+            if path.is_dir() and path.suffix == ".csv":
+                raise UserError(f"{path} is a folder, not a file")
+            if path.suffix == ".csv":
+                read_csv(str(path))
+            elif path.suffix == ".model":
+                spm.SentencePieceProcessor(model_file=str(path))
+            elif option == "--lm-corpus":
+                for file in corpus_files(path):
+                    sample(file)
+        except UserError as exc:
+            raise UserError(f"{option}: {exc}; fix the file or give {option} another copy") from None
+        except (OSError, RuntimeError) as exc:   # sentencepiece: RuntimeError on a corrupt model
+            raise UserError(f"{option}: {path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}; "
+                            f"give {option} another copy") from None
+
+
 class PretrainingPart(Part):
     """RoBERTa pretraining per row -> fine-tuning on Superbizarre and ArXiv (FLOTA), with controls."""
 
@@ -288,6 +328,9 @@ class PretrainingPart(Part):
 
     def settings(self, options):
         return parse_args(options)
+
+    def check_inputs(self, args) -> None:
+        check_contents(args)
 
     def stage_costs(self, args) -> list:
         return plan_costs(args, FIGURES.get(args.preset))
