@@ -63,6 +63,11 @@ def drawn(*states: Optional[str]) -> bool:
     return all(s in ("above", None) for s in states)
 
 
+def floor_note(state: Optional[str]) -> str:
+    """`` (below the floor)`` / `` (at the floor)`` after a mean that does not clear the floor, else nothing."""
+    return f" ({FLOOR_WORDS[state]})" if state in ("at", "below") else ""
+
+
 def gate_reason(states: dict) -> Optional[str]:
     """Why a comparison is not drawn, ``{cell label: floor state}`` -> "not drawn: Unigram is below the floor"
     (the first cell that does not clear it), or None when it is drawn."""

@@ -42,6 +42,13 @@ def mean_sd(s: Optional[dict], digits: int = 1, n: bool = False) -> str:
     return text + (f" (n={s['n']})" if n and s.get("n") is not None else "")
 
 
+def with_error(value: Optional[float], error: Optional[float], digits: int = 1) -> str:
+    """A value and its sampling error: ``64.5 ± 0.5`` (the value alone without one)."""
+    if value is None:
+        return DASH
+    return num(value, digits) + (f" ± {num(error, digits)}" if error is not None else "")
+
+
 def diff_ci(diff: Optional[float], low: Optional[float] = None, high: Optional[float] = None,
             digits: int = 1) -> str:
     """A difference and its 95% interval: ``+2.1 [+0.8, +3.4]`` (the difference alone without one)."""

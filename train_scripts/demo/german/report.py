@@ -200,19 +200,6 @@ def probe_table(results: dict) -> Optional[list]:
     return table
 
 
-def _floor_cell(e: dict) -> str:
-    """The floor and its sampling error: ``64.5 ± 0.5``."""
-    if e.get("floor") is None:
-        return fmt.DASH
-    return fmt.num(e["floor"]) + (f" ± {fmt.num(e['floor_margin'])}" if e.get("floor_margin") is not None else "")
-
-
-def _state(e: dict) -> str:
-    """`` (below the floor)`` / `` (at the floor)`` after a mean that does not clear the floor, else nothing."""
-    state = e.get("floor_state")
-    return f" ({policy.FLOOR_WORDS[state]})" if state in ("at", "below") else ""
-
-
 def germeval_table(results: dict) -> Optional[list]:
     a = results.get("analysis") or {}
     g = a.get("germeval") or {}
@@ -224,11 +211,11 @@ def germeval_table(results: dict) -> Optional[list]:
     for row, e in g.items():
         c = e.get("vs_control") or {}
         b = e.get("vs_baseline") or {}
-        table.append([_label(row), _ms(e["pretrained"]) + _state(e),
+        table.append([_label(row), _ms(e["pretrained"]) + policy.floor_note(e.get("floor_state")),
                       f"{e['collapsed']} / {e['pretrained']['n']}",
                       _ms(e["random"]) + (f", {e['random_collapsed']} collapsed" if e["random_collapsed"] else ""),
                       f"{fmt.comparison(c)}: {c.get('verdict')}" if c else fmt.DASH,
-                      fmt.pval(c.get("holm_p")) if c else fmt.DASH, _floor_cell(e),
+                      fmt.pval(c.get("holm_p")) if c else fmt.DASH, fmt.with_error(e.get("floor"), e.get("floor_margin")),
                       fmt.comparison(b) if b else "(baseline)", fmt.pval(b.get("p")) if b else fmt.DASH,
                       fmt.pval(b.get("holm_p")) if b else fmt.DASH,
                       (b.get("gate") or b.get("verdict", fmt.DASH)) if b else fmt.DASH])

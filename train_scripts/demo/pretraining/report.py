@@ -42,16 +42,12 @@ from train_scripts.demo.statistics import (  # noqa: F401  (the part's statistic
 # --- formatting -----------------------------------------------------------------------------------------------
 
 def _fl(e: dict) -> str:
-    """The floor and its sampling error: ``64.5 ± 1.0``."""
-    if e.get("floor") is None:
-        return fmt.DASH
-    return fmt.num(e["floor"]) + (f" ± {e['floor_margin']:.1f}" if e.get("floor_margin") is not None else "")
+    """The floor and its sampling error: ``64.5 ± 0.5``."""
+    return fmt.with_error(e.get("floor"), e.get("floor_margin"))
 
 
 def _state(e: dict) -> str:
-    """`` (below the floor)`` / `` (at the floor)`` after a mean that does not clear the floor, else nothing."""
-    state = e.get("floor_state")
-    return f" ({FLOOR_WORDS[state]})" if state in ("at", "below") else ""
+    return policy.floor_note(e.get("floor_state"))
 
 
 def _unit(test: Optional[str], unit: str, n: list) -> str:
@@ -168,15 +164,12 @@ def probe_table(results: dict, task: str) -> list:
 
 def _flota_cell(e: dict, cond: str) -> str:
     """A FLOTA cell's mean ± sd, with its floor state where it does not clear the floor."""
-    state = e.get(f"{cond}_floor_state")
-    return fmt.mean_sd(e[cond]) + (f" ({FLOOR_WORDS[state]})" if state in ("at", "below") else "")
+    return fmt.mean_sd(e[cond]) + policy.floor_note(e.get(f"{cond}_floor_state"))
 
 
 def _floor_value(f: dict, split: str, margin: Optional[float] = None) -> str:
     """A floor record's macro F1 on ``split`` (points), ± its sampling error when given."""
-    if split not in f:
-        return fmt.DASH
-    return fmt.num(100 * f[split]["macro_f1"]) + (f" ± {fmt.num(margin)}" if margin is not None else "")
+    return fmt.with_error(100 * f[split]["macro_f1"], margin) if split in f else fmt.DASH
 
 
 def _tests(e: dict, key: str, adjusted: bool = True) -> list:
