@@ -255,8 +255,7 @@ def conclusions(results: dict) -> list:
         out.append(f"HYP1 (a part-of-speech overhead for verbs improves a fine-tuned classifier): on GermEval 2018 "
                    f"coarse, Wordmap {_ms(wm.get('pretrained'))} against Unigram {_ms(base.get('pretrained'))} "
                    f"official F1, difference {fmt.comparison(b)} "
-                   f"(Welch p {fmt.pval(b.get('p'))}, Holm {fmt.pval(b.get('holm_p'))}): {verdict}."
-                   + (f" ({b['gate']})" if b.get("gate") else "")
+                   f"(Welch p {fmt.pval(b.get('p'))}, Holm {fmt.pval(b.get('holm_p'))}): {b.get('gate') or verdict}."
                    + (" This run therefore supports HYP1 at this scale." if verdict == "better" else
                       " This run therefore contradicts HYP1 at this scale." if verdict == "worse" else
                       " This run cannot decide HYP1."))
