@@ -27,11 +27,8 @@ def _label(row: str) -> str:
     return ROWS[row].label if row in ROWS else row
 
 
-def _f(v, d=1) -> str:
-    return fmt.num(v, d)
-
-
 def _ms(s: Optional[dict]) -> str:
+    """A summary with its count, as this part's tables show them: ``70.1 ± 0.4 (n=5)``."""
     return fmt.mean_sd(s, n=True)
 
 
@@ -157,9 +154,9 @@ def corpus_table(results: dict) -> Optional[list]:
 def pretraining_table(results: dict) -> list:
     table = [["row", "tokens / word", "updates", "epochs", "valid loss / token", "valid loss / word"]]
     for r in results.get("pretraining", []):
-        table.append([_label(r["row"]), _f(r.get("tokens_per_word"), 2), f"{r.get('updates', 0):,}",
-                      _f(r.get("epochs"), 2), _f(r.get("valid_loss_per_token"), 2),
-                      _f(r.get("valid_loss_per_word"), 2)])
+        table.append([_label(r["row"]), fmt.num(r.get("tokens_per_word"), 2), f"{r.get('updates', 0):,}",
+                      fmt.num(r.get("epochs"), 2), fmt.num(r.get("valid_loss_per_token"), 2),
+                      fmt.num(r.get("valid_loss_per_word"), 2)])
     return table
 
 
@@ -171,10 +168,10 @@ def pppl_table(results: dict) -> Optional[list]:
               "bits / word (verbs)", "floor: piece unigram (verbs)", "words", "verb words", "tokens / word"]]
     for row, r in pppl.items():
         m = r.get("marked") or {}
-        table.append([_label(row), _f(r.get("pppl_per_word"), 1), _f(r.get("bits_per_word"), 2),
-                      _f(r.get("unigram_bits_per_word"), 2), _f(m.get("pppl_per_word"), 1),
-                      _f(m.get("bits_per_word"), 2), _f(m.get("unigram_bits_per_word"), 2),
-                      f"{r.get('words', 0):,}", f"{m.get('words', 0):,}", _f(r.get("tokens_per_word"), 2)])
+        table.append([_label(row), fmt.num(r.get("pppl_per_word"), 1), fmt.num(r.get("bits_per_word"), 2),
+                      fmt.num(r.get("unigram_bits_per_word"), 2), fmt.num(m.get("pppl_per_word"), 1),
+                      fmt.num(m.get("bits_per_word"), 2), fmt.num(m.get("unigram_bits_per_word"), 2),
+                      f"{r.get('words', 0):,}", f"{m.get('words', 0):,}", fmt.num(r.get("tokens_per_word"), 2)])
     return table
 
 
@@ -191,11 +188,11 @@ def probe_table(results: dict) -> Optional[list]:
     for feature in (*FEATURES, "lexeme"):
         first = probes[rows[0]].get(feature) or {}
         ref = first.get("chance") if feature == "lexeme" else first.get("majority")
-        line = [f"{feature} {'(same lemma, %)' if feature == 'lexeme' else '(accuracy, %)'}", _f(ref)]
+        line = [f"{feature} {'(same lemma, %)' if feature == 'lexeme' else '(accuracy, %)'}", fmt.num(ref)]
         for row in rows:
             e = probes[row].get(feature) or {}
             c = e.get("vs_random") or {}
-            line += [_f(e.get("score")), _ms(e.get("random")), fmt.pval(c.get("p"))]
+            line += [fmt.num(e.get("score")), _ms(e.get("random")), fmt.pval(c.get("p"))]
         table.append(line)
     return table
 
@@ -263,9 +260,9 @@ def conclusions(results: dict) -> list:
     if wl.get("score") is not None and ul.get("score") is not None:
         diff = wl["score"] - ul["score"]
         out.append(f"HYP2 (separating lexemic from functional morphs gives better lexemic tokens): a verb form's "
-                   f"nearest other verb form shares its lemma {_f(wl['score'])}% of the time with Wordmap's encoder "
-                   f"and {_f(ul['score'])}% with Unigram's ({diff:+.1f} points; random encoders "
-                   f"{_ms(wl.get('random'))} and {_ms(ul.get('random'))}; chance {_f(wl.get('chance'))}%). "
+                   f"nearest other verb form shares its lemma {fmt.num(wl['score'])}% of the time with Wordmap's encoder "
+                   f"and {fmt.num(ul['score'])}% with Unigram's ({diff:+.1f} points; random encoders "
+                   f"{_ms(wl.get('random'))} and {_ms(ul.get('random'))}; chance {fmt.num(wl.get('chance'))}%). "
                    "One checkpoint per row: the difference is descriptive, not tested." + _segmentation_or_learning(
                        diff, wl, ul, "lexeme"))
     feats = [f for f in FEATURES if (probes.get("wordmap") or {}).get(f, {}).get("score") is not None
