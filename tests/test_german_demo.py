@@ -64,10 +64,11 @@ def test_wordmap_against_unigram_verdicts_and_holm():
     assert a["germeval"]["unigram"]["vs_control"]["verdict"] == "helped"
     assert [t["test"] for t in a["tests"]] == ["germeval/unigram/vs-random", "germeval/wordmap/vs-unigram"]
     a = de_report.analyse(_results(base, [x - 3 for x in better], [62.0, 62.5, 61.8, 62.3, 62.1]))
-    assert a["germeval"]["wordmap"]["vs_baseline"]["verdict"] == "no difference"
+    assert a["germeval"]["wordmap"]["vs_baseline"]["verdict"] == "not shown"     # not significant: not "no difference"
     # a row under the floor: no comparison is drawn from it, whatever its p
     a = de_report.analyse(_results(base, better, [62.0, 62.5, 61.8, 62.3, 62.1], floor=0.71))
-    assert a["germeval"]["wordmap"]["vs_baseline"]["verdict"] == "not drawn: a row is not above the floor"
+    assert a["germeval"]["wordmap"]["vs_baseline"]["verdict"] == "not drawn"
+    assert a["germeval"]["wordmap"]["vs_baseline"]["gate"] == "not drawn: Unigram is below the floor"
     text = " ".join(de_report.conclusions({**_results(base, better, [62.0]), "analysis": a}))
     assert "HYP1" in text and "cannot decide HYP1" in text
 

@@ -317,7 +317,7 @@ def test_flota_table_shows_the_matched_floor_of_each_segmentation():
          "dev": {"macro_f1": .615}, "test": {"macro_f1": .612}, "test_noisy": {"macro_f1": .589}}]
     table = lm_report.flota_table(results)
     rows = {r[1]: r for r in table[1:]}
-    assert rows["matched NB floor (standard pieces)"][2:6] == ["-", "-", "61.1", "60.8"]
+    assert rows["matched NB floor (standard pieces)"][2:6] == ["–", "–", "61.1", "60.8"]   # one dash, every report
     assert rows["matched NB floor (standard pieces)"][9] == "53.9"
     assert rows["matched NB floor (FLOTA pieces)"][2] == "2" and rows["matched NB floor (FLOTA pieces)"][9] == "58.9"
     assert all(len(r) == len(table[0]) for r in table)

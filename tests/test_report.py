@@ -131,8 +131,9 @@ def test_first_paragraph_without_significant_results(results, tmp_path):
                 s.update(p_value=0.5, significant=False)
     report.write_report(results, str(tmp_path))
     first = (tmp_path / "REPORT.md").read_text(encoding="utf-8").split("\n\n")[1]
-    assert first.startswith("What this run can conclude: no scheme's BLEU differs significantly from the baseline "
-                            "Unigram on any test set")
+    # the policy's word for a non-significant difference: "not shown", not "differs" / "no difference"
+    assert first.startswith("What this run can conclude: no scheme's BLEU difference from the baseline Unigram is "
+                            "shown on any test set")
     table = (tmp_path / "REPORT.md").read_text(encoding="utf-8").split("## Translation quality")[1].split("Each cell")[0]
     assert "▲" not in table and "▼" not in table and "33.0 ± 1.5 |" in table
 

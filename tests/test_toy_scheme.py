@@ -295,6 +295,10 @@ ALLOWED = {
     ("train_scripts/demo/pretraining/plan.py", "*"): "the pretraining part's rows (the scheme each runs) and its FLOTA part "
                                        "(`--encode flota` of morphtok-classification-data)",
     ("train_scripts/demo/pretraining/report.py", "flota"): "the pretraining results' FLOTA part (a part of the demo, by name)",
+    ("train_scripts/demo/pretraining/analysis.py", "flota"): "the pretraining results' FLOTA part (a part of the demo, by "
+                                                             "name), analysed apart from the report's rendering",
+    ("train_scripts/demo/pretraining/plots.py", "flota"): "the pretraining results' FLOTA part (a part of the demo, by "
+                                                          "name), plotted apart from the report's rendering",
     ("train_scripts/demo/pretraining/scheduler.py", "flota"): "the FLOTA part's runs, whose matched floors it computes "
                                                               "(a part of the demo, by name)",
     ("scripts/refactor_check.py", "*"): "the fixed configurations it compares before and after a refactor",

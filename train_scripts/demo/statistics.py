@@ -6,6 +6,9 @@ whole interval lies at or above +HELPED_POINTS (its lower end >= HELPED_POINTS, 
 when it lies at or below -HELPED_POINTS, **no effect** when it lies inside +-HELPED_POINTS, else **undetermined**
 (an interval that crosses +-HELPED_POINTS: the data do not say whether the effect is as large as that); helped and
 hurt also need at least HELPED_SEEDS fine-tuning runs behind each fine-tuned side.
+
+The rules that read these numbers in every part's report (the floor gate, the test families and their Holm
+correction, collapsed runs, the verdict words) are the demo's one policy, ``train_scripts/demo/policy.py``.
 """
 from __future__ import annotations
 

@@ -2,63 +2,59 @@
 pseudo-perplexity per word (all words, verbs), the verb-feature and lexeme probes beside random encoders, GermEval
 2018 beside its floor and random-init control, verdicts, and what the run says about HYP1 and HYP2.
 
-Verdicts use the pretraining part's rule (``train_scripts/demo/statistics.py``): "helped" / "hurt" / "no effect" /
-"undetermined" for pretrained against random init; Wordmap against Unigram: "better" / "worse" (Holm-adjusted
-p < 0.05 over this part's tests and the 95% interval of the difference on that side of 0), "no difference" (the
-interval inside +-1 point) or "undetermined".
+The statistics follow the demo's one policy (``train_scripts/demo/policy.py``): every fine-tuning run in the
+means (collapsed ones counted); the GermEval rows gated by the floor's three states; the primary family (Wordmap
+against Unigram on GermEval, pretrained against random init per row) Holm-adjusted, the probes' tests exploratory
+and uncorrected; Wordmap against Unigram reads "better" / "worse" / "not shown" / "not drawn" (:func:`policy.verdict`),
+pretrained against random "helped" / "hurt" / "no effect" / "undetermined" (``statistics.compare``).
 """
 from __future__ import annotations
 
 from types import SimpleNamespace
 from typing import Optional
 
+from train_scripts.demo import policy
+from train_scripts.demo import report_format as fmt
 from train_scripts.demo.german.plan import BASELINE, ROWS
 from train_scripts.demo.report_document import Bullets, Para, Section, Table, collect
-from train_scripts.demo.statistics import HELPED_POINTS, compare, holm, summary, welch
+from train_scripts.demo.statistics import compare, summary, welch
 
 FEATURES = ("VerbForm", "Tense", "Person", "Number", "Mood")
-ALPHA = 0.05
+ALPHA = policy.ALPHA
 
 
 def _label(row: str) -> str:
     return ROWS[row].label if row in ROWS else row
 
 
-def _f(v, d=1) -> str:
-    return "–" if v is None else f"{v:.{d}f}"
-
-
-def _p(p) -> str:
-    return "–" if p is None else f"{p:.2g}"
-
-
 def _ms(s: Optional[dict]) -> str:
-    if not s or s.get("mean") is None:
-        return "–"
-    return f"{s['mean']:.1f}" + (f" ± {s['sd']:.1f}" if s.get("sd") is not None else "") + f" (n={s['n']})"
+    """A summary with its count, as this part's tables show them: ``70.1 ± 0.4 (n=5)``."""
+    return fmt.mean_sd(s, n=True)
 
 
 # --- analysis ---------------------------------------------------------------------------------------------------
 
-def _scores(results: dict, row: str, init: str) -> tuple[list, int]:
-    """The official GermEval F1 (points) of a row's fine-tuning runs that did not collapse; how many collapsed."""
-    kept, collapsed = [], 0
-    for r in results.get("finetune", []):
-        if r["row"] == row and r["init"] == init and r.get("test_official"):
-            if r.get("collapsed"):
-                collapsed += 1
-            else:
-                kept.append(r["test_official"]["macro_f1"])
-    return kept, collapsed
+def _scores(results: dict, row: str, init: str) -> dict:
+    """The official GermEval F1 (points) of a row's fine-tuning runs, collapsed ones in the mean and counted
+    (:func:`policy.runs_summary`)."""
+    runs = [r for r in results.get("finetune", []) if r["row"] == row and r["init"] == init
+            and r.get("test_official")]
+    return policy.runs_summary([r["test_official"]["macro_f1"] for r in runs], [r.get("collapsed") for r in runs])
 
 
-def _floor(results: dict) -> Optional[float]:
+def _floor(results: dict) -> tuple:
+    """The floor's official F1 (points) and its sampling error on the test tweets (:func:`policy.floor_margin`);
+    (None, None) without a floor."""
     f = next(iter(results.get("floor") or []), None)
     if not f:
-        return None
+        return None, None
     test = f.get("test") or {}
     value = test.get("germeval_f1", test.get("macro_f1"))
-    return None if value is None else 100 * value
+    if value is None:
+        return None, None
+    n = test.get("examples") or next((r["test"]["examples"] for r in results.get("finetune", [])
+                                      if (r.get("test") or {}).get("examples")), None)
+    return 100 * value, policy.floor_margin(100 * value, n)
 
 
 def _probe_score(record: dict, feature: str) -> Optional[float]:
@@ -71,81 +67,70 @@ def _lexeme(record: dict) -> Optional[float]:
     return None if lx.get("rate") is None else 100 * lx["rate"]
 
 
-def analyse(results: dict) -> dict:
-    """The part's statistics (stored in results.json): GermEval per row and control, the tests and their Holm
-    adjustment, the probes against their random encoders."""
-    rows = [r["row"] for r in results.get("pretraining", [])] or list(ROWS)
-    floor = _floor(results)
-    germeval = {}
-    for row in rows:
-        kept, collapsed = _scores(results, row, "pretrained")
-        ctrl, ctrl_collapsed = _scores(results, row, "random")
-        germeval[row] = {"pretrained": summary(kept), "collapsed": collapsed, "random": summary(ctrl),
-                         "random_collapsed": ctrl_collapsed, "vs_control": compare(kept, ctrl) if ctrl else None,
-                         "floor": floor,
-                         "above_floor": None if floor is None or not kept else sum(kept) / len(kept) > floor}
-    tests = []   # (name, p) of every test of the part, Holm-adjusted together
-    for row in rows:
-        c = germeval[row]["vs_control"]
-        if c:
-            tests.append((f"germeval/{row}/vs-random", c["p"]))
-    base = germeval.get(BASELINE, {}).get("pretrained", {}).get("values") or []
-    for row in rows:
-        if row == BASELINE:
-            continue
-        values = germeval[row]["pretrained"]["values"]
-        cmp = compare(values, base)     # the difference, its interval and Welch's p
-        germeval[row]["vs_baseline"] = cmp
-        tests.append((f"germeval/{row}/vs-{BASELINE}", welch(values, base)))
+def _probes(results: dict, rows: list, family: policy.Family) -> dict:
+    """The verb-feature and lexeme probes of every row against its random encoders (exploratory tests)."""
     probes = {}
     for row in rows:
         rec = (results.get("verb_probe") or {}).get(row) or {}
         randoms = rec.get("random") or []
         entry = {}
-        for feature in FEATURES:
-            score = _probe_score(rec, feature)
-            rand = [s for s in (_probe_score(r, feature) for r in randoms) if s is not None]
+        for feature in (*FEATURES, "lexeme"):
+            score = _lexeme(rec) if feature == "lexeme" else _probe_score(rec, feature)
+            rand = [s for s in ((_lexeme(r) if feature == "lexeme" else _probe_score(r, feature)) for r in randoms)
+                    if s is not None]
             c = compare([score], rand) if score is not None and len(rand) >= 2 else None
-            entry[feature] = {"score": score, "random": summary(rand), "vs_random": c,
-                              "majority": None if not rec.get("features", {}).get(feature) else
-                              100 * rec["features"][feature].get("majority", 0.0)}
+            entry[feature] = {"score": score, "random": summary(rand), "vs_random": c}
+            if feature == "lexeme":
+                entry[feature].update(chance=None if not rec.get("lexeme") else 100 * rec["lexeme"].get("chance", 0.0),
+                                      queries=(rec.get("lexeme") or {}).get("queries"))
+            else:
+                entry[feature]["majority"] = None if not rec.get("features", {}).get(feature) else \
+                    100 * rec["features"][feature].get("majority", 0.0)
             if c:
-                tests.append((f"probe/{row}/{feature}/vs-random", c["p"]))
-        lx = _lexeme(rec)
-        rand = [s for s in (_lexeme(r) for r in randoms) if s is not None]
-        c = compare([lx], rand) if lx is not None and len(rand) >= 2 else None
-        entry["lexeme"] = {"score": lx, "random": summary(rand), "vs_random": c,
-                           "chance": None if not rec.get("lexeme") else 100 * rec["lexeme"].get("chance", 0.0),
-                           "queries": (rec.get("lexeme") or {}).get("queries")}
-        if c:
-            tests.append((f"probe/{row}/lexeme/vs-random", c["p"]))
+                family.exploratory(f"probe/{row}/{feature}/vs-random", c["p"])
+                c["label"] = policy.EXPLORATORY
         probes[row] = entry
-    adjusted = holm([p for _, p in tests])
-    holm_p = {name: q for (name, _), q in zip(tests, adjusted)}
+    return probes
+
+
+def analyse(results: dict) -> dict:
+    """The part's statistics (stored in results.json): GermEval per row and control (every run in the means,
+    collapsed ones counted), each row's floor state, the primary tests and their Holm adjustment, the probes
+    against their random encoders (exploratory, uncorrected)."""
+    rows = [r["row"] for r in results.get("pretraining", [])] or list(ROWS)
+    floor, margin = _floor(results)
+    family = policy.Family("german")
+    germeval = {}
     for row in rows:
-        cmp = germeval[row].get("vs_baseline")
+        pre, ctrl = _scores(results, row, "pretrained"), _scores(results, row, "random")
+        germeval[row] = {"pretrained": pre, "collapsed": pre["collapsed"], "random": ctrl,
+                         "random_collapsed": ctrl["collapsed"],
+                         "vs_control": compare(pre["values"], ctrl["values"]) if ctrl["values"] else None,
+                         "floor": floor, "floor_margin": margin,
+                         "floor_state": policy.floor_state(pre["mean"], floor, margin)}
+        if germeval[row]["vs_control"]:
+            family.primary(f"germeval/{row}/vs-random", germeval[row]["vs_control"]["p"])
+    base = germeval.get(BASELINE, {}).get("pretrained", {}).get("values") or []
+    for row in rows:
+        if row != BASELINE:
+            values = germeval[row]["pretrained"]["values"]
+            germeval[row]["vs_baseline"] = compare(values, base)     # the difference, its interval and Welch's p
+            family.primary(f"germeval/{row}/vs-{BASELINE}", welch(values, base))
+    probes = _probes(results, rows, family)
+    for row in rows:
+        g = germeval[row]
+        if g["vs_control"]:
+            g["vs_control"]["holm_p"] = q = family.p(f"germeval/{row}/vs-random")
+            g["vs_control"]["verdict"] = policy.control_verdict(g["vs_control"], q)
+        cmp = g.get("vs_baseline")
         if cmp is not None:
-            q = holm_p.get(f"germeval/{row}/vs-{BASELINE}")
-            cmp["holm_p"] = q
-            cmp["verdict"] = _row_verdict(cmp, q, germeval[row], germeval.get(BASELINE, {}))
-    return {"rows": rows, "germeval": germeval, "probes": probes, "tests": [
-        {"test": name, "p": p, "holm_p": holm_p[name]} for name, p in tests], "floor": floor}
-
-
-def _row_verdict(cmp: dict, q, row: dict, base: dict) -> str:
-    """Wordmap against Unigram: below the floor, no comparison is drawn; else better / worse / no difference /
-    undetermined (module doc)."""
-    if not row.get("above_floor") or not base.get("above_floor"):
-        return "not drawn: a row is not above the floor"
-    if cmp.get("low") is None:
-        return "undetermined"
-    if q is not None and q < ALPHA and cmp["low"] > 0:
-        return "better"
-    if q is not None and q < ALPHA and cmp["high"] < 0:
-        return "worse"
-    if -HELPED_POINTS < cmp["low"] and cmp["high"] < HELPED_POINTS:
-        return "no difference"
-    return "undetermined"
+            cmp["holm_p"] = q = family.p(f"germeval/{row}/vs-{BASELINE}")
+            states = {_label(row): g["floor_state"], _label(BASELINE): germeval.get(BASELINE, {}).get("floor_state")}
+            cmp["verdict"] = policy.verdict(q, cmp.get("diff"), states.values(), words=("better", "worse"))
+            cmp["gate"] = policy.gate_reason(states)
+    rec = family.record()
+    return {"rows": rows, "germeval": germeval, "probes": probes, "tests": rec["primary"],
+            "exploratory": rec["exploratory"], "family": rec, "floor": floor, "floor_margin": margin}
 
 
 # --- tables -----------------------------------------------------------------------------------------------------
@@ -169,9 +154,9 @@ def corpus_table(results: dict) -> Optional[list]:
 def pretraining_table(results: dict) -> list:
     table = [["row", "tokens / word", "updates", "epochs", "valid loss / token", "valid loss / word"]]
     for r in results.get("pretraining", []):
-        table.append([_label(r["row"]), _f(r.get("tokens_per_word"), 2), f"{r.get('updates', 0):,}",
-                      _f(r.get("epochs"), 2), _f(r.get("valid_loss_per_token"), 2),
-                      _f(r.get("valid_loss_per_word"), 2)])
+        table.append([_label(r["row"]), fmt.num(r.get("tokens_per_word"), 2), f"{r.get('updates', 0):,}",
+                      fmt.num(r.get("epochs"), 2), fmt.num(r.get("valid_loss_per_token"), 2),
+                      fmt.num(r.get("valid_loss_per_word"), 2)])
     return table
 
 
@@ -183,10 +168,10 @@ def pppl_table(results: dict) -> Optional[list]:
               "bits / word (verbs)", "floor: piece unigram (verbs)", "words", "verb words", "tokens / word"]]
     for row, r in pppl.items():
         m = r.get("marked") or {}
-        table.append([_label(row), _f(r.get("pppl_per_word"), 1), _f(r.get("bits_per_word"), 2),
-                      _f(r.get("unigram_bits_per_word"), 2), _f(m.get("pppl_per_word"), 1),
-                      _f(m.get("bits_per_word"), 2), _f(m.get("unigram_bits_per_word"), 2),
-                      f"{r.get('words', 0):,}", f"{m.get('words', 0):,}", _f(r.get("tokens_per_word"), 2)])
+        table.append([_label(row), fmt.num(r.get("pppl_per_word"), 1), fmt.num(r.get("bits_per_word"), 2),
+                      fmt.num(r.get("unigram_bits_per_word"), 2), fmt.num(m.get("pppl_per_word"), 1),
+                      fmt.num(m.get("bits_per_word"), 2), fmt.num(m.get("unigram_bits_per_word"), 2),
+                      f"{r.get('words', 0):,}", f"{m.get('words', 0):,}", fmt.num(r.get("tokens_per_word"), 2)])
     return table
 
 
@@ -198,16 +183,16 @@ def probe_table(results: dict) -> Optional[list]:
     rows = list(probes)
     header = ["measure", "majority / chance"]
     for row in rows:
-        header += [f"{_label(row)}", f"{_label(row)}: random encoders", "p (vs random)"]
+        header += [f"{_label(row)}", f"{_label(row)}: random encoders", f"p (vs random; {policy.EXPLORATORY})"]
     table = [header]
     for feature in (*FEATURES, "lexeme"):
         first = probes[rows[0]].get(feature) or {}
         ref = first.get("chance") if feature == "lexeme" else first.get("majority")
-        line = [f"{feature} {'(same lemma, %)' if feature == 'lexeme' else '(accuracy, %)'}", _f(ref)]
+        line = [f"{feature} {'(same lemma, %)' if feature == 'lexeme' else '(accuracy, %)'}", fmt.num(ref)]
         for row in rows:
             e = probes[row].get(feature) or {}
             c = e.get("vs_random") or {}
-            line += [_f(e.get("score")), _ms(e.get("random")), _p(c.get("p"))]
+            line += [fmt.num(e.get("score")), _ms(e.get("random")), fmt.pval(c.get("p"))]
         table.append(line)
     return table
 
@@ -217,18 +202,20 @@ def germeval_table(results: dict) -> Optional[list]:
     g = a.get("germeval") or {}
     if not g:
         return None
-    table = [["row", "official F1 (pretrained)", "random init", "vs random init", "floor (char n-gram NB)",
-              f"vs {_label(BASELINE)}", "p (Welch)", "p (Holm)", "verdict"]]
+    table = [["row", "official F1 (pretrained, all runs)", "collapsed", "random init", "vs random init",
+              "p (Holm)", "floor (char n-gram NB) ± sampling error", f"vs {_label(BASELINE)}", "p (Welch)",
+              "p (Holm)", "verdict"]]
     for row, e in g.items():
         c = e.get("vs_control") or {}
         b = e.get("vs_baseline") or {}
-        table.append([_label(row), _ms(e["pretrained"]) + (f", {e['collapsed']} collapsed" if e["collapsed"] else ""),
-                      _ms(e["random"]) if e["random"]["n"] else "–",
-                      f"{_f(c.get('diff'))} [{_f(c.get('low'))}, {_f(c.get('high'))}]: {c.get('verdict')}" if c else "–",
-                      _f(e.get("floor")),
-                      f"{_f(b.get('diff'))} [{_f(b.get('low'))}, {_f(b.get('high'))}]" if b else "(baseline)",
-                      _p(b.get("p")) if b else "–", _p(b.get("holm_p")) if b else "–",
-                      b.get("verdict", "–") if b else "–"])
+        table.append([_label(row), _ms(e["pretrained"]) + policy.floor_note(e.get("floor_state")),
+                      f"{e['collapsed']} / {e['pretrained']['n']}",
+                      _ms(e["random"]) + (f", {e['random_collapsed']} collapsed" if e["random_collapsed"] else ""),
+                      f"{fmt.comparison(c)}: {c.get('verdict')}" if c else fmt.DASH,
+                      fmt.pval(c.get("holm_p")) if c else fmt.DASH, fmt.with_error(e.get("floor"), e.get("floor_margin")),
+                      fmt.comparison(b) if b else "(baseline)", fmt.pval(b.get("p")) if b else fmt.DASH,
+                      fmt.pval(b.get("holm_p")) if b else fmt.DASH,
+                      (b.get("gate") or b.get("verdict", fmt.DASH)) if b else fmt.DASH])
     return table
 
 
@@ -264,18 +251,18 @@ def conclusions(results: dict) -> list:
         verdict = b.get("verdict")
         out.append(f"HYP1 (a part-of-speech overhead for verbs improves a fine-tuned classifier): on GermEval 2018 "
                    f"coarse, Wordmap {_ms(wm.get('pretrained'))} against Unigram {_ms(base.get('pretrained'))} "
-                   f"official F1, difference {_f(b.get('diff'))} [{_f(b.get('low'))}, {_f(b.get('high'))}] "
-                   f"(Welch p {_p(b.get('p'))}, Holm {_p(b.get('holm_p'))}): {verdict}."
+                   f"official F1, difference {fmt.comparison(b)} "
+                   f"(Welch p {fmt.pval(b.get('p'))}, Holm {fmt.pval(b.get('holm_p'))}): {b.get('gate') or verdict}."
                    + (" This run therefore supports HYP1 at this scale." if verdict == "better" else
-                      " This run therefore gives no support to HYP1 at this scale." if verdict in
-                      ("worse", "no difference") else " This run cannot decide HYP1."))
+                      " This run therefore contradicts HYP1 at this scale." if verdict == "worse" else
+                      " This run cannot decide HYP1."))
     wl, ul = (probes.get("wordmap") or {}).get("lexeme") or {}, (probes.get(BASELINE) or {}).get("lexeme") or {}
     if wl.get("score") is not None and ul.get("score") is not None:
         diff = wl["score"] - ul["score"]
         out.append(f"HYP2 (separating lexemic from functional morphs gives better lexemic tokens): a verb form's "
-                   f"nearest other verb form shares its lemma {_f(wl['score'])}% of the time with Wordmap's encoder "
-                   f"and {_f(ul['score'])}% with Unigram's ({diff:+.1f} points; random encoders "
-                   f"{_ms(wl.get('random'))} and {_ms(ul.get('random'))}; chance {_f(wl.get('chance'))}%). "
+                   f"nearest other verb form shares its lemma {fmt.num(wl['score'])}% of the time with Wordmap's encoder "
+                   f"and {fmt.num(ul['score'])}% with Unigram's ({diff:+.1f} points; random encoders "
+                   f"{_ms(wl.get('random'))} and {_ms(ul.get('random'))}; chance {fmt.num(wl.get('chance'))}%). "
                    "One checkpoint per row: the difference is descriptive, not tested." + _segmentation_or_learning(
                        diff, wl, ul, "lexeme"))
     feats = [f for f in FEATURES if (probes.get("wordmap") or {}).get(f, {}).get("score") is not None
@@ -345,9 +332,13 @@ def _tables(c: SimpleNamespace) -> list:
          "states; a logistic regression per feature trained on UD dev verb tokens and scored on UD test. Lexeme: "
          "how often a verb form's nearest other verb form (cosine) shares its gold lemma. p: the pretrained "
          "encoder's one score against the random encoders' spread."),
-        ("German: GermEval 2018 (HYP1)", germeval_table(c.r), "Mean ± sd over fine-tuning seeds (collapsed runs, "
-         "one class for every dev tweet, left out and counted); the interval is the difference's 95% interval; "
-         "Holm: over every test of this part. A comparison is drawn only between rows above the floor."),
+        ("German: GermEval 2018 (HYP1)", germeval_table(c.r), "Mean ± sd "
+         "over every fine-tuning seed (a collapsed run, one class for every dev tweet, stays in the mean and is "
+         "counted); the interval is the difference's 95% interval; "
+         "Holm: over this part's primary tests (Wordmap against Unigram, pretrained against random init per row; "
+         "the probes' tests are exploratory, uncorrected). Floor: ± its sampling error, one binomial standard error "
+         "on the test tweets; Wordmap is compared with Unigram only where both rows are above it (else not drawn); "
+         "a non-significant difference is not shown (demo policy, docs/demo.md)."),
     ):
         if table:
             out.append(Section(heading, [Table(table), Para(note)]))

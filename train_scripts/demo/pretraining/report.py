@@ -1,10 +1,9 @@
-"""The pretraining part of the demo's report (``train_scripts/demo/pretraining/part.py``): statistics, tables, plots, prose.
-
-:func:`analyse` turns the runs into the statistics the report states (mean ± sd of the seeds that did not
-collapse, Welch's t-test of each row against the Unigram row and of each row against its random-init control,
-the FLOTA table; the floor rule, :func:`floor_state`; what each test's samples are, its unit);
-:func:`write_report` writes ``REPORT.md`` and a self-contained ``report.html`` (plots embedded) into the part's
-folder from :func:`sections`, which the demo's one report shows too (``train_scripts/demo/demo_report.py``).
+"""The pretraining part of the demo's report (``train_scripts/demo/pretraining/part.py``): tables, prose and
+sections.  Its statistics are :func:`analysis.analyse`'s (``train_scripts/demo/pretraining/analysis.py``, on the
+demo's one policy, ``train_scripts/demo/policy.py``), its plots ``pretraining/plots.py``'s, its number formats
+``train_scripts/demo/report_format.py``'s; :func:`write_report` writes ``REPORT.md`` and a self-contained
+``report.html`` (plots embedded) into the part's folder from :func:`sections`, which the demo's one report shows
+too (``train_scripts/demo/demo_report.py``).
 """
 from __future__ import annotations
 
@@ -12,7 +11,21 @@ import os
 from types import SimpleNamespace
 from typing import Optional
 
+from train_scripts.demo import policy
 from train_scripts.demo import report_document as document
+from train_scripts.demo import report_format as fmt
+from train_scripts.demo.pretraining.analysis import (  # noqa: F401  (the part's statistics, by their old names)
+    FLOOR_WORDS,
+    FLOOR_Z,
+    UNIT_SEEDS,
+    analyse,
+    floor_margin,
+    floor_state,
+    run_label,
+    size_label,
+)
+from train_scripts.demo.pretraining.analysis import labels as row_labels
+from train_scripts.demo.pretraining.plots import PLOTS
 from train_scripts.demo.report_document import DOWN, UP, Bullets, Image, Para, Section, Table
 from train_scripts.demo.statistics import (  # noqa: F401  (the part's statistics, by their old names too)
     HELPED_P,
@@ -26,232 +39,15 @@ from train_scripts.demo.statistics import (  # noqa: F401  (the part's statistic
     welch,
 )
 
-
-def _group(runs: list, metric: str, split: str = "test") -> dict:
-    """``{key: {"kept": [...], "collapsed": n, "all": [...], "checkpoints": {pretraining seed: [...]}}}``; scores
-    in points (x100)."""
-    out: dict = {}
-    for r in runs:
-        g = out.setdefault(r["key"], {"kept": [], "collapsed": 0, "all": [], "seeds": [], "checkpoints": {}})
-        if split not in r:
-            continue
-        v = 100 * r[split][metric]
-        g["all"].append(v)
-        g["seeds"].append(r["seed"])
-        g["checkpoints"].setdefault(r.get("pretrain_seed", 1), []).append(v)
-        if r.get("collapsed"):
-            g["collapsed"] += 1
-        else:
-            g["kept"].append(v)
-    return out
-
-
-def _floor(results: dict, part: str, task: str, size) -> Optional[dict]:
-    return next((f for f in results.get("floor", []) if f["part"] == part and f["task"] == task
-                 and f.get("size") == size), None)
-
-
-#: the floor's sampling error: FLOOR_Z times the binomial standard error of its test accuracy on the n test examples
-#: (one standard error: issue 53's "about 0.5 points at 8,000 words"; 1.96 would make it a 95% interval, 1.05 points)
-FLOOR_Z = 1.0
-#: the floor states of a mean (:func:`floor_state`), as the report words them
-FLOOR_WORDS = {"above": "above the floor", "at": "at the floor", "below": "below the floor"}
-#: the unit of a test whose samples are fine-tuning seeds of one pretrained checkpoint (one pretraining run per row)
-UNIT_SEEDS = "fine-tuning seeds of one checkpoint"
-
-
-def floor_margin(floor: Optional[float], n: Optional[int]) -> Optional[float]:
-    """The floor's test-set sampling error in points: FLOOR_Z * sqrt(p(1-p)/n) * 100 for its test accuracy p on
-    the n test examples (about 0.5 points at 8,000); None without a floor or n."""
-    return None if floor is None else binomial_margin(floor / 100, n, FLOOR_Z)
-
-
-def floor_state(mean: Optional[float], floor: Optional[float], margin: Optional[float]) -> Optional[str]:
-    """The report's one floor rule (the rows table, the probe and the conclusions read it): **above** when the mean
-    exceeds the floor by more than the floor's sampling error, **below** when it is under it by more than that, and
-    **at** the floor (neither) within it; None without a floor or a mean.  The floor is a non-neural reference a
-    model should clear, not a law of training; a tokeniser comparison is drawn only where both rows are above (or
-    where no floor was measured)."""
-    if floor is None or mean is None:
-        return None
-    m = margin or 0.0
-    return "above" if mean > floor + m else "below" if mean < floor - m else "at"
-
-
-def _samples(g: dict) -> tuple[list, str]:
-    """A group's samples for a test and their unit: the per-checkpoint means when the row was pretrained more than
-    once (--lm-pretrain-seeds N >= 2: the pretraining runs are the unit), else every fine-tuning run."""
-    ckpts = g.get("checkpoints", {})
-    if len(ckpts) >= 2:
-        return [sum(v) / len(v) for _, v in sorted(ckpts.items())], f"{len(ckpts)} pretraining runs"
-    return g["all"], UNIT_SEEDS
-
-
-def _superbizarre_analysis(results: dict, base: str) -> tuple[list, object]:
-    """The Superbizarre entries (every row, init and labelled size: its floor state, its test against the baseline
-    row and against its random-init control, with their samples' unit) and ``floor_of(task, size)``: the floor and
-    its sampling error there."""
-    sb = [dict(r, key=(r["task"], r["row"], r["init"], r.get("size"))) for r in results["finetune"]
-          if r["part"] == "superbizarre"]
-    groups = _group(sb, "accuracy")
-    # the test examples of each task (the floor's n; the same first rows at every labelled size)
-    n_test = {}
-    for r in sb:
-        if r.get("test", {}).get("examples"):
-            n_test.setdefault(r["task"], r["test"]["examples"])
-    table = []
-
-    def floor_of(task, size):
-        f = _floor(results, "superbizarre", task, size)
-        value = 100 * f["test"]["accuracy"] if f else None
-        return value, floor_margin(value, n_test.get(task))
-
-    for (task, row, init, size), g in groups.items():
-        first = next(r for r in sb if r["key"] == (task, row, init, size))
-        floor, margin = floor_of(task, size)
-        samples, unit = _samples(g)
-        entry = {"task": task, "row": row, "init": init, "size": size, **summary(g["kept"]),
-                 "all_runs": summary(g["all"]), "collapsed": g["collapsed"], "seeds_run": len(g["all"]),
-                 "all": g["all"], "majority": 100 * first["majority"], "epochs": first.get("epochs"),
-                 "tokens_per_example": first["tokens_per_example"], "floor": floor, "floor_margin": margin,
-                 "checkpoints": {str(k): v for k, v in sorted(g["checkpoints"].items())}, "unit": unit}
-        mean = entry["all_runs"]["mean"]
-        entry["floor_state"] = floor_state(mean, floor, margin)
-        entry["below_floor"] = entry["floor_state"] == "below"
-        b = groups.get((task, base, "pretrained", size))
-        if init == "pretrained" and row != base and b:
-            b_samples, b_unit = _samples(b)
-            if unit != b_unit:   # one side pretrained once: every fine-tuning run of both sides
-                samples, b_samples, unit = g["all"], b["all"], UNIT_SEEDS
-            entry["vs_baseline_p"] = welch(samples, b_samples)
-            entry["vs_baseline_diff"] = (summary(samples)["mean"] - summary(b_samples)["mean"]
-                                         if samples and b_samples else None)
-            entry["vs_baseline_n"] = [len(samples), len(b_samples)]
-            entry["vs_baseline_unit"] = unit
-            entry["baseline_floor_state"] = floor_state(summary(b["all"])["mean"], floor, margin)
-            # drawn only where both rows clear the floor by more than its sampling error (floor_state "above"; no
-            # floor measured: drawn, as there is none to clear)
-            entry["vs_baseline_drawn"] = (entry["floor_state"] in ("above", None)
-                                          and entry["baseline_floor_state"] in ("above", None))
-        c = groups.get((task, row, "random", size))
-        if init == "pretrained" and c:
-            entry["vs_control"] = compare(samples, c["all"], runs_a=len(g["all"]))
-            entry["vs_control"]["unit"] = unit
-            entry["control_all"] = summary(c["all"])
-            entry["control_kept"] = summary(c["kept"])
-            entry["control_collapsed"] = c["collapsed"]
-        table.append(entry)
-    return table, floor_of
-
-
-def _probe_analysis(results: dict, floor_of) -> list:
-    """The probe's entries: every row and labelled size, its pretrained encoder(s) against its random encoders."""
-    probe = []
-    by_row: dict = {}   # (task, row) -> the probe records of its pretraining runs
-    for rec in results.get("probe", []):
-        by_row.setdefault((rec["task"], rec["row"]), []).append(rec)
-    for (task, row), recs in by_row.items():
-        recs = sorted(recs, key=lambda r: r.get("pretrain_seed", 1))
-        random_rec = next((r for r in recs if r.get("random")), recs[0])
-        for size in recs[0]["sizes"]:
-            pre = [100 * r["pretrained"][str(size)]["test"]["accuracy"] for r in recs]
-            rand = [100 * v[str(size)]["test"]["accuracy"] for v in random_rec["random"].values()]
-            floor, margin = floor_of(task, size)
-            mean = sum(pre) / len(pre)
-            unit = f"{len(pre)} pretraining runs" if len(pre) > 1 else "one pretrained encoder, as one draw"
-            probe.append({"task": task, "row": row, "size": size, "pretrained": mean, "pretrained_all": pre,
-                          "random": summary(rand), "floor": floor, "floor_margin": margin,
-                          "floor_state": floor_state(mean, floor, margin), "unit": unit,
-                          **compare(pre, rand, fine_tuned_a=False)})
-    return probe
-
-
-def analyse(results: dict) -> dict:
-    """The statistics of the report (a dict, stored in results.json)."""
-    base = results["meta"]["settings"]["baseline"]
-    table, floor_of = _superbizarre_analysis(results, base)
-    probe = _probe_analysis(results, floor_of)
-    fl = [dict(r, key=(r["task"], r["encoding"], r["lr"])) for r in results["finetune"] if r["part"] == "flota"]
-    flota = []
-    clean, noisy = _group(fl, "macro_f1", "test"), _group(fl, "macro_f1", "test_noisy")
-    for key, g in clean.items():
-        task, enc, lr = key
-        first = next(r for r in fl if r["key"] == key)
-        n = noisy.get(key, {"kept": [], "all": []})
-        std_clean = clean.get((task, "standard", lr), {"all": []})["all"]
-        std_noisy = noisy.get((task, "standard", lr), {"all": []})["all"]
-        dev = [100 * r["dev"]["macro_f1"] for r in fl if r["key"] == key and "dev" in r]
-        flota.append({"task": task, "encoding": enc, "mode": first.get("mode"), "k": first.get("k"), "lr": lr,
-                      "clean": summary(g["all"]), "noisy": summary(n["all"]), "collapsed": g["collapsed"],
-                      "clean_kept": summary(g["kept"]), "clean_runs": len(g["all"]),
-                      "dev": summary(dev), "tokens_per_example": first.get("tokens_per_example"),
-                      "clean_diff": summary(g["all"])["mean"] - summary(std_clean)["mean"]
-                      if g["all"] and std_clean else None,
-                      "noisy_diff": summary(n["all"])["mean"] - summary(std_noisy)["mean"]
-                      if n["all"] and std_noisy else None,
-                      "clean_p": None if enc == "standard" else welch(g["all"], std_clean),
-                      "noisy_p": None if enc == "standard" else welch(n["all"], std_noisy)})
-    # one family: every test of the table (clean and noisy, every segmentation against the standard one)
-    adjusted = holm([e["clean_p"] for e in flota] + [e["noisy_p"] for e in flota])
-    for i, e in enumerate(flota):
-        e["clean_p_holm"], e["noisy_p_holm"] = adjusted[i], adjusted[len(flota) + i]
-    best_k = {}
-    for e in flota:   # the paper's protocol: k (and lr) tuned on dev, per mode
-        if e["mode"] and e["dev"]["mean"] is not None:
-            cur = best_k.get((e["task"], e["mode"]))
-            if cur is None or e["dev"]["mean"] > cur["dev"]["mean"]:
-                best_k[(e["task"], e["mode"])] = e
-    return {"superbizarre": table, "probe": probe, "flota": flota,
-            "flota_tests": sum(p is not None for p in adjusted),
-            "flota_dev_selected": [{"task": t, "mode": m, "k": e["k"], "lr": e["lr"]} for (t, m), e in best_k.items()]}
-
-
 # --- formatting -----------------------------------------------------------------------------------------------
 
-def _f(v, d=1) -> str:
-    return "-" if v is None else f"{v:.{d}f}"
-
-
-def _p(p) -> str:
-    return "n/a" if p is None else (f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}")
-
-
-def _ms(s: dict) -> str:
-    if s.get("mean") is None:
-        return "-"
-    return f"{s['mean']:.1f} ± {s['sd']:.1f}" if s.get("sd") is not None else f"{s['mean']:.1f}"
-
-
-def _mark(diff, p) -> str:
-    if diff is None or p is None or p >= HELPED_P:
-        return ""
-    return f" {UP}" if diff > 0 else f" {DOWN}"
-
-
-def _ci(c: dict) -> str:
-    """``+2.1 [0.8, 3.4]``: a difference and its 95% interval."""
-    if c.get("diff") is None:
-        return "-"
-    if c.get("low") is None:
-        return f"{c['diff']:+.1f}"
-    return f"{c['diff']:+.1f} [{c['low']:+.1f}, {c['high']:+.1f}]"
-
-
-def _size(n) -> str:
-    return "all" if not n else f"{n:,}"
-
-
 def _fl(e: dict) -> str:
-    """The floor and its sampling error: ``64.5 ± 1.0``."""
-    if e.get("floor") is None:
-        return "-"
-    return _f(e["floor"]) + (f" ± {e['floor_margin']:.1f}" if e.get("floor_margin") is not None else "")
+    """The floor and its sampling error: ``64.5 ± 0.5``."""
+    return fmt.with_error(e.get("floor"), e.get("floor_margin"))
 
 
 def _state(e: dict) -> str:
-    """`` (below the floor)`` / `` (at the floor)`` after a mean that does not clear the floor, else nothing."""
-    state = e.get("floor_state")
-    return f" ({FLOOR_WORDS[state]})" if state in ("at", "below") else ""
+    return policy.floor_note(e.get("floor_state"))
 
 
 def _unit(test: Optional[str], unit: str, n: list) -> str:
@@ -260,20 +56,14 @@ def _unit(test: Optional[str], unit: str, n: list) -> str:
     return f"{name}; {unit} ({n[0]} v {n[1]})"
 
 
-def _run_label(r: dict) -> str:
-    """A pretraining record's row label, with its pretraining seed after the first (--lm-pretrain-seeds)."""
-    seed = r.get("pretrain_seed", 1)
-    return r["label"] + (f" (pretraining seed {seed})" if seed > 1 else "")
-
-
 def pretraining_table(results: dict) -> list:
     head = ["row", "updates", "sequences", "tokens", "epochs", "tokens/word", "valid loss/token (bits)",
             "valid loss/word (bits)", "valid loss/char (bits)", "wall (min)"]
     rows = [head]
     for r in results["pretraining"]:
-        rows.append([_run_label(r), f"{r['updates']:,}", f"{r['sequences']:,}", f"{r['tokens']:,}", _f(r["epochs"], 2),
-                     _f(r["tokens_per_word"], 2), _f(r["valid_loss_per_token"], 3), _f(r["valid_loss_per_word"], 2),
-                     _f(r["valid_loss_per_char"], 3), _f(r["seconds"] / 60, 1)])
+        rows.append([run_label(r), f"{r['updates']:,}", f"{r['sequences']:,}", f"{r['tokens']:,}", fmt.num(r["epochs"], 2),
+                     fmt.num(r["tokens_per_word"], 2), fmt.num(r["valid_loss_per_token"], 3), fmt.num(r["valid_loss_per_word"], 2),
+                     fmt.num(r["valid_loss_per_char"], 3), fmt.num(r["seconds"] / 60, 1)])
     return rows
 
 
@@ -287,16 +77,12 @@ def pppl_table(results: dict) -> list:
         c, n = r.get("pppl_clean"), r.get("pppl_noisy")
         if not c:
             continue
-        out.append([r["label"], f"{c['words']:,}", _f(c["tokens_per_word"], 2), _f(c["pppl_per_word"], 1),
-                    _f(c["bits_per_word"], 2), _f(c.get("unigram_bits_per_word"), 2),
-                    _f(n["pppl_per_word"], 1) if n else "-", _f(n["bits_per_word"], 2) if n else "-",
-                    _f(n.get("unigram_bits_per_word"), 2) if n else "-",
-                    f"{n['bits_per_word'] - c['bits_per_word']:+.2f}" if n else "-"])
+        out.append([r["label"], f"{c['words']:,}", fmt.num(c["tokens_per_word"], 2), fmt.num(c["pppl_per_word"], 1),
+                    fmt.num(c["bits_per_word"], 2), fmt.num(c.get("unigram_bits_per_word"), 2),
+                    fmt.num(n["pppl_per_word"], 1) if n else fmt.DASH, fmt.num(n["bits_per_word"], 2) if n else fmt.DASH,
+                    fmt.num(n.get("unigram_bits_per_word"), 2) if n else fmt.DASH,
+                    f"{n['bits_per_word'] - c['bits_per_word']:+.2f}" if n else fmt.DASH])
     return out if len(out) > 1 else []
-
-
-def _labels(results: dict) -> dict:
-    return {r["row"]: r["label"] for r in results["pretraining"]}
 
 
 def _entries(results: dict, task: str, **match) -> list:
@@ -307,94 +93,129 @@ def _entries(results: dict, task: str, **match) -> list:
 def learning_curve_table(results: dict, task: str, row: str) -> list:
     """The baseline row pretrained against random init at every labelled size, beside the floor."""
     head = ["labelled words", "epochs", "floor (char n-gram NB) ± sampling error", "pretrained: all runs", "kept",
-            "collapsed",
-            "random init: all runs", "kept", "collapsed", "difference [95% CI]", "p", "verdict", "test; unit (n)"]
+            "collapsed", "random init: all runs", "kept", "collapsed", "difference [95% CI]", "p", "p (Holm)",
+            "verdict", "test; unit (n)"]
     out = [head]
     for e in sorted(_entries(results, task, row=row, init="pretrained"), key=lambda e: e["size"] or 10 ** 12):
         if "vs_control" not in e:
             continue
         c = e["vs_control"]
-        out.append([_size(e["size"]), str(e.get("epochs") or "-"), _fl(e), _ms(e["all_runs"]) + _state(e), _ms(e),
-                    f"{e['collapsed']} / {e['seeds_run']}", _ms(e["control_all"]), _ms(e["control_kept"]),
-                    f"{e['control_collapsed']} / {e['control_all']['n']}", _ci(c), _p(c["p"]), c["verdict"],
+        out.append([size_label(e["size"]), str(e.get("epochs") or fmt.DASH), _fl(e),
+                    fmt.mean_sd(e["all_runs"]) + _state(e), fmt.mean_sd(e), f"{e['collapsed']} / {e['seeds_run']}",
+                    fmt.mean_sd(e["control_all"]), fmt.mean_sd(e["control_kept"]),
+                    f"{e['control_collapsed']} / {e['control_all']['n']}", fmt.comparison(c), fmt.pval(c["p"]),
+                    fmt.pval(c.get("holm_p")), c["verdict"],
                     _unit(c.get("test"), c.get("unit", UNIT_SEEDS) + " against random inits", c["n"])])
     return out if len(out) > 1 else []
 
 
+def _mark(verdict: Optional[str]) -> str:
+    """▲ / ▼ after a difference the policy calls higher / lower, else nothing."""
+    return {"higher": f" {UP}", "lower": f" {DOWN}"}.get(verdict or "", "")
+
+
 def _vs_baseline(e: dict, base_label: str) -> str:
-    """The rows table's comparison cell: the difference, its mark and p where drawn, else why it is not."""
+    """The rows table's comparison cell: the difference, its mark, p and Holm's p where drawn, else why it is
+    not (the policy's gate)."""
     if "vs_baseline_p" not in e:
         return ""
-    if e["floor_state"] in ("at", "below"):
-        return f"not drawn: this row is {FLOOR_WORDS[e['floor_state']]}"
-    if e["baseline_floor_state"] in ("at", "below"):
-        return f"not drawn: {base_label} is {FLOOR_WORDS[e['baseline_floor_state']]}"
-    diff, p = e["vs_baseline_diff"], e["vs_baseline_p"]
-    return f"{_f(diff, 1)}{_mark(diff, p)} (p {_p(p)})"
+    gate = policy.gate_reason({"this row": e["floor_state"], base_label: e["baseline_floor_state"]})
+    if gate:
+        return gate
+    verdict = e.get("vs_baseline_verdict")
+    return (f"{fmt.signed(e['vs_baseline_diff'])}{_mark(verdict)} (p {fmt.pval(e['vs_baseline_p'])}, Holm "
+            f"{fmt.pval(e.get('vs_baseline_p_holm'))}; {verdict})")
 
 
 def rows_table(results: dict, task: str) -> list:
     """Every pretrained row at every labelled size, against the baseline row and the floor."""
-    labels = _labels(results)
+    labels = row_labels(results)
     base = results["meta"]["settings"]["baseline"]
     head = ["row", "labelled words", "test accuracy: all runs", "kept runs", "collapsed",
-            "floor (char n-gram NB) ± sampling error", "vs Unigram (diff, p)", "test; unit (n)", "tokens per word",
-            "per seed (| between checkpoints)"]
+            "floor (char n-gram NB) ± sampling error", f"vs {labels.get(base, base)} (diff, p, Holm; verdict)",
+            "test; unit (n)", "tokens per word", "per seed (| between checkpoints)"]
     out = [head]
     for e in sorted(_entries(results, task, init="pretrained"), key=lambda e: e["size"] or 10 ** 12):
         unit = _unit("welch", e["vs_baseline_unit"], e["vs_baseline_n"]) if "vs_baseline_unit" in e else ""
         seeds = " | ".join(" ".join(f"{v:.1f}" for v in vals) for vals in e.get("checkpoints", {}).values()) \
             if len(e.get("checkpoints", {})) > 1 else " ".join(f"{v:.1f}" for v in e["all"])
-        out.append([labels.get(e["row"], e["row"]) + _state(e), _size(e["size"]), _ms(e["all_runs"]), _ms(e),
-                    f"{e['collapsed']} / {e['seeds_run']}", _fl(e), _vs_baseline(e, labels.get(base, base)), unit,
-                    _f(e["tokens_per_example"], 2), seeds])
+        out.append([labels.get(e["row"], e["row"]) + _state(e), size_label(e["size"]), fmt.mean_sd(e["all_runs"]),
+                    fmt.mean_sd(e), f"{e['collapsed']} / {e['seeds_run']}", _fl(e),
+                    _vs_baseline(e, labels.get(base, base)), unit, fmt.num(e["tokens_per_example"], 2), seeds])
     return out
 
 
 def probe_table(results: dict, task: str) -> list:
-    labels = _labels(results)
+    labels = row_labels(results)
     head = ["row", "labelled words", "floor (char n-gram NB) ± sampling error", "pretrained encoder",
-            "random encoders (mean ± sd)", "difference [95% CI]", "p", "verdict", "test; unit (n)"]
+            "random encoders (mean ± sd)", "difference [95% CI]", f"p ({policy.EXPLORATORY})", "verdict",
+            "test; unit (n)"]
     out = [head]
     for e in results["analysis"].get("probe", []):
         if e["task"] == task:
             pre = e.get("pretrained_all") or [e["pretrained"]]
-            out.append([labels.get(e["row"], e["row"]), _size(e["size"]), _fl(e),
-                        (_ms(summary(pre)) if len(pre) > 1 else _f(e["pretrained"])) + _state(e),
-                        _ms(e["random"]), _ci(e), _p(e["p"]), e["verdict"],
+            out.append([labels.get(e["row"], e["row"]), size_label(e["size"]), _fl(e),
+                        (fmt.mean_sd(summary(pre)) if len(pre) > 1 else fmt.num(e["pretrained"])) + _state(e),
+                        fmt.mean_sd(e["random"]), fmt.comparison(e), fmt.pval(e["p"]), e["verdict"],
                         _unit(e.get("test"), e.get("unit", "one pretrained encoder, as one draw") + " against random "
                               "encoders", e["n"])])
     return out if len(out) > 1 else []
 
 
+def _flota_cell(e: dict, cond: str) -> str:
+    """A FLOTA cell's mean ± sd, with its floor state where it does not clear the floor."""
+    return fmt.mean_sd(e[cond]) + policy.floor_note(e.get(f"{cond}_floor_state"))
+
+
+def _floor_value(f: dict, split: str, margin: Optional[float] = None) -> str:
+    """A floor record's macro F1 on ``split`` (points), ± its sampling error when given."""
+    return fmt.with_error(100 * f[split]["macro_f1"], margin) if split in f else fmt.DASH
+
+
+def _tests(e: dict, key: str, adjusted: bool = True) -> list:
+    """A FLOTA cell's test against the standard segmentation: diff, p (and Holm's p); blank for standard."""
+    if not e["mode"]:
+        return [""] * (3 if adjusted else 2)
+    cells = [fmt.signed(e.get(f"{key}_diff")), fmt.pval(e.get(f"{key}_p"))]
+    return cells + [fmt.pval(e.get(f"{key}_p_holm"))] if adjusted else cells
+
+
 def flota_table(results: dict) -> list:
+    """Every FLOTA cell on the pretrained model against the standard segmentation (clean and noisy: diff, p, Holm,
+    the policy's verdict), then the random-weight control of the same encoding, then the floors."""
     head = ["data", "segmentation", "k", "lr", "dev F1", "test F1 clean", "diff", "p", "p (Holm)", "test F1 noisy",
-            "diff", "p", "p (Holm)", "collapsed", "tokens per example"]
+            "diff", "p", "p (Holm)", "collapsed", "tokens per example", "verdict clean", "verdict noisy",
+            "random init: clean", "diff", f"p ({policy.EXPLORATORY})", "random init: noisy", "diff",
+            f"p ({policy.EXPLORATORY})"]
     out = [head]
-    for e in results["analysis"]["flota"]:
+    flota = results["analysis"]["flota"]
+    for e in flota:
         name = "standard" if e["mode"] is None else e["mode"].upper()
-        m = bool(e["mode"])
-        out.append([e["task"], name, "-" if e["k"] is None else str(e["k"]), f"{e['lr']:g}", _ms(e["dev"]),
-                    _ms(e["clean"]), _f(e["clean_diff"]) if m else "", _p(e["clean_p"]) if m else "",
-                    _p(e["clean_p_holm"]) if m else "", _ms(e["noisy"]), _f(e["noisy_diff"]) if m else "",
-                    _p(e["noisy_p"]) if m else "", _p(e["noisy_p_holm"]) if m else "",
-                    f"{e['collapsed']} / {e['clean_runs']}", _f(e["tokens_per_example"], 1)])
+        out.append([e["task"], name, fmt.DASH if e["k"] is None else str(e["k"]), f"{e['lr']:g}",
+                    fmt.mean_sd(e["dev"]), _flota_cell(e, "clean"), *_tests(e, "clean"), _flota_cell(e, "noisy"),
+                    *_tests(e, "noisy"), f"{e['collapsed']} / {e['clean_runs']}", fmt.num(e["tokens_per_example"], 1),
+                    e.get("clean_verdict") or "", e.get("noisy_verdict") or "",
+                    fmt.mean_sd(e.get("random_clean")), *_tests(e, "random_clean", adjusted=False),
+                    fmt.mean_sd(e.get("random_noisy")), *_tests(e, "random_noisy", adjusted=False)])
+    blank = [""] * (len(head) - 10)
     for f in results.get("floor", []):
         if f["part"] == "flota":
-            out.append([f["task"], "floor (char n-gram NB)", "-", "-", _f(100 * f["dev"]["macro_f1"]),
-                        _f(100 * f["test"]["macro_f1"]), "", "", "",
-                        _f(100 * f["test_noisy"]["macro_f1"]) if "test_noisy" in f else "-", "", "", "", "", ""])
+            cell = next((e for e in flota if e["task"] == f["task"]), {})
+            out.append([f["task"], "floor (char n-gram NB) ± sampling error", fmt.DASH, fmt.DASH,
+                        _floor_value(f, "dev"), _floor_value(f, "test", cell.get("clean_floor_margin")), "", "", "",
+                        _floor_value(f, "test_noisy", cell.get("noisy_floor_margin")), *blank])
     for f in results.get("piece_floor", []):   # the matched floor: the same Naive Bayes over each segmentation's pieces
         name = "standard" if f.get("mode") is None else f["mode"].upper()
-        out.append([f["task"], f"matched NB floor ({name} pieces)", "-" if f.get("k") is None else str(f["k"]), "-",
-                    _f(100 * f["dev"]["macro_f1"]), _f(100 * f["test"]["macro_f1"]), "", "", "",
-                    _f(100 * f["test_noisy"]["macro_f1"]) if "test_noisy" in f else "-", "", "", "", "", ""])
+        out.append([f["task"], f"matched NB floor ({name} pieces)", fmt.DASH if f.get("k") is None else str(f["k"]),
+                    fmt.DASH, _floor_value(f, "dev"), _floor_value(f, "test"), "", "", "",
+                    _floor_value(f, "test_noisy"), *blank])
     return out
 
 
 def _verdict_line(what: str, size, c: dict, e: Optional[dict] = None) -> str:
-    where = f" at {_size(size)} labelled words"
-    core = f"{_ci(c)} points, p {_p(c['p'])}"
+    where = f" at {size_label(size)} labelled words"
+    core = f"{fmt.comparison(c)} points, p {fmt.pval(c['p'])}" + (
+        f", Holm {fmt.pval(c['holm_p'])}" if c.get("holm_p") is not None else "")
     if c["verdict"] == "helped":
         text = f"{what}{where}: pretraining **helped** ({core})"
     elif c["verdict"] == "hurt":
@@ -419,22 +240,24 @@ def _floor_lines(a: dict, labels: dict) -> list:
         return []
     return ["At or below the character n-gram floor (within its sampling error, or under it by more; no tokeniser "
             "comparison is drawn from them): " + ", ".join(
-                f"{labels.get(e['row'], e['row'])} at {_size(e['size'])} words ({e['all_runs']['mean']:.1f} against "
+                f"{labels.get(e['row'], e['row'])} at {size_label(e['size'])} words ({e['all_runs']['mean']:.1f} against "
                 f"{_fl(e)}: {FLOOR_WORDS[e['floor_state']]})" for e in short) + "."]
 
 
 def _row_lines(a: dict, labels: dict, baseline: str) -> list:
-    """The conclusions' lines on the tokeniser comparisons drawn (both rows above the floor) at each size."""
+    """The conclusions' lines on the tokeniser comparisons drawn (both rows above the floor) at each size, by the
+    policy's verdict on Holm's p."""
     out = []
     for e in a["superbizarre"]:
         if not e.get("vs_baseline_drawn") or e.get("vs_baseline_p") is None:
             continue
-        where = f"on {e['task']} at {_size(e['size'])} labelled words"
+        where = f"on {e['task']} at {size_label(e['size'])} labelled words"
         unit = _unit("welch", e["vs_baseline_unit"], e["vs_baseline_n"])
-        if e["vs_baseline_p"] >= HELPED_P:
+        ps = f"p {fmt.pval(e['vs_baseline_p'])}, Holm {fmt.pval(e.get('vs_baseline_p_holm'))}"
+        if e.get("vs_baseline_verdict") not in ("higher", "lower"):
             out.append(f"{labels[e['row']]} against {labels.get(baseline, baseline)} {where}: "
-                       f"{e['vs_baseline_diff']:+.1f} points, p {_p(e['vs_baseline_p'])} ({unit}): no difference "
-                       "shown (both above the floor).")
+                       f"{e['vs_baseline_diff']:+.1f} points ({ps}; {unit}): a difference {policy.NOT_SHOWN} (both "
+                       "above the floor).")
             continue
         base = next(b for b in a["superbizarre"] if b["task"] == e["task"] and b["row"] == baseline
                     and b["init"] == "pretrained" and b["size"] == e["size"])
@@ -443,15 +266,42 @@ def _row_lines(a: dict, labels: dict, baseline: str) -> list:
             lengths = (f"; its inputs are {e['tokens_per_example']:.2f} tokens per word against "
                        f"{base['tokens_per_example']:.2f}: part of the difference can be a sequence-length effect")
         out.append(f"{labels[e['row']]} differs from {labels.get(baseline, baseline)} on {e['task']} by "
-                   f"{e['vs_baseline_diff']:+.1f} points at {_size(e['size'])} labelled words (p "
-                   f"{_p(e['vs_baseline_p'])}, {unit}; both above the floor){lengths}.")
+                   f"{e['vs_baseline_diff']:+.1f} points at {size_label(e['size'])} labelled words ({ps}, {unit}; "
+                   f"both above the floor){lengths}.")
     return out
+
+
+def _flota_verdict(pick: dict, std: dict) -> str:
+    """The FLOTA conclusion's verdict, clean and noisy (the policy's words; not drawn: which cell is not above the
+    floor)."""
+    parts = []
+    for cond, name in (("clean", "clean"), ("noisy", "with whitespace noise")):
+        v = pick.get(f"{cond}_verdict") or policy.NOT_SHOWN
+        if v == policy.NOT_DRAWN:
+            v = policy.gate_reason({pick["mode"].upper(): pick.get(f"{cond}_floor_state"),
+                                    "standard": std.get(f"{cond}_floor_state")})
+        parts.append(f"{name}: {v}")
+    return "; ".join(parts)
+
+
+def _flota_control_line(pick: dict, std: dict) -> Optional[str]:
+    """Whether FLOTA's effect needs pretraining: the same comparison on pretrained and on random weights."""
+    if not pick.get("random_runs"):
+        return None
+    return (f"Does {pick['mode'].upper()}'s effect (k = {pick['k']}, {pick['task']}) need pretraining? On the "
+            f"pretrained model {fmt.signed(pick['clean_diff'])} clean and {fmt.signed(pick['noisy_diff'])} noisy "
+            f"macro F1 against the standard segmentation; on random weights {fmt.signed(pick['random_clean_diff'])} "
+            f"clean (p {fmt.pval(pick['random_clean_p'])}: {pick['random_clean_verdict']}) and "
+            f"{fmt.signed(pick['random_noisy_diff'])} noisy (p {fmt.pval(pick['random_noisy_p'])}: "
+            f"{pick['random_noisy_verdict']}; {policy.EXPLORATORY}), random-weight means "
+            f"{fmt.mean_sd(pick['random_clean'])} and {fmt.mean_sd(pick['random_noisy'])} against the standard "
+            f"segmentation's {fmt.mean_sd(std.get('random_clean'))} and {fmt.mean_sd(std.get('random_noisy'))}.")
 
 
 def conclusions(results: dict) -> list:
     """What this run can and cannot conclude, computed from its numbers."""
     a, s = results["analysis"], results["meta"]["settings"]
-    labels = _labels(results)
+    labels = row_labels(results)
     out = []
     for e in sorted(a["superbizarre"], key=lambda e: (e["task"], e["row"], e["size"] or 10 ** 12)):
         if e["init"] == "pretrained" and "vs_control" in e:
@@ -483,26 +333,32 @@ def conclusions(results: dict) -> list:
                     and e["lr"] == sel["lr"]), None)
         if std is None:
             continue
-        holds = [cond for cond in ("clean", "noisy") if pick[f"{cond}_p_holm"] is not None
-                 and pick[f"{cond}_p_holm"] < HELPED_P]
-        verdict = ("significant after Holm's correction: " + " and ".join(holds)) if holds else \
-            "not significant after Holm's correction, clean or noisy"
         out.append(f"{sel['mode'].upper()} with k = {sel['k']} (selected on dev macro F1) on {sel['task']}: macro F1 "
-                   f"{_ms(pick['clean'])} clean against {_ms(std['clean'])} for the standard segmentation (p "
-                   f"{_p(pick['clean_p'])}, Holm {_p(pick['clean_p_holm'])}), {_ms(pick['noisy'])} against "
-                   f"{_ms(std['noisy'])} with whitespace noise (p {_p(pick['noisy_p'])}, Holm "
-                   f"{_p(pick['noisy_p_holm'])}): {verdict}; {_f(pick['tokens_per_example'], 1)} tokens per title "
-                   f"against {_f(std['tokens_per_example'], 1)}.")
+                   f"{fmt.mean_sd(pick['clean'])} clean against {fmt.mean_sd(std['clean'])} for the standard "
+                   f"segmentation (p {fmt.pval(pick['clean_p'])}, Holm {fmt.pval(pick['clean_p_holm'])}), "
+                   f"{fmt.mean_sd(pick['noisy'])} against {fmt.mean_sd(std['noisy'])} with whitespace noise (p "
+                   f"{fmt.pval(pick['noisy_p'])}, Holm {fmt.pval(pick['noisy_p_holm'])}); "
+                   f"{_flota_verdict(pick, std)}; {fmt.num(pick['tokens_per_example'], 1)} tokens per title against "
+                   f"{fmt.num(std['tokens_per_example'], 1)}.")
+        control = _flota_control_line(pick, std)
+        if control:
+            out.append(control)
     for f in results.get("floor", []):
         cells = [e for e in a["flota"] if e["task"] == f["task"] and e["clean"]["mean"] is not None]
         if f["part"] == "flota" and cells and max(e["clean"]["mean"] for e in cells) < 100 * f["test"]["macro_f1"]:
-            out.append(f"Every FLOTA-table cell on {f['task']} is below the non-neural floor ({max(e['clean']['mean'] for e in cells):.1f} "
-                       f"at best against {100 * f['test']['macro_f1']:.1f} macro F1): the fine-tuned models are "
-                       "under-trained there, and differences between segmentations are read as such.")
+            out.append(f"Every FLOTA-table cell on {f['task']} is below the non-neural floor "
+                       f"({max(e['clean']['mean'] for e in cells):.1f} at best against "
+                       f"{100 * f['test']['macro_f1']:.1f} macro F1): the fine-tuned models are under-trained there, "
+                       f"and no comparison between segmentations is drawn from them ({policy.NOT_DRAWN}).")
+    family = a.get("family") or {}
+    if family.get("tests"):
+        out.append(f"Holm's correction runs over this part's {family['tests']} primary tests (pretrained against "
+                   f"random init per size, every row against {labels.get(s['baseline'], s['baseline'])}, and the "
+                   f"FLOTA table's {a['flota_tests']}: every segmentation against the standard one, clean and noisy); "
+                   f"the probe's and the random-weight FLOTA tests are {policy.EXPLORATORY}. A difference whose "
+                   f"Holm p is not under {policy.ALPHA} is {policy.NOT_SHOWN}, and one whose cells are not both "
+                   f"above the floor is {policy.NOT_DRAWN}.")
     if a["flota"]:
-        out.append(f"The FLOTA table makes {a['flota_tests']} tests (every segmentation against the standard one, "
-                   f"clean and noisy): about {a['flota_tests'] * HELPED_P:.1f} would fall under p < {HELPED_P} by "
-                   "chance alone, hence Holm's correction beside the raw p.")
         corpus = ", ".join(s["corpus"]) if isinstance(s["corpus"], list) else s["corpus"]
         mech = (" The model was pretrained on in-domain text (the ArXiv titles), so the long pieces FLOTA keeps "
                 "have embeddings learned in the domain: the table tests the paper's mechanism (a few long, "
@@ -512,109 +368,6 @@ def conclusions(results: dict) -> list:
                    f"{s['vocab_size']:,} pieces), not BERT's, GPT-2's or XLNet's as in the paper; the FLOTA table "
                    "is the paper's question asked of this model." + mech)
     return out
-
-
-# --- plots ----------------------------------------------------------------------------------------------------
-
-def _pyplot():
-    """pyplot as the translation part's plots set it up (train_scripts/demo/report_plots.py), imported when drawing."""
-    from train_scripts.demo.report_plots import plt
-
-    return plt
-
-
-def _save(plt, fig, path: str) -> str:
-    from train_scripts.demo.report_plots import save
-
-    return save(fig, path)
-
-
-def _plot_curves(results: dict, path: str) -> Optional[str]:
-    plt = _pyplot()
-    rows = [r for r in results["pretraining"] if r["valid_curve"]]
-    if not rows:
-        return None
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for r in rows:
-        x = [c["update"] for c in r["valid_curve"]]
-        y = [c["loss"] for c in r["valid_curve"]]
-        axes[0].plot(x, y, marker="o", label=_run_label(r))
-        axes[1].plot(x, [v * r["valid_loss_per_word"] / r["valid_loss_per_token"] if r["valid_loss_per_token"]
-                         else None for v in y], marker="o", label=_run_label(r))
-    axes[0].set(xlabel="update", ylabel="validation loss per token (bits)", title="Pretraining (masked LM)")
-    axes[1].set(xlabel="update", ylabel="validation loss per word (bits)", title="Per word (comparable across rows)")
-    axes[0].legend(fontsize=8)
-    return _save(plt, fig, path)
-
-
-def _plot_seeds(results: dict, path: str) -> Optional[str]:
-    plt = _pyplot()
-    entries = results["analysis"]["superbizarre"]
-    if not entries:
-        return None
-    labels = _labels(results)
-    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(entries)), 4))
-    for i, e in enumerate(entries):
-        ax.scatter([i] * len(e["all"]), e["all"], color="tab:red" if e["collapsed"] else "tab:blue", s=14)
-        if e["all_runs"]["mean"] is not None:
-            ax.hlines(e["all_runs"]["mean"], i - 0.3, i + 0.3, color="black")
-        if e["floor"] is not None:
-            ax.hlines(e["floor"], i - 0.4, i + 0.4, color="tab:green", ls=":",
-                      label="floor (char n-gram NB)" if i == 0 else None)
-    ax.axhline(entries[0]["majority"], color="grey", ls="--", lw=1, label="majority class")
-    ax.set_xticks(range(len(entries)))
-    ax.set_xticklabels([f"{labels.get(e['row'], e['row'])}\n{e['init']}\n{_size(e['size'])}" for e in entries],
-                       fontsize=7)
-    ax.set(ylabel="test accuracy (%)", title="Superbizarre, every seed\n(red: collapsed; bar: mean of all runs)")
-    ax.legend(fontsize=8)
-    return _save(plt, fig, path)
-
-
-def _plot_learning_curve(results: dict, path: str) -> Optional[str]:
-    """Test accuracy against labelled words: fine-tuned and probed, pretrained and random init, and the floor."""
-    plt = _pyplot()
-    a, base = results["analysis"], results["meta"]["settings"]["baseline"]
-    curve = sorted((e for e in a["superbizarre"] if e["row"] == base and e["init"] == "pretrained"
-                    and "vs_control" in e), key=lambda e: e["size"] or 10 ** 12)
-    if len(curve) < 2:
-        return None
-    fig, ax = plt.subplots(figsize=(7, 4))
-    xs = [e["size"] for e in curve]
-    ax.plot(xs, [e["all_runs"]["mean"] for e in curve], marker="o", label="fine-tuned, pretrained")
-    ax.plot(xs, [e["control_all"]["mean"] for e in curve], marker="o", label="fine-tuned, random init")
-    probe = sorted((e for e in a.get("probe", []) if e["row"] == base), key=lambda e: e["size"] or 10 ** 12)
-    if probe:
-        px = [e["size"] for e in probe]
-        ax.plot(px, [e["pretrained"] for e in probe], marker="s", ls="--", label="probe, pretrained encoder")
-        ax.plot(px, [e["random"]["mean"] for e in probe], marker="s", ls="--", label="probe, random encoders")
-    ax.plot(xs, [e["floor"] for e in curve], color="tab:green", ls=":", marker="^", label="floor (char n-gram NB)")
-    ax.axhline(curve[0]["majority"], color="grey", ls="--", lw=1, label="majority class")
-    ax.set_xscale("log")
-    ax.set(xlabel="labelled training words", ylabel="test accuracy (%)",
-           title="Superbizarre: what pretraining adds, by labelled size")
-    ax.legend(fontsize=7)
-    return _save(plt, fig, path)
-
-
-def _plot_flota(results: dict, path: str) -> Optional[str]:
-    plt = _pyplot()
-    fl = results["analysis"]["flota"]
-    if not fl:
-        return None
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-    for ax, cond in zip(axes, ("clean", "noisy")):
-        for mode in sorted({e["mode"] for e in fl if e["mode"]}):
-            pts = sorted((e["k"], e[cond]["mean"]) for e in fl if e["mode"] == mode and e[cond]["mean"] is not None)
-            if pts:
-                ax.plot(*zip(*pts), marker="o", label=mode.upper())
-        std = [e[cond]["mean"] for e in fl if e["mode"] is None and e[cond]["mean"] is not None]
-        if std:
-            ax.axhline(std[0], color="grey", ls="--", label="standard")
-        ax.set_xticks(sorted({e["k"] for e in fl if e["k"]}))
-        ax.set(xlabel="k", ylabel="macro F1 (%)", title=f"ArXiv test, {cond}")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
-    return _save(plt, fig, path)
 
 
 # --- the report -----------------------------------------------------------------------------------------------
@@ -632,8 +385,9 @@ NOTES = {
             "training split (bits per word of the raw text); a row above its floor learned nothing from context.",
     "curve": "Test accuracy (points) of the best dev epoch on the same test words at every size; the same number "
              "of updates at every labelled size (epochs = updates / updates per epoch). 'All runs': mean ± sd of "
-             "every seed; 'kept': without the runs that collapsed to one class on dev. Difference: pretrained minus "
-             "random init, its 95% interval and Welch's p. Verdict (the interval, not only the point): helped "
+             "every seed, the runs that collapsed to one class on dev included (the tests use them); 'kept': "
+             "without them. Difference: pretrained minus random init, its 95% interval, Welch's p and its Holm "
+             "adjustment over the part's primary tests (helped and hurt need the Holm p under 0.05 too). Verdict (the interval, not only the point): helped "
              "(the whole 95% interval at or above +1 point, >= 5 fine-tuning runs a side), hurt (the mirror), no "
              "effect (the interval inside ±1 point), else undetermined. Test; unit: the samples of the test: the "
              "fine-tuning seeds of one checkpoint (one pretraining run per row), or with --lm-pretrain-seeds N >= 2 "
@@ -645,9 +399,10 @@ NOTES = {
              "the n test words (about 0.5 points at 8,000). A mean more than that above the floor is above it, more "
              "than that below is below it, and within it is at the floor: neither above nor below.",
     "rows": "Every row at every labelled size. Test accuracy of the best dev epoch (points; all runs and kept runs "
-            "as above). ▲/▼: Welch's t-test p < 0.05 against the Unigram row at the same size; the comparison is "
-            "drawn only where both rows are above the floor by more than its sampling error (at or below the floor: "
-            "not drawn, and the cell says which row). Test; unit: the samples, as above: the fine-tuning seeds of "
+            "as above). ▲/▼ (higher / lower): Welch's t-test against the Unigram row at the same size, Holm-adjusted "
+            "p < 0.05 over the part's primary tests; else the difference is not shown. The comparison is drawn only "
+            "where both rows are above the floor by more than its sampling error (at or below the floor: not drawn, "
+            "and the cell says which row). Test; unit: the samples, as above: the fine-tuning seeds of "
             "one checkpoint per row, or the per-checkpoint means of N pretraining runs per row.",
     "probe": "A linear probe on the frozen encoder (train_scripts/probe.py): the mean of the last layer's states "
              "and the <s> state of every word, a logistic regression (C chosen on dev) on the first N training "
@@ -663,7 +418,13 @@ NOTES = {
              "clean test set and on a copy with unseen whitespace noise (each space dropped with the stated "
              "probability; the same noisy text for every segmentation); mean ± sd over all seeds. FLOTA, FIRST "
              "and LONGEST at k pieces per word over the same vocabulary as 'standard'; diff and p: against the "
-             "standard segmentation (Welch's t-test); p (Holm): Holm's correction over every test of the table. The "
+             "standard segmentation (Welch's t-test); p (Holm): Holm's correction over the part's primary tests "
+             "(this table's clean and noisy tests among them); verdict: higher / lower / not shown by the Holm p, "
+             "not drawn where the cell or the standard one is not above the character floor of its task (± its "
+             "sampling error, one binomial standard error on the test titles, the macro F1 read as a proportion). "
+             "Random init: the same segmentation fine-tuned from random weights (the control: does FLOTA's effect "
+             "need pretraining?), its diff and p against the standard segmentation from random weights "
+             "(exploratory, uncorrected); a dash where no random-weight runs exist. The "
              "paper tunes k on dev: the row with the best dev F1 per mode is its protocol's pick. The floor row: "
              "the character n-gram Naive Bayes on the same rows; the matched NB floor rows: the same Naive Bayes "
              "over each segmentation's own pieces (train_scripts/ngram_floor.py, piece_floor), clean and noisy: "
@@ -695,7 +456,7 @@ def _intro(c: SimpleNamespace) -> list:
            "'semirings', 'device-free')" if "removed_superbizarre_stem" in leak else "")
         + f" were removed; {leak['kept']:,} kept.")
     corpus = ", ".join(s["corpus"]) if isinstance(s["corpus"], list) else s["corpus"]
-    sizes = ", ".join(_size(n) for n in s.get("ft_sizes", []))
+    sizes = ", ".join(size_label(n) for n in s.get("ft_sizes", []))
     budget = (f"{s['ft_updates']:,} updates at every labelled size" if s.get("ft_updates")
               else f"{s['ft_epochs']} epochs")
     intro = (f"Preset {s['preset']} ({s['note']}). Corpus: {corpus} ({data['train']['words']:,} training "
@@ -770,10 +531,8 @@ def sections(results: dict, outdir: str, relative: str = "") -> list:
 
 
 def _plots(results: dict, outdir: str) -> dict:
-    """{name: PNG path} of the part's plots that have data, drawn into ``outdir``."""
-    drawn = {name: draw(results, os.path.join(outdir, f"{name}.png"))
-             for name, draw in (("pretraining_curves", _plot_curves), ("learning_curve", _plot_learning_curve),
-                                ("superbizarre_seeds", _plot_seeds), ("flota_k", _plot_flota))}
+    """{name: PNG path} of the part's plots that have data, drawn into ``outdir`` (``pretraining/plots.py``)."""
+    drawn = {name: draw(results, os.path.join(outdir, f"{name}.png")) for name, draw in PLOTS}
     return {name: path for name, path in drawn.items() if path}
 
 

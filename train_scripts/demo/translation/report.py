@@ -53,7 +53,9 @@ from types import SimpleNamespace
 from typing import Callable
 
 from preprocess.cli import run_main
+from train_scripts.demo import policy
 from train_scripts.demo import report_document as document
+from train_scripts.demo import report_format as fmt
 from train_scripts.demo.report_document import Bullets, Code, Image, Para, Section, Table, collect
 from train_scripts.demo.translation.plots import plot_bleu, plot_boundary, plot_curves, plot_lengths, plot_similarity
 from train_scripts.demo.translation.tables import (
@@ -69,7 +71,6 @@ from train_scripts.demo.translation.tables import (
     budget_table,
     examples_tables,
     extra_tables,
-    fmt_count,
     intrinsic_table,
     protocol_text,
     quality_table,
@@ -100,8 +101,11 @@ def package_versions(packages=PACKAGES) -> dict:
 # --- the words ------------------------------------------------------------------------------------------------
 
 def _significant_findings(rows: list, base: dict) -> tuple:
-    """({row label: {"higher": [test set names], "lower": [...]}}, rows x test sets with a test, n tests)."""
-    found, tested, n = {}, set(), 0
+    """({row label: {"higher": [test set names], "lower": [...]}}, rows x test sets with a test, n tests): every
+    paired test against the baseline row is in this part's primary family, reported uncorrected
+    (:class:`policy.Family` without a correction), each judged by :func:`policy.verdict`."""
+    found, tested = {}, set()
+    family = policy.Family("translation", correction=None)
     for k, name in TEST_SETS:
         b = row_score(base, k, "bleu")
         if b is None:
@@ -110,12 +114,12 @@ def _significant_findings(rows: list, base: dict) -> tuple:
             s = row_score(r, k, "bleu")
             if r is base or s is None or s.get("p_value") is None:
                 continue
-            n += 1
+            family.primary(f"{row_label(r)}/{k}/bleu", s["p_value"])
             tested.add(row_label(r))
-            if s.get("significant"):
-                side = "higher" if s["score"] > b["score"] else "lower"
+            side = policy.verdict(s["p_value"], s["score"] - b["score"])
+            if side in ("higher", "lower"):
                 found.setdefault(row_label(r), {"higher": [], "lower": []})[side].append(name)
-    return found, tested, n
+    return found, tested, family.record()["tests"]
 
 
 #: relative difference (sentence pairs seen, tokens per sentence) from which a row's budget or lengths count as
@@ -165,9 +169,9 @@ def conclusions(rows: list, meta: dict) -> list:
         can = ("What this run can conclude: little. No paired significance test against a baseline was run, "
                "so no row can be said to differ from another")
     elif not found:
-        can = (f"What this run can conclude: no scheme's BLEU differs significantly from the baseline "
-               f"{row_label(base)} on any test set (p < {alpha}); the differences in the table are within what the "
-               "choice of test sentences explains")
+        can = (f"What this run can conclude: no scheme's BLEU difference from the baseline {row_label(base)} is "
+               f"shown on any test set (p < {alpha}); the differences in the table are within what the choice of "
+               "test sentences explains")
     else:
         parts = []
         for label, sides in found.items():
@@ -177,7 +181,8 @@ def conclusions(rows: list, meta: dict) -> list:
         quiet = sorted(tested - set(found))
         can = (f"What this run can conclude: with these trained models and this test set, compared with the "
                f"baseline {row_label(base)} (p < {alpha}), " + "; ".join(parts)
-               + (f"; {', '.join(quiet)} cannot be told apart from it on any test set" if quiet else "")
+               + (f"; for {', '.join(quiet)} a difference from it is {policy.NOT_SHOWN} on any test set"
+                  if quiet else "")
                + ". Which kind of difference each can be: "
                + "; ".join(difference_kind(r, base) for r in rows if row_label(r) in found)
                + f". With {n_tests} tests uncorrected for multiple comparisons, about {n_tests * alpha:.1f} "
@@ -272,10 +277,10 @@ def _boundary_note(rows: list) -> str:
         return ""
     gold, group = groups[0]
     n = {(r["boundary"].get("n_words"), r["boundary"].get("skipped")) for r in group}
-    words = ("; ".join(f"{row_label(r)}: {fmt_count(r['boundary'].get('n_words'))} scored, "
-                       f"{fmt_count(r['boundary'].get('skipped'))} skipped" for r in group) if len(n) > 1 else
-             f"every row: {fmt_count(group[0]['boundary'].get('n_words'))} words scored, "
-             f"{fmt_count(group[0]['boundary'].get('skipped'))} skipped")
+    words = ("; ".join(f"{row_label(r)}: {fmt.count(r['boundary'].get('n_words'))} scored, "
+                       f"{fmt.count(r['boundary'].get('skipped'))} skipped" for r in group) if len(n) > 1 else
+             f"every row: {fmt.count(group[0]['boundary'].get('n_words'))} words scored, "
+             f"{fmt.count(group[0]['boundary'].get('skipped'))} skipped")
     other = [f"{', '.join(row_label(r) for r in g)} ({k})" for k, g in groups[1:]]
     return (f"Rows scored on {gold} ({'; '.join(sorted({protocol_text(r['boundary']) for r in group}))}): {words}."
             + (f" Not in this chart (other gold, see the tables): {'; '.join(other)}." if other else ""))

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 from typing import Optional
 
+from train_scripts.demo import policy
+from train_scripts.demo import report_format as fmt
 from train_scripts.demo.report_document import DOWN, UP, html_table, markdown_table  # noqa: F401
+from train_scripts.demo.report_format import DASH  # noqa: F401  (the report's one dash, by its old name here)
 
-DASH = "–"
 TEST_SETS = (("clean", "clean"), ("infl", "inflection noise"), ("ws", "whitespace noise"))
 NOISE_SETS = TEST_SETS[1:]
 
@@ -42,33 +44,24 @@ def _updates(r: dict, meta: dict):
     return r.get("num_updates") or meta.get("max_update")
 
 
-def _fmt(value, digits=2, scale=1.0) -> str:
-    if value is None:
-        return DASH
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, (int, float)):
-        return f"{value * scale:.{digits}f}"
-    return str(value)
-
-
 def significance_mark(s: Optional[dict], base: Optional[dict]) -> str:
-    if not s or not s.get("significant") or not base:
+    """▲ / ▼ when the policy's verdict on the row's paired test against the baseline is higher / lower."""
+    if not s or not base:
         return ""
-    return UP if s["score"] > base["score"] else DOWN
+    return {"higher": UP, "lower": DOWN}.get(policy.verdict(s.get("p_value"), s["score"] - base["score"]), "")
 
 
 def _cell(r: dict, test: str, metric: str, base_row: Optional[dict], clean: Optional[dict] = None) -> str:
     s = row_score(r, test, metric)
     if s is None:
         return DASH
-    text = f"{s['score']:.1f}"
+    text = fmt.num(s["score"])
     if s.get("ci") is not None:
-        text += f" ± {s['ci']:.1f}"
+        text += f" ± {fmt.num(s['ci'])}"
     base = row_score(base_row, test, metric) if base_row is not None and base_row is not r else None
     text += significance_mark(s, base)
     if clean is not None:
-        text += f" ({s['score'] - clean['score']:+.1f})"
+        text += f" ({fmt.signed(s['score'] - clean['score'])})"
     return text
 
 
@@ -103,7 +96,7 @@ def robustness_table(rows: list) -> Optional[list]:
         rob = r.get("robustness") or {}
         line = [row_label(r)]
         for k, _ in NOISE_SETS:
-            line += [_fmt((rob.get(k) or {}).get("mean"), 1, 100), _fmt((rob.get(k) or {}).get("mean_changed"), 1, 100)]
+            line += [fmt.num((rob.get(k) or {}).get("mean"), 1, 100), fmt.num((rob.get(k) or {}).get("mean_changed"), 1, 100)]
         body.append(line)
     return [header] + body
 
@@ -121,14 +114,14 @@ def intrinsic_table(rows: list, meta: dict) -> list:
         rel = DASH
         if base and base.get("src_tok_per_sent") and r.get("src_tok_per_sent") is not None:
             rel = f"{100 * (r['src_tok_per_sent'] / base['src_tok_per_sent'] - 1):+.1f}%"
-        line = [row_label(r), _fmt(r.get("src_tok_per_sent"), 1), _fmt(r.get("tgt_tok_per_sent"), 1),
-                _fmt(r.get("src_tok_per_word")), _fmt(r.get("tgt_tok_per_word")), rel]
+        line = [row_label(r), fmt.num(r.get("src_tok_per_sent"), 1), fmt.num(r.get("tgt_tok_per_sent"), 1),
+                fmt.num(r.get("src_tok_per_word"), 2), fmt.num(r.get("tgt_tok_per_word"), 2), rel]
         if wall:
-            line += [_fmt(r.get("train_seconds"), 0)]
+            line += [fmt.num(r.get("train_seconds"), 0)]
         else:
             secs, n = r.get("train_cpu_seconds"), _updates(r, meta)
-            line += [_fmt(secs, 0), _fmt(n / secs if n and secs else None, 2)]
-        line.append(_fmt(r.get("final_valid_loss"), 3))
+            line += [fmt.num(secs, 0), fmt.num(n / secs if n and secs else None, 2)]
+        line.append(fmt.num(r.get("final_valid_loss"), 3))
         body.append(line)
     return [header] + body
 
@@ -144,9 +137,9 @@ def tokenizer_scores_table(rows: list) -> Optional[list]:
     for r in rows:
         s = r.get("tokenizer_scores") or {}
         src, tgt = s.get("src") or {}, s.get("tgt") or {}
-        body.append([row_label(r), _fmt(src.get("renyi_efficiency"), 3), _fmt(tgt.get("renyi_efficiency"), 3),
-                     _fmt(src.get("fertility")), _fmt(tgt.get("fertility")), _fmt(src.get("pieces_per_word")),
-                     _fmt(tgt.get("pieces_per_word"))])
+        body.append([row_label(r), fmt.num(src.get("renyi_efficiency"), 3), fmt.num(tgt.get("renyi_efficiency"), 3),
+                     fmt.num(src.get("fertility"), 2), fmt.num(tgt.get("fertility"), 2), fmt.num(src.get("pieces_per_word"), 2),
+                     fmt.num(tgt.get("pieces_per_word"), 2)])
     return [header] + body
 
 
@@ -154,10 +147,6 @@ TOKENIZER_SCORES_NOTE = ("Rényi efficiency (order 2.5, the tokenization-scorer 
                          "of each row's pieces on the clean test set; fertility = all pieces per whitespace word; "
                          "pieces per word leaves out standalone ▁ pieces (so space-as-token rows can be compared "
                          "with the others).")
-
-
-def fmt_count(value) -> str:
-    return DASH if value is None else f"{value:,.0f}"
 
 
 def budget_table(rows: list, meta: dict) -> Optional[list]:
@@ -175,8 +164,8 @@ def budget_table(rows: list, meta: dict) -> Optional[list]:
         rel = DASH
         if b.get("sentences") is not None and base.get("sentences"):
             rel = f"{100 * (b['sentences'] / base['sentences'] - 1):+.1f}%"
-        body.append([row_label(r), fmt_count(b.get("updates", _updates(r, meta))), fmt_count(b.get("sentences")), rel,
-                     _fmt(b.get("epochs"), 1), fmt_count(b.get("tgt_tokens")), fmt_count(b.get("src_tokens_est"))])
+        body.append([row_label(r), fmt.count(b.get("updates", _updates(r, meta))), fmt.count(b.get("sentences")), rel,
+                     fmt.num(b.get("epochs"), 1), fmt.count(b.get("tgt_tokens")), fmt.count(b.get("src_tokens_est"))])
     return [header] + body
 
 
@@ -211,11 +200,10 @@ def boundary_table(rows: list) -> list:
     body = []
     for r in rows:
         b = r.get("boundary") or {}
-        body.append([row_label(r), fmt_count(b.get("n_gold")), fmt_count(b.get("n_words")), fmt_count(b.get("skipped")),
-                     fmt_count(b.get("spelled")), _fmt(b.get("coverage"), 1, 100) + ("%" if b.get("coverage")
-                                                                                 is not None else ""),
-                     _fmt(b.get("precision"), 1, 100), _fmt(b.get("recall"), 1, 100), _fmt(b.get("f1"), 1, 100),
-                     _fmt(b.get("mean_pieces"))])
+        body.append([row_label(r), fmt.count(b.get("n_gold")), fmt.count(b.get("n_words")), fmt.count(b.get("skipped")),
+                     fmt.count(b.get("spelled")), fmt.share(b.get("coverage")),
+                     fmt.num(b.get("precision"), 1, 100), fmt.num(b.get("recall"), 1, 100), fmt.num(b.get("f1"), 1, 100),
+                     fmt.num(b.get("mean_pieces"), 2)])
     return [header] + body
 
 
@@ -248,9 +236,9 @@ def flatten(d, prefix: str = "") -> list:
         if isinstance(v, dict):
             out += flatten(v, key)
         elif isinstance(v, (list, tuple)) and all(not isinstance(x, (dict, list)) for x in v):
-            out.append((key, ", ".join(_fmt(x, 3) if isinstance(x, float) else str(x) for x in v)))
+            out.append((key, ", ".join(fmt.num(x, 3) if isinstance(x, float) else str(x) for x in v)))
         elif isinstance(v, float):
-            out.append((key, _fmt(v, 4)))
+            out.append((key, fmt.num(v, 4)))
         else:
             out.append((key, json.dumps(v, ensure_ascii=False) if isinstance(v, list) else str(v)))
     return out
