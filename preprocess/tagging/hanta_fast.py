@@ -142,6 +142,27 @@ def _logaddexp(x: cython.double, y: cython.double) -> cython.double:
     return tmp
 
 
+@cython.cfunc
+@cython.inline
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _keep_best(top: cython.double[:], cnt: cython.Py_ssize_t, k: cython.Py_ssize_t,
+               v: cython.double) -> cython.Py_ssize_t:
+    """The beams' running top ``k`` (HanTa's ``sorted(row.values())[k - 1]``, without sorting the row): ``v`` put
+    into ``top[:cnt]`` (the best values so far, descending) where it ranks among the ``k`` best; the new count
+    (``cnt + 1``, at most ``k``).  Once a row's values are all in, ``top[k - 1]`` is its ``k``-th best."""
+    q: cython.Py_ssize_t
+    if cnt < k or v > top[k - 1]:
+        q = cnt if cnt < k else k - 1
+        while q > 0 and v > top[q - 1]:
+            top[q] = top[q - 1]
+            q -= 1
+        top[q] = v
+        if cnt < k:
+            cnt += 1
+    return cnt
+
+
 @cython.cclass
 class _Core:
     """The hot loops of :class:`FastHanta` over its flat arrays (when compiled: a C struct of typed memoryviews,
@@ -340,15 +361,7 @@ class _Core:
             if n > 3:   # only states within 1 of the 4th best go on (HanTa: sorted(row.values())[3] - 1)
                 cnt = 0
                 for k in range(n):
-                    v = tval[i * ns + tlist[i * ns + k]]
-                    if cnt < 4 or v > top[3]:
-                        q = cnt if cnt < 4 else 3
-                        while q > 0 and v > top[q - 1]:
-                            top[q] = top[q - 1]
-                            q -= 1
-                        top[q] = v
-                        if cnt < 4:
-                            cnt += 1
+                    cnt = _keep_best(top, cnt, 4, tval[i * ns + tlist[i * ns + k]])
                 rowbound = top[3] - 1
             else:
                 rowbound = lowerbound
@@ -494,7 +507,6 @@ class _Core:
         lp0: cython.double
         lp: cython.double
         lpwc: cython.double
-        v: cython.double
         rowbound: cython.double
         best: cython.double
         i: cython.Py_ssize_t
@@ -535,15 +547,7 @@ class _Core:
             if cur - prev > 5:   # the beam: states more than 1 below the 6th best are dropped
                 cnt = 0
                 for e in range(prev, cur):
-                    v = ent_lp[e]
-                    if cnt < 6 or v > top[5]:
-                        q = cnt if cnt < 6 else 5
-                        while q > 0 and v > top[q - 1]:
-                            top[q] = top[q - 1]
-                            q -= 1
-                        top[q] = v
-                        if cnt < 6:
-                            cnt += 1
+                    cnt = _keep_best(top, cnt, 6, ent_lp[e])
                 rowbound = top[5] - 1
             else:
                 rowbound = lowerbound
