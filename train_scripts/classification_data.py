@@ -155,7 +155,7 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
     ``test``, so one fine-tuned model is scored in both conditions; ``noise_splits`` (``train``, ``valid``)
     perturbs those splits in place (training-time noise).  A folder already prepared with the same options and
     inputs is reused as it is (``"reused": true``): the seeds of a scheme share one encoding."""
-    from preprocess.evaluate.noise import write_noisy
+    from preprocess.evaluate.noise import WHITESPACE, write_noisy
     from train_scripts.binarize import encode_file, scheme_from_info
     from train_scripts.evaluate import load_binarize_info
     noise = options_from(NoiseOptions, noise)
@@ -207,10 +207,10 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
         if noise_p and split in noise_splits:
             clean = os.path.join(raw, f"{split}.clean.input0")
             os.replace(os.path.join(raw, f"{split}.input0"), clean)
-            write_noisy(clean, os.path.join(raw, f"{split}.input0"), "ws", noise_p, noise_seed)
+            write_noisy(clean, os.path.join(raw, f"{split}.input0"), WHITESPACE, noise_p, noise_seed)
     if noise_p:
         # FLOTA's whitespace noise, seeded by noise_seed and each line's text: every encoding gets the same text
-        write_noisy(os.path.join(raw, "test.input0"), os.path.join(raw, f"{NOISY_TEST}.input0"), "ws", noise_p,
+        write_noisy(os.path.join(raw, "test.input0"), os.path.join(raw, f"{NOISY_TEST}.input0"), WHITESPACE, noise_p,
                     noise_seed)
         shutil.copyfile(os.path.join(raw, "test.label"), os.path.join(raw, f"{NOISY_TEST}.label"))
         subsets.append(NOISY_TEST)

@@ -83,17 +83,17 @@ def write_inflection_noise(input_path: str, output_path: str, fraction: float = 
     """The demo's inflection noise (``preprocess.evaluate.noise``, kind ``infl``) on a raw text file: a copy with
     the same line count at ``output_path``; returns the noise's counts.  Seeded per line, so every row scores the
     same noisy text."""
-    from preprocess.evaluate.noise import write_noisy
+    from preprocess.evaluate.noise import INFLECTION, write_noisy
 
-    return write_noisy(input_path, output_path, "infl", fraction, seed, *([tagger] if tagger else []))
+    return write_noisy(input_path, output_path, INFLECTION, fraction, seed, *([tagger] if tagger else []))
 
 
 def inflection_noise_lines(lines: Sequence[str], fraction: float = PAPER_FRACTION, seed: int = DEMO_SEED,
                            tagger: str | None = None) -> tuple[list[str], dict]:
     """:func:`write_inflection_noise` in memory: (noisy lines, counts)."""
-    from preprocess.evaluate.noise import perturb_lines
+    from preprocess.evaluate.noise import INFLECTION, perturb_lines
 
-    return perturb_lines(list(lines), "infl", fraction, seed, *([tagger] if tagger else []))
+    return perturb_lines(list(lines), INFLECTION, fraction, seed, *([tagger] if tagger else []))
 
 
 # --- encoding as in pretraining ----------------------------------------------------------------------------------

@@ -30,8 +30,8 @@ from train_scripts.schemes import make_scheme
 from train_scripts.tools import SHARED_DATA
 from train_scripts.train_log import validation_curve
 
-#: the perturbed copies of the test source (preprocess.evaluate.noise): BITE's and FLOTA's threat models
-NOISE_KINDS = ("infl", "ws")
+#: the perturbed copies of the test source: every kind of preprocess.evaluate.noise (BITE's and FLOTA's threat models)
+NOISE_KINDS = noise_eval.KINDS
 #: generation options of every evaluation (clean and noisy): beam 4, length penalty 0.6 and these
 GENERATE_EXTRA = ("--max-len-a", str(evaluate_recipe.MAX_LEN_A), "--max-len-b", str(evaluate_recipe.MAX_LEN_B))
 
