@@ -215,6 +215,7 @@ def pretokenizer(config=None):
     return BiteTokenizer(name or BiteOptions.bite_pretokenizer, tagger=None).pretokenize
 
 
+from preprocess.evaluate.noise import INFLECTION  # noqa: E402  (the noise whose case rule is BITE's)
 from preprocess.registry import SchemeDescriptor  # noqa: E402  (the scheme's one declaration, docs/adding-a-scheme.md)
 
 #: this scheme's command-line tools, installed by setup.py (preprocess/scheme_scripts.py reads the literal)
@@ -232,7 +233,7 @@ SCHEME = SchemeDescriptor(
     recipe="train_scripts.schemes.bite:BiteScheme",
     user_symbols={"bite": USER_SYMBOLS, "bite-single": USER_SYMBOLS_SINGLE},   # morphtok-spm --user-symbols
     tagger="bite_tagger",                      # the inflection noise tags as BITE does (its default, its choices)
-    noise={"infl": "preprocess.schemes.bite:match_case"},   # a swapped-in form keeps case as BITE's decoder does
+    noise={INFLECTION: "preprocess.schemes.bite:match_case"},   # a swapped-in form keeps case as BITE's decoder does
     pretokenizer="preprocess.schemes.bite:pretokenizer",    # the paper's words (pseudo-perplexity per word)
 )
 
