@@ -66,7 +66,7 @@ from typing import Sequence
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.files.inputs import read_lines, require_input
+from preprocess.files.inputs import UTF8_HINT, read_lines, require_input, without_bom
 from preprocess.files.outputs import write_record
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 
@@ -512,7 +512,7 @@ def pseudo_perplexity(lm_data: str, checkpoint: str, text_file: str, max_lines: 
     if batch_size < 1:
         raise UserError(f"--batch-size must be at least 1, not {batch_size}")
     lines = []
-    for line in read_lines(text_file):
+    for line in without_bom(read_lines(text_file, hint=UTF8_HINT)):
         lines.append(line)
         if max_lines and len(lines) >= max_lines:
             break
@@ -544,7 +544,7 @@ def read_word_marks(path: str, lines: Sequence[str], text_file: str, prefix: boo
     """The ``--word-marks`` file for the input ``lines`` (all the file's lines, or with ``prefix`` its first ones):
     one line per input line, one ``0``/``1`` per whitespace word; anything else is one error naming the line."""
     marks = []
-    for number, line in enumerate(read_lines(path), 1):
+    for number, line in enumerate(read_lines(path, hint=UTF8_HINT), 1):
         if prefix and number > len(lines):
             break
         items = line.split()

@@ -41,7 +41,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.files.inputs import read_lines
+from preprocess.files.inputs import UTF8_HINT, read_lines
 from preprocess.files.outputs import atomic_output, check_distinct, check_output_path
 
 # the whitespace noise and the per-line generator live beside the tokenisers that use them (FLOTA's --noise-p)
@@ -232,7 +232,7 @@ def write_noisy(input_path: str, output_path: str, kind: str, fraction: float,
     check_fraction(fraction)
     check_output_path(output_path)
     check_distinct([(output_path, "output")], [(input_path, "input")])
-    lines = list(read_lines(input_path))
+    lines = list(read_lines(input_path, hint=UTF8_HINT))
     noisy, stats = perturb_lines(lines, kind, fraction, seed, tagger)
     with atomic_output(output_path) as fh:
         for line in noisy:
@@ -293,9 +293,10 @@ def main(argv=None) -> int:
     if args.command == "perturb":
         stats = write_noisy(args.input, args.output, args.kind, args.fraction, args.seed, args.tagger)
     else:
-        raw = (list(read_lines(args.clean_raw)), list(read_lines(args.noisy_raw))) \
+        raw = (list(read_lines(args.clean_raw, hint=UTF8_HINT)), list(read_lines(args.noisy_raw, hint=UTF8_HINT))) \
             if args.clean_raw and args.noisy_raw else (None, None)
-        stats = mean_similarity(list(read_lines(args.clean)), list(read_lines(args.noisy)), *raw)
+        stats = mean_similarity(list(read_lines(args.clean, hint=UTF8_HINT)), list(read_lines(args.noisy, hint=UTF8_HINT)),
+                                *raw)
     print(json.dumps(stats, indent=1))
     return 0
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from preprocess.common import UserError
-from preprocess.files.inputs import read_lines, require_file
+from preprocess.files.inputs import UTF8_HINT, read_lines, require_file, without_bom
 
 UPOS = {"ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON", "PROPN", "PUNCT",
         "SCONJ", "SYM", "VERB", "X"}
@@ -179,9 +179,7 @@ def read_conllu(path: str) -> list:
     that breaks this (or invalid UTF-8) is one line naming the file and line."""
     require_file(path, "CoNLL-U file")
     sentences, current, number = [], None, 0
-    for number, line in enumerate(read_lines(path), 1):
-        if number == 1 and line.startswith("\ufeff"):
-            line = line[1:]
+    for number, line in enumerate(without_bom(read_lines(path, hint=UTF8_HINT)), 1):
         if not line.strip():
             if current is not None:
                 done = current.finish(len(sentences), number)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from preprocess.common import SHARED_DATA, UserError
-from preprocess.files.inputs import read_lines
+from preprocess.files.inputs import UTF8_HINT, read_lines, without_bom
 from preprocess.files.outputs import atomic_outputs, check_distinct, check_output_path
 
 GERMEVAL_FILES = {"train": "germeval2018.training.txt", "test": "germeval2018.test.txt"}
@@ -74,8 +74,9 @@ class Inputs:
 
 
 def read_all_lines(path: str) -> list:
-    """The lines of a text file (strict UTF-8, :func:`preprocess.files.inputs.read_lines`), as a list."""
-    return list(read_lines(path))
+    """The lines of a text file (strict UTF-8, :func:`preprocess.files.inputs.read_lines`; a byte-order mark at the
+    start dropped), as a list."""
+    return list(without_bom(read_lines(path, hint=UTF8_HINT)))
 
 
 def check_outputs(outputs: list, inputs: list) -> None:

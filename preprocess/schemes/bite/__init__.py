@@ -159,7 +159,7 @@ def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other
     import shutil
     import tempfile
 
-    from preprocess.files.inputs import read_lines, require_file
+    from preprocess.files.inputs import UTF8_HINT, read_lines, require_file
     from preprocess.models import spm
 
     for path in bite_text_files:
@@ -172,7 +172,7 @@ def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other
         for k, path in enumerate(bite_text_files):
             texts.append(os.path.join(workdir, f"text{k}.txt"))
             with open(texts[-1], "w", encoding="utf-8") as out:
-                for line in read_lines(path):
+                for line in read_lines(path, hint=UTF8_HINT):
                     out.write(training_text(bite.subword_text(line.split())) + "\n")
         return spm.train(texts + list(other_inputs), model_prefix, **spm_options)
     finally:

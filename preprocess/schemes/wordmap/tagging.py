@@ -8,7 +8,7 @@ import sys
 from typing import Callable, Iterable, Iterator, Sequence
 
 from preprocess.common import UserError, flatten_line
-from preprocess.files.inputs import read_lines, require_file
+from preprocess.files.inputs import UTF8_HINT, read_lines, require_file
 from preprocess.schemes.wordmap.maps import normalise_verb
 
 VERB_TAG_PREFIXES = ("VV", "VA", "VM")
@@ -193,7 +193,7 @@ def extract_verbs_file(path: str, workers: int = 1, chunk_size: int = 2000, max_
                                scheme="wordmap-verbs")
         FileEncoder(options, factory=VerbLister).encode_file(src, dst)
         seen: dict[str, None] = {}
-        for line in read_lines(dst):
+        for line in read_lines(dst, hint=UTF8_HINT):
             for w in line.split():
                 seen.setdefault(w, None)
     return extract_verbs([], extra_words=list(seen) + list(extra_words or ()))
