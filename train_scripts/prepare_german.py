@@ -11,9 +11,11 @@ pseudo-perplexity and verb probes on UD German GSD and by GermEval 2018 offensiv
 Inputs (read, never written; default ``../shared/data``, ``--data`` another such folder, or each one given):
 ``--germeval DIR`` with ``germeval2018.{training,test}.txt`` (``text<TAB>coarse<TAB>fine``), ``--ud DIR`` with
 ``de_gsd-ud-{dev,test}.conllu``, ``--multi30k DIR`` with ``train.de``, ``val.de`` and ``test*.de`` (``.gz`` too).
-Every reader is strict: invalid UTF-8, a CoNLL-U line without 10 columns or with a malformed ID or FEATS, a
-GermEval line without its three columns or with an unknown label is one line ``FILE:LINE: what``.  Blank lines
-of a GermEval file are skipped (counted).  Tweets are kept exactly as written (emoji, @mentions, URLs, ``|LBR|``).
+Every reader is strict: invalid UTF-8 (the message says to save the file as UTF-8: this command has no
+``--errors``), a CoNLL-U line without 10 columns or with a malformed ID or FEATS, a GermEval line without its three
+columns or with an unknown label is one line ``FILE:LINE: what``.  A byte-order mark at the start of a file is no
+text (dropped).  Blank lines of a GermEval file are skipped (counted).  Tweets are kept exactly as written (emoji,
+@mentions, URLs, ``|LBR|``, a carriage return or a Unicode line break inside one).
 
 ``corpus`` -- German running text for pretraining: the Multi30k German training side, the GermEval 2018 training
 tweets (their text only, unlabelled) and the UD German GSD dev sentences (``# text``), each line stripped of
@@ -21,8 +23,9 @@ leading and trailing whitespace (nothing else is changed; a character that fairs
 becomes a space, counted).  Rules, applied in this order, each counted per source in ``corpus.json``:
 blank lines; a line equal to a GermEval 2018 test tweet; to a UD German GSD test sentence; to a Multi30k
 validation or test sentence (``val`` and every ``test*`` file: 2016 and 2017 Flickr); an exact duplicate of an
-earlier kept line (the first is kept).  "Equal" is compared after :func:`normalise`: Unicode NFC, GermEval's
-``|LBR|`` marker read as a space, whitespace runs collapsed, case-folded.  The kept lines are shuffled
+earlier kept line (the first is kept).  "Equal" is compared after :func:`normalise`: Unicode NFC, a byte-order
+mark dropped, GermEval's ``|LBR|`` marker and every Unicode space or line break read as a space, whitespace runs
+collapsed and trimmed, case-folded (and composed again).  The kept lines are shuffled
 (``random.Random(seed)``) and the first ``--valid-lines`` (default 1,000) are ``valid.de``, the rest ``train.de``,
 one sentence per line.
 
@@ -31,7 +34,8 @@ one sentence per line.
 columns ``text,label,fine`` (the text first; ``label`` the coarse OFFENSE/OTHER).  Dev is a stratified
 ``--dev-fraction`` (default 10%) of the training tweets: per coarse label, ``round(fraction * n)`` tweets drawn with
 ``random.Random(seed)`` (seed 1); train is the rest; both keep the file's order, and test is the official test
-set.  (``classification_data.read_csv`` collapses whitespace runs in the text as it does for every CSV.)
+set.  A text with a carriage return in it is quoted, so that any CSV reader sees one row per tweet.
+(``classification_data.read_csv`` collapses whitespace runs in the text as it does for every CSV.)
 
 ``ud`` -- the probes' and pseudo-perplexity's data: ``ud_verbs.jsonl``, one record per VERB/AUX word of UD dev
 and test (``split, sent_id, sentence, token, word, surface, form, lemma, upos, xpos, feats``; ``feats`` holds those of

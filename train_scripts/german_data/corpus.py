@@ -14,13 +14,17 @@ from train_scripts.german_data.inputs import SEED, Inputs, check_outputs, read_a
 
 #: the default number of kept lines held out as valid.de
 VALID_LINES = 1000
-NORMALISATION = "Unicode NFC, '|LBR|' as a space, whitespace runs collapsed, case-folded"
+NORMALISATION = ("Unicode NFC, U+FEFF (a byte-order mark) dropped, '|LBR|' and every Unicode whitespace or line "
+                 "break as a space, whitespace runs collapsed and trimmed, case-folded (NFC again after it)")
 
 
 def normalise(text: str) -> str:
-    """The form in which held-out text is compared (:data:`NORMALISATION`)."""
-    text = unicodedata.normalize("NFC", text).replace(LBR, " ")
-    return " ".join(text.split()).casefold()
+    """The form in which held-out text is compared (:data:`NORMALISATION`): equal for two texts that differ only in
+    Unicode composition, a byte-order mark, GermEval's ``|LBR|``, the kind and number of spaces and line breaks
+    (``str.split``'s whitespace: tabs, no-break spaces, U+2028 ...) around and between words, or case.  Case-folding
+    can leave a decomposed sequence (``İ`` -> ``i̇``), so the result is composed again."""
+    text = unicodedata.normalize("NFC", text).replace("\ufeff", "").replace(LBR, " ")
+    return unicodedata.normalize("NFC", " ".join(text.split()).casefold())
 
 
 #: the leakage rules in the order they are applied: (rule, the held-out set it compares with, what it is)

@@ -10,7 +10,7 @@ import random
 from dataclasses import dataclass
 
 from preprocess.common import UserError
-from preprocess.files.inputs import read_lines, require_file
+from preprocess.files.inputs import UTF8_HINT, read_lines, require_file, without_bom
 from train_scripts.german_data.inputs import GERMEVAL_FILES, SEED, Inputs, check_outputs, write_outputs
 
 GERMEVAL_COARSE = ("OFFENSE", "OTHER")
@@ -41,12 +41,13 @@ class Tweets(list):
 
 
 def read_germeval(path: str) -> Tweets:
-    """The tweets of a GermEval 2018 file (``text<TAB>coarse<TAB>fine``), text exactly as written.  Invalid UTF-8,
+    """The tweets of a GermEval 2018 file (``text<TAB>coarse<TAB>fine``), text exactly as written (a byte-order mark
+    at the start of the file is no text: dropped).  Invalid UTF-8,
     a line without exactly three columns, an empty text, a coarse label other than OFFENSE/OTHER or a fine label
     that does not belong to it is one line naming the file and line; blank lines are skipped (counted)."""
     require_file(path, "GermEval file")
     tweets = Tweets(path)
-    for number, line in enumerate(read_lines(path), 1):
+    for number, line in enumerate(without_bom(read_lines(path, hint=UTF8_HINT)), 1):
         if not line.strip():
             tweets.blank_lines += 1
             continue
@@ -83,11 +84,16 @@ def split_dev(tweets: list, fraction: float = DEV_FRACTION, seed: int = SEED) ->
 
 
 def csv_text(tweets: list) -> str:
-    """The CSV ``classification_data.read_csv`` reads: ``text,label,fine``, the coarse label as ``label``."""
+    """The CSV ``classification_data.read_csv`` reads: ``text,label,fine``, the coarse label as ``label``, one row
+    per tweet, its text exactly as written.  Rows end in ``\n``; a text with a carriage return in it is quoted
+    (with every field of its row: ``csv``'s minimal quoting quotes only the characters of the line terminator),
+    so that any CSV reader sees one row per tweet."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
+    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
     writer.writerow(["text", "label", "fine"])
-    writer.writerows([t.text, t.coarse, t.fine] for t in tweets)
+    for t in tweets:
+        (quoted if "\r" in t.text else writer).writerow([t.text, t.coarse, t.fine])
     return buf.getvalue()
 
 
@@ -171,7 +177,7 @@ def read_predictions(path: str) -> list:
     """Predicted labels: a ``classification_data score`` JSON (its ``predictions``) or one label per line (the
     second column of a GermEval-format line, when it has tabs)."""
     require_file(path, "predictions file")
-    lines = list(read_lines(path))
+    lines = list(read_lines(path, hint=UTF8_HINT))
     if lines and lines[0].lstrip().startswith("{"):
         try:
             data = json.loads("\n".join(lines))

@@ -80,7 +80,7 @@ def hyps_with_token_marks(hyps: list[str], scheme) -> int:
 
 def read_text_lines(path: Path, n: int = 0) -> list[str]:
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
+    with opener(path, "rt", encoding="utf-8-sig") as fh:   # (a byte-order mark at the start is no text)
         lines = []
         for line in fh:
             lines.append(line.rstrip("\n"))
