@@ -163,6 +163,27 @@ def _keep_best(top: cython.double[:], cnt: cython.Py_ssize_t, k: cython.Py_ssize
     return cnt
 
 
+@cython.cfunc
+@cython.inline
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _reach(tval: cython.double[:], tstamp: cython.longlong[:], tlist: cython.int[:], tlen: cython.int[:],
+           row: cython.Py_ssize_t, ns: cython.Py_ssize_t, state: cython.Py_ssize_t, lp: cython.double,
+           stamp: cython.longlong) -> cython.int:
+    """HanTa's ``row[state] = max(row.get(state, -inf), lp)`` in :meth:`_Core.forward`'s table: ``state`` enters row
+    ``row`` (at the end of its insertion order, ``tlist``/``tlen``) the first time this call (``stamp``) reaches it,
+    with ``lp``, and keeps the larger log probability after that."""
+    pos: cython.Py_ssize_t = row * ns + state
+    if tstamp[pos] != stamp:
+        tstamp[pos] = stamp
+        tval[pos] = lp
+        tlist[row * ns + tlen[row]] = state
+        tlen[row] += 1
+    elif lp > tval[pos]:
+        tval[pos] = lp
+    return 0
+
+
 @cython.cclass
 class _Core:
     """The hot loops of :class:`FastHanta` over its flat arrays (when compiled: a C struct of typed memoryviews,
@@ -345,7 +366,6 @@ class _Core:
         mlen: cython.Py_ssize_t
         pos: cython.Py_ssize_t
         idx: cython.Py_ssize_t
-        nxt: cython.Py_ssize_t
         found: cython.bint
         ready: cython.bint
         canguess: cython.bint
@@ -435,15 +455,7 @@ class _Core:
                             lstamp[idx] = rstamp
                         lp1 = lp + fu_lp[f] + lpm
                         if lp1 > lowerbound:
-                            nxt = fu_next[f]
-                            pos = j * ns + nxt
-                            if tstamp[pos] != wstamp:
-                                tstamp[pos] = wstamp
-                                tval[pos] = lp1
-                                tlist[j * ns + tlen[j]] = nxt
-                                tlen[j] += 1
-                            elif lp1 > tval[pos]:
-                                tval[pos] = lp1
+                            _reach(tval, tstamp, tlist, tlen, j, ns, fu_next[f], lp1, wstamp)
         i = wlen
         j = wlen + 1
         for k in range(tlen[i]):
@@ -452,15 +464,7 @@ class _Core:
             for f in range(ff_start[s], ff_start[s + 1]):
                 lp1 = lp + ff_lp[f]
                 if lp1 > lowerbound:
-                    nxt = ff_next[f]
-                    pos = j * ns + nxt
-                    if tstamp[pos] != wstamp:
-                        tstamp[pos] = wstamp
-                        tval[pos] = lp1
-                        tlist[j * ns + tlen[j]] = nxt
-                        tlen[j] += 1
-                    elif lp1 > tval[pos]:
-                        tval[pos] = lp1
+                    _reach(tval, tstamp, tlist, tlen, j, ns, ff_next[f], lp1, wstamp)
         self._fclock = clock
         final_pos: tuple = self._final_pos
         results: dict = {}
