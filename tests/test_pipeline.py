@@ -174,7 +174,7 @@ def test_bad_options_fail_before_any_work(run_cli, tmp_path):
     for args, message in ((["--preset", "tpu"], "unknown preset 'tpu'"),
                           (["--schemes", "unigram", "nope"], "unknown scheme 'nope'"),
                           (["--noise-fraction", "1.5"], "noise fraction must be between 0 and 1"),
-                          (["--schemes", "bpe", "--baseline", "unigram"], "--baseline 'unigram' is not among")):
+                          (["--schemes", "bpe", "--baseline", "unigram"], "--mt-baseline 'unigram' is not among")):
         proc = run_cli([*DEMO, "--output", tmp_path / "o", *args], check=False)
         assert proc.returncode == 2 and proc.stderr == f"error: {proc.stderr[7:]}"
         assert message in proc.stderr and proc.stderr.count("\n") == 1

@@ -44,7 +44,7 @@ def test_a_read_only_parent_is_refused(tmp_path, capsys):
         parent.chmod(0o755)
 
 
-@pytest.mark.parametrize("part, flag", [("translation", "--preset"), ("pretraining", "--lm-preset"),
+@pytest.mark.parametrize("part, flag", [("translation", "--mt-preset"), ("pretraining", "--lm-preset"),
                                         ("german", "--de-preset")])
 def test_a_gpu_preset_without_a_gpu_is_refused_before_anything(part, flag, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(preflight, "cuda_devices", lambda: 0)
@@ -67,7 +67,7 @@ def test_a_gpu_is_enough_for_a_gpu_preset(monkeypatch):
     monkeypatch.setattr(preflight, "cuda_devices", lambda: 1)
     preflight.check_devices(todo, settings)
     monkeypatch.setattr(preflight, "cuda_devices", lambda: 0)
-    with pytest.raises(UserError, match="--preset gpu trains on a GPU"):
+    with pytest.raises(UserError, match="--mt-preset gpu trains on a GPU"):
         preflight.check_devices(todo, settings)
 
 

@@ -406,8 +406,8 @@ def real():
 def test_real_readers_counts(real):
     train, test = pg.read_germeval(real.germeval_file("train")), pg.read_germeval(real.germeval_file("test"))
     assert (len(train), len(test)) == (5009, 3532)
-    assert pg._label_counts(train) == {"OFFENSE": 1688, "OTHER": 3321}
-    assert pg._label_counts(test) == {"OFFENSE": 1202, "OTHER": 2330}
+    assert pg.label_counts(train) == {"OFFENSE": 1688, "OTHER": 3321}
+    assert pg.label_counts(test) == {"OFFENSE": 1202, "OTHER": 2330}
     texts = [t.text for t in train]
     assert any("|LBR|" in t for t in texts) and any("@" in t for t in texts)
     dev, ud_test = pg.read_conllu(real.ud_file("dev")), pg.read_conllu(real.ud_file("test"))
@@ -449,7 +449,7 @@ def test_real_corpus_has_no_held_out_text(real, tmp_path):
     held = {pg.normalise(t.text) for t in pg.read_germeval(real.germeval_file("test"))}
     held |= {pg.normalise(s.text) for s in pg.read_conllu(real.ud_file("test"))}
     for path in real.multi30k_heldout():
-        held |= {pg.normalise(line) for line in pg._lines(path)}
+        held |= {pg.normalise(line) for line in pg.read_all_lines(path)}
     assert not {pg.normalise(t) for t in kept} & held
     tweets = {t.text for t in pg.read_germeval(real.germeval_file("train"))}
     assert len(tweets & set(kept)) == src["germeval_train"]["kept"]   # every kept tweet exactly as written

@@ -410,7 +410,7 @@ def test_demo_data_inside_the_folder_it_rewrites(tmp_path, capsys):
     raw.mkdir(parents=True)
     (raw / "train.en").write_text("a line\n")
     err = one_error(capsys, demo("--part", "translation", "--output", tmp_path / "out", "--data", raw))
-    assert err == f"error: --data {raw} overlaps {raw}, which the demo rewrites; give --output another folder"
+    assert err == f"error: --mt-data {raw} overlaps {raw}, which the demo rewrites; give --output another folder"
     assert (raw / "train.en").read_text() == "a line\n"
 
 

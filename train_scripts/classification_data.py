@@ -26,7 +26,7 @@ import sys
 
 from preprocess.cli import run_main
 from preprocess.common import UserError, flatten_line
-from preprocess.files.inputs import read_lines, require_file
+from preprocess.files.inputs import UTF8_HINT, read_lines, require_file
 from preprocess.files.outputs import atomic_output, check_output_path
 from preprocess.options import add_arguments, options_from
 from preprocess.whitespace_noise import NoiseOptions
@@ -45,8 +45,8 @@ class CsvRows(list):
         self.path, self.lines, self.labels = path, [], set()
 
 
-#: what :func:`preprocess.files.inputs.read_lines` suggests for undecodable text; this command has no ``--errors``
-_ERRORS_HINT = "; fix the input or pass --errors replace"
+#: what undecodable text's message suggests (:func:`preprocess.files.inputs.read_lines`): this command has no ``--errors``
+CSV_HINT = "save the CSV as UTF-8"
 
 
 def read_csv(path: str, max_rows: int = 0) -> CsvRows:
@@ -56,7 +56,7 @@ def read_csv(path: str, max_rows: int = 0) -> CsvRows:
     ignored; line breaks and runs of spaces in the text become one space."""
     require_file(path, "CSV")
     rows = CsvRows(path)
-    lines = (line + "\n" for line in read_lines(path))   # strict UTF-8, a corrupt line named (csv wants the \n)
+    lines = (line + "\n" for line in read_lines(path, hint=CSV_HINT))   # strict UTF-8, a corrupt line named (csv wants \n)
     reader = csv.DictReader(lines)
     try:
         fields = reader.fieldnames   # None for an empty file
@@ -82,8 +82,6 @@ def read_csv(path: str, max_rows: int = 0) -> CsvRows:
                 rows.lines.append(reader.line_num)
     except csv.Error as exc:
         raise UserError(f"{path}:{reader.reader.line_num}: not a readable CSV row ({exc})") from None
-    except UserError as exc:
-        raise UserError(str(exc).replace(_ERRORS_HINT, "; save the CSV as UTF-8")) from None
     if not rows:
         raise UserError(f"{path}: no rows")
     return rows
@@ -155,7 +153,7 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
     ``test``, so one fine-tuned model is scored in both conditions; ``noise_splits`` (``train``, ``valid``)
     perturbs those splits in place (training-time noise).  A folder already prepared with the same options and
     inputs is reused as it is (``"reused": true``): the seeds of a scheme share one encoding."""
-    from preprocess.evaluate.noise import write_noisy
+    from preprocess.evaluate.noise import WHITESPACE, write_noisy
     from train_scripts.binarize import encode_file, scheme_from_info
     from train_scripts.evaluate import load_binarize_info
     noise = options_from(NoiseOptions, noise)
@@ -207,10 +205,10 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
         if noise_p and split in noise_splits:
             clean = os.path.join(raw, f"{split}.clean.input0")
             os.replace(os.path.join(raw, f"{split}.input0"), clean)
-            write_noisy(clean, os.path.join(raw, f"{split}.input0"), "ws", noise_p, noise_seed)
+            write_noisy(clean, os.path.join(raw, f"{split}.input0"), WHITESPACE, noise_p, noise_seed)
     if noise_p:
         # FLOTA's whitespace noise, seeded by noise_seed and each line's text: every encoding gets the same text
-        write_noisy(os.path.join(raw, "test.input0"), os.path.join(raw, f"{NOISY_TEST}.input0"), "ws", noise_p,
+        write_noisy(os.path.join(raw, "test.input0"), os.path.join(raw, f"{NOISY_TEST}.input0"), WHITESPACE, noise_p,
                     noise_seed)
         shutil.copyfile(os.path.join(raw, "test.label"), os.path.join(raw, f"{NOISY_TEST}.label"))
         subsets.append(NOISY_TEST)
@@ -243,7 +241,7 @@ def prepare(lm_data: str, csv_prefix: str, out_dir: str, max_rows: int = 0, enco
 def _tokens_per_line(path: str) -> float:
     """Mean tokens per line of an encoded file (the sequence length the model sees, before <s> and </s>)."""
     lines = tokens = 0
-    for line in read_lines(path):
+    for line in read_lines(path, hint=UTF8_HINT):
         lines += 1
         tokens += len(line.split())
     return tokens / lines if lines else 0.0

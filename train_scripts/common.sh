@@ -164,9 +164,10 @@ validation_log() {
     fi
 }
 
-# parse_train_options "$@": the options shared by train_transformer_big.sh and pretrain_roberta.sh; sets DATA,
-# SAVE, GPUS, TINY, CPU, FP16, DRY and EXTRA (every other option, passed on to fairseq-train).
-parse_train_options() {
+# parse_shared_options "$@": the options every training recipe has (train_transformer_big.sh, pretrain_roberta.sh,
+# finetune_classification.sh: each parses its own first and passes the rest here); sets DATA, SAVE, GPUS, TINY,
+# CPU, FP16, DRY and EXTRA (every other option, passed on to fairseq-train).  -h/--help prints the recipe's header.
+parse_shared_options() {
     DATA="" SAVE="" GPUS="" TINY=0 CPU=0 FP16=1 DRY=0 EXTRA=()
     while [[ $# -gt 0 ]]; do
         case "$1" in
@@ -182,6 +183,12 @@ parse_train_options() {
             *) EXTRA+=("$1"); shift ;;
         esac
     done
+}
+
+# parse_train_options "$@": parse_shared_options for the recipes that train on a binarised folder
+# (train_transformer_big.sh, pretrain_roberta.sh): --data and --save-dir are required.
+parse_train_options() {
+    parse_shared_options "$@"
     [[ -n "$DATA" ]] || die "--data is required"
     [[ -n "$SAVE" ]] || die "--save-dir is required"
 }

@@ -48,21 +48,15 @@
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
-PRETRAINED="" LM="" CSV="" WORK="" SAVE="" GPUS="" TINY=0 CPU=0 FP16=1 EPOCHS="" BSZ="" MAX_ROWS=0 SEED=1 DRY=0
+PRETRAINED="" LM="" CSV="" WORK="" EPOCHS="" BSZ="" MAX_ROWS=0 SEED=1
 RANDOM_INIT=0 LR="" WD="" PAPER_TABLE10=0 METRIC=accuracy
-PREP=() EXTRA=()
-while [[ $# -gt 0 ]]; do
+PREP=() REST=()
+while [[ $# -gt 0 ]]; do   # this recipe's own options; the shared ones (common.sh) and fairseq-train's go on
     case "$1" in
         --pretrained) PRETRAINED="$2"; shift 2 ;;
         --lm-data) LM="$2"; shift 2 ;;
         --csv-prefix) CSV="$2"; shift 2 ;;
         --work) WORK="$2"; shift 2 ;;
-        --save-dir) SAVE="$2"; shift 2 ;;
-        --gpus|--nproc) GPUS="$2"; shift 2 ;;
-        --tiny) TINY=1; shift ;;
-        --cpu) CPU=1; shift ;;
-        --no-fp16) FP16=0; shift ;;
-        --dry-run) DRY=1; shift ;;
         --random-init) RANDOM_INIT=1; shift ;;
         --epochs) EPOCHS="$2"; shift 2 ;;
         --batch-size) BSZ="$2"; shift 2 ;;
@@ -73,11 +67,12 @@ while [[ $# -gt 0 ]]; do
         --paper-table10) PAPER_TABLE10=1; shift ;;
         --encode|--flota-k|--flota-mode|--noise-p|--noise-seed|--noise-splits|--train-rows) PREP+=("$1" "$2"); shift 2 ;;
         --best-metric) METRIC="$2"; shift 2 ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
-        --) shift; EXTRA+=("$@"); break ;;
-        *) EXTRA+=("$1"); shift ;;
+        --) REST+=("$@"); break ;;
+        *) REST+=("$1"); shift ;;
     esac
 done
+parse_shared_options ${REST[@]+"${REST[@]}"}
+[[ -z "$DATA" ]] || die "--data is no option of this recipe (the CSV set is --csv-prefix, the pretraining's data --lm-data)"
 for v in PRETRAINED LM CSV WORK SAVE; do [[ -n "${!v}" ]] || die "--$(echo $v | tr A-Z a-z | sed 's/lm/lm-data/;s/csv/csv-prefix/;s/save/save-dir/') is required"; done
 [[ -f "$PRETRAINED" ]] || die "pretrained checkpoint not found: $PRETRAINED"
 [[ -n "$EPOCHS" ]] || EPOCHS=$([[ $TINY -eq 1 ]] && echo 2 || echo 20)

@@ -66,7 +66,7 @@ from typing import Sequence
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.files.inputs import read_lines, require_input
+from preprocess.files.inputs import UTF8_HINT, read_lines, require_input, without_bom
 from preprocess.files.outputs import write_record
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
 
@@ -83,17 +83,17 @@ def write_inflection_noise(input_path: str, output_path: str, fraction: float = 
     """The demo's inflection noise (``preprocess.evaluate.noise``, kind ``infl``) on a raw text file: a copy with
     the same line count at ``output_path``; returns the noise's counts.  Seeded per line, so every row scores the
     same noisy text."""
-    from preprocess.evaluate.noise import write_noisy
+    from preprocess.evaluate.noise import INFLECTION, write_noisy
 
-    return write_noisy(input_path, output_path, "infl", fraction, seed, *([tagger] if tagger else []))
+    return write_noisy(input_path, output_path, INFLECTION, fraction, seed, *([tagger] if tagger else []))
 
 
 def inflection_noise_lines(lines: Sequence[str], fraction: float = PAPER_FRACTION, seed: int = DEMO_SEED,
                            tagger: str | None = None) -> tuple[list[str], dict]:
     """:func:`write_inflection_noise` in memory: (noisy lines, counts)."""
-    from preprocess.evaluate.noise import perturb_lines
+    from preprocess.evaluate.noise import INFLECTION, perturb_lines
 
-    return perturb_lines(list(lines), "infl", fraction, seed, *([tagger] if tagger else []))
+    return perturb_lines(list(lines), INFLECTION, fraction, seed, *([tagger] if tagger else []))
 
 
 # --- encoding as in pretraining ----------------------------------------------------------------------------------
@@ -512,7 +512,7 @@ def pseudo_perplexity(lm_data: str, checkpoint: str, text_file: str, max_lines: 
     if batch_size < 1:
         raise UserError(f"--batch-size must be at least 1, not {batch_size}")
     lines = []
-    for line in read_lines(text_file):
+    for line in without_bom(read_lines(text_file, hint=UTF8_HINT)):
         lines.append(line)
         if max_lines and len(lines) >= max_lines:
             break
@@ -544,7 +544,7 @@ def read_word_marks(path: str, lines: Sequence[str], text_file: str, prefix: boo
     """The ``--word-marks`` file for the input ``lines`` (all the file's lines, or with ``prefix`` its first ones):
     one line per input line, one ``0``/``1`` per whitespace word; anything else is one error naming the line."""
     marks = []
-    for number, line in enumerate(read_lines(path), 1):
+    for number, line in enumerate(read_lines(path, hint=UTF8_HINT), 1):
         if prefix and number > len(lines):
             break
         items = line.split()

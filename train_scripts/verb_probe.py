@@ -19,9 +19,9 @@ whitespace-separated word of the text and a piece its word's as pseudo-perplexit
 piece is left out (``words_per_sentence_mismatch``).
 
 **Verbs.**  Every syntactic word with UPOS VERB or AUX (the CoNLL-U reader of
-:mod:`train_scripts.prepare_german`).  Contractions: the text is encoded as written, so a multi-word token
+:mod:`train_scripts.german_data.conllu`).  Contractions: the text is encoded as written, so a multi-word token
 (``zum`` = ``zu dem``) is encoded as its surface form and a verb inside one gets the state of the whitespace word
-that holds the surface token (:func:`train_scripts.prepare_german.word_positions`); the split words are never
+that holds the surface token (:func:`train_scripts.german_data.conllu.word_positions`); the split words are never
 encoded.  Punctuation written against a verb (``geht.``) is part of that whitespace word, for every row alike.  A
 verb whose surface token is not found in the text is counted (``verbs_without_word``).
 
@@ -68,7 +68,8 @@ from preprocess.cli import run_main
 from preprocess.common import UserError, flatten_line
 from preprocess.files.outputs import write_record
 from train_scripts import pseudo_perplexity as pp
-from train_scripts.prepare_german import VERB_FEATURES, VERB_UPOS, read_conllu, word_positions
+from train_scripts.german_data.conllu import read_conllu, word_positions
+from train_scripts.german_data.ud import VERB_FEATURES, VERB_UPOS
 from train_scripts.probe import CS, load_encoder
 
 #: sentences per forward pass

@@ -45,6 +45,7 @@ from preprocess.models.spm import SpmOptions
 from preprocess.models.spm_model import load_model
 from preprocess.options import add_arguments, options_from
 from preprocess.schemes.bite import BiteOptions
+from preprocess.tagging import HANTA, NLTK
 from preprocess.whitespace_noise import PAPER_FRACTION, NoiseOptions
 
 
@@ -164,8 +165,8 @@ def similarity_report(lines: Sequence[str], seed: int = NoiseOptions.noise_seed,
 def agreement_report(lines: Sequence[str], options=None) -> dict:
     """Agreement of nltk and hanta on BITE's decision per word (which symbol, or none), after the pretokeniser of
     ``options``."""
-    bn = _tokenizer(options, bite_tagger="nltk")
-    bh = _tokenizer(options, bite_tagger="hanta")
+    bn = _tokenizer(options, bite_tagger=NLTK)
+    bh = _tokenizer(options, bite_tagger=HANTA)
     words = [bn.pretokenize(l) for l in lines]
     tn = bn.tagger.tag_sents(words)
     th = bh.tagger.tag_sents(words)

@@ -32,7 +32,7 @@ from typing import Callable, Iterable, Optional, Sequence
 
 from preprocess.cli import run_main
 from preprocess.common import UserError, quiet_stderr
-from preprocess.files.inputs import read_lines, require_file
+from preprocess.files.inputs import UTF8_HINT, read_lines, require_file
 from preprocess.files.outputs import atomic_output, check_distinct
 from preprocess.models.spm_model import SPACE_SYMBOL
 
@@ -188,7 +188,7 @@ def main(argv=None) -> int:
         require_file(path, "--encoded file")
     if args.json and args.json != "-":
         check_distinct([args.json], [args.text] + [p for _, p in encoded] + ([args.gold] if args.gold else []))
-    raw = list(read_lines(args.text))
+    raw = list(read_lines(args.text, hint=UTF8_HINT))
     if args.max_lines:
         raw = raw[:args.max_lines]
     gold = None
@@ -199,7 +199,7 @@ def main(argv=None) -> int:
     for name, directory in tokenizers:
         rows[name] = tokenizer_scores(load_tokenizer(directory), raw, gold, args.protocol, args.power)
     for name, path in encoded:
-        lines = list(read_lines(path))[:len(raw)] if args.max_lines else list(read_lines(path))
+        lines = list(read_lines(path, hint=UTF8_HINT))[:len(raw)] if args.max_lines else list(read_lines(path, hint=UTF8_HINT))
         rows[name] = text_scores(lines, raw, args.power)
     result = {"text": args.text, "n_sentences": len(raw), "renyi_power": args.power,
               "gold": args.gold, "protocol": args.protocol if args.gold else None, "tokenizers": rows}

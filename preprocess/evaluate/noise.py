@@ -36,24 +36,42 @@ import difflib
 import functools
 import json
 import sys
-from typing import List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.files.inputs import read_lines
+from preprocess.files.inputs import UTF8_HINT, read_lines
 from preprocess.files.outputs import atomic_output, check_distinct, check_output_path
 
 # the whitespace noise and the per-line generator live beside the tokenisers that use them (FLOTA's --noise-p)
 from preprocess.whitespace_noise import PAPER_FRACTION, NoiseOptions, check_fraction, inject_whitespace_noise, line_rng  # noqa: F401
 
-KINDS = ("infl", "ws")
+#: the kinds' names, for the code that asks for one kind (every list of the kinds is :data:`NOISES`)
+INFLECTION, WHITESPACE = "infl", "ws"
 _CONTENT = frozenset({"NOUN", "VERB", "ADJ"})
 _NOT_INFLECTABLE = frozenset({"NNP", "NNPS", "MD"})
 
 
+@dataclass(frozen=True)
+class NoiseKind:
+    """One kind of test-set noise, its one entry in :data:`NOISES`: its name (``--kind``, the ``test.KIND.en`` of
+    the demos), what it is (``description``, ``help``), what ``fraction`` applies to (``candidates``) and what a
+    change is (``changed``), and ``make(fraction, seed, tagger)``, which gives the object whose
+    ``perturb(line)`` returns (noisy line, candidates, changed) (a ``tagger_name`` attribute, where it has one,
+    goes into :func:`perturb_lines`' counts)."""
+
+    name: str
+    description: str
+    help: str
+    candidates: str
+    changed: str
+    make: Callable
+
+
 def check_kind(kind: str) -> str:
-    if kind not in KINDS:
-        raise UserError(f"unknown noise kind {kind!r} (choose from {', '.join(KINDS)})")
+    if kind not in NOISES:
+        raise UserError(f"unknown noise kind {kind!r} (choose from {', '.join(NOISES)})")
     return kind
 
 
@@ -62,7 +80,7 @@ def inflection_scheme():
     its ``tagger`` option gives the default tagger and the choices, its ``infl`` hook the case rule."""
     from preprocess import registry
 
-    return registry.provider("noise", "infl")
+    return registry.provider("noise", INFLECTION)
 
 
 # --- inflection noise ------------------------------------------------------------------------------------------
@@ -108,7 +126,7 @@ class InflectionNoise:
         self.seed = int(seed)
         scheme = inflection_scheme()
         self.tagger_name = tagger or scheme.default_tagger()
-        self._match_case = scheme.noise_hook("infl")   # BITE's decoder keeps case the same way
+        self._match_case = scheme.noise_hook(INFLECTION)   # BITE's decoder keeps case the same way
         try:
             self.tagger = get_tagger(self.tagger_name)
         except (TaggerUnavailable, ValueError) as exc:
@@ -149,38 +167,59 @@ class InflectionNoise:
         return "".join(pieces), len(cands), changed
 
 
-# --- both kinds ------------------------------------------------------------------------------------------------
+# --- whitespace noise ------------------------------------------------------------------------------------------
+
+class WhitespaceNoise:
+    """FLOTA's whitespace noise of a line (:func:`inject_whitespace_noise`, seeded by :func:`line_rng`), with the
+    counts :func:`perturb_lines` sums: the spaces between words (candidates) and the ones dropped."""
+
+    def __init__(self, fraction: float, seed: int = NoiseOptions.noise_seed, tagger: Optional[str] = None):
+        self.fraction = check_fraction(fraction)
+        self.seed = int(seed)
+
+    def perturb(self, line: str) -> Tuple[str, int, int]:
+        """(noisy line, number of spaces between words, number dropped)."""
+        noisy = inject_whitespace_noise(line, self.fraction, line_rng(self.seed, line)) if self.fraction else line
+        words = len(line.split())
+        return noisy, max(0, words - 1), words - len(noisy.split())
+
+
+# --- the kinds -------------------------------------------------------------------------------------------------
+
+#: every noise kind, in the order the demos write and report them: a new noise is one entry here and its class
+NOISES: Dict[str, NoiseKind] = {k.name: k for k in (
+    NoiseKind(INFLECTION, "inflection noise", "re-inflect inflectable words (BITE/MORPHEUS)", "inflectable words",
+              "inflectable words re-inflected", InflectionNoise),
+    NoiseKind(WHITESPACE, "whitespace noise", "drop spaces (FLOTA)", "spaces between words",
+              "spaces between words removed", WhitespaceNoise),
+)}
+#: the kinds' names, in :data:`NOISES`' order
+KINDS = tuple(NOISES)
+
 
 def perturb_lines(lines: Sequence[str], kind: str, fraction: float, seed: int = NoiseOptions.noise_seed,
                   tagger: Optional[str] = None) -> Tuple[List[str], dict]:
     """Perturbed copies of ``lines`` (one per line) and counts.
 
-    Counts: ``lines``, ``words`` (whitespace words of the clean text), ``candidates`` (inflectable words for
-    ``infl``, spaces between words for ``ws``), ``changed`` (replaced words / dropped spaces), ``changed_share``
-    (changed / candidates, the realised fraction), ``changed_lines``.
+    Counts: ``lines``, ``words`` (whitespace words of the clean text), ``candidates`` (what the kind perturbs:
+    inflectable words for ``infl``, spaces between words for ``ws``), ``changed`` (replaced words / dropped
+    spaces), ``changed_share`` (changed / candidates, the realised fraction), ``changed_lines``; ``tagger``
+    for a kind that tags.
     """
     check_kind(kind)
     fraction = check_fraction(fraction)
-    out, n_cand, n_changed, noise = [], 0, 0, None
-    if kind == "ws":
-        for line in lines:
-            noisy = inject_whitespace_noise(line, fraction, line_rng(seed, line)) if fraction else line
-            words = len(line.split())
-            n_cand += max(0, words - 1)
-            n_changed += words - len(noisy.split())
-            out.append(noisy)
-    else:
-        noise = InflectionNoise(fraction, seed, tagger)
-        for line in lines:
-            noisy, cands, changed = noise.perturb(line)
-            n_cand += cands
-            n_changed += changed
-            out.append(noisy)
+    out, n_cand, n_changed = [], 0, 0
+    noise = NOISES[kind].make(fraction, seed, tagger)
+    for line in lines:
+        noisy, cands, changed = noise.perturb(line)
+        n_cand += cands
+        n_changed += changed
+        out.append(noisy)
     stats = {"kind": kind, "fraction": fraction, "seed": int(seed), "lines": len(out),
              "words": sum(len(line.split()) for line in lines), "candidates": n_cand, "changed": n_changed,
              "changed_share": n_changed / n_cand if n_cand else 0.0,
              "changed_lines": sum(a != b for a, b in zip(lines, out))}
-    if noise is not None:
+    if getattr(noise, "tagger_name", None) is not None:
         stats["tagger"] = noise.tagger_name
     return out, stats
 
@@ -193,7 +232,7 @@ def write_noisy(input_path: str, output_path: str, kind: str, fraction: float,
     check_fraction(fraction)
     check_output_path(output_path)
     check_distinct([(output_path, "output")], [(input_path, "input")])
-    lines = list(read_lines(input_path))
+    lines = list(read_lines(input_path, hint=UTF8_HINT))
     noisy, stats = perturb_lines(lines, kind, fraction, seed, tagger)
     with atomic_output(output_path) as fh:
         for line in noisy:
@@ -237,13 +276,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m preprocess.evaluate.noise", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("perturb", help="write a perturbed copy of a raw text file (same line count)")
-    p.add_argument("--kind", choices=KINDS, required=True,
-                   help="infl: re-inflect inflectable words (BITE/MORPHEUS); ws: drop spaces (FLOTA)")
+    p.add_argument("--kind", choices=KINDS, required=True, help="; ".join(f"{k.name}: {k.help}" for k in NOISES.values()))
     p.add_argument("--fraction", type=float, default=PAPER_FRACTION,
-                   help="probability that a candidate (inflectable word / space between words) is perturbed")
+                   help=f"probability that a candidate ({' / '.join(k.candidates for k in NOISES.values())}) is perturbed")
     p.add_argument("--seed", type=int, default=NoiseOptions.noise_seed, help="random seed (per line)")
     infl = inflection_scheme()
-    p.add_argument("--tagger", choices=infl.taggers(), default=infl.default_tagger(), help="POS tagger for --kind infl")
+    p.add_argument("--tagger", choices=infl.taggers(), default=infl.default_tagger(), help=f"POS tagger for --kind {INFLECTION}")
     p.add_argument("--input", required=True, help="raw text, one sentence per line")
     p.add_argument("--output", required=True, help="perturbed copy")
     s = sub.add_parser("similarity", help="mean Ratcliff/Obershelp similarity of two encoded files")
@@ -255,9 +293,10 @@ def main(argv=None) -> int:
     if args.command == "perturb":
         stats = write_noisy(args.input, args.output, args.kind, args.fraction, args.seed, args.tagger)
     else:
-        raw = (list(read_lines(args.clean_raw)), list(read_lines(args.noisy_raw))) \
+        raw = (list(read_lines(args.clean_raw, hint=UTF8_HINT)), list(read_lines(args.noisy_raw, hint=UTF8_HINT))) \
             if args.clean_raw and args.noisy_raw else (None, None)
-        stats = mean_similarity(list(read_lines(args.clean)), list(read_lines(args.noisy)), *raw)
+        stats = mean_similarity(list(read_lines(args.clean, hint=UTF8_HINT)), list(read_lines(args.noisy, hint=UTF8_HINT)),
+                                *raw)
     print(json.dumps(stats, indent=1))
     return 0
 

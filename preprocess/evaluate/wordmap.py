@@ -24,7 +24,7 @@ import time
 from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.evaluate.morph import boundary_prf
-from preprocess.files.inputs import read_lines, require_file
+from preprocess.files.inputs import UTF8_HINT, read_lines, require_file
 from preprocess.models import spm
 from preprocess.models.spm_model import SPACE_SYMBOL, load_model
 from preprocess.schemes import wordmap as wm
@@ -122,11 +122,11 @@ def main(argv=None) -> int:
     if not gold:
         raise UserError(f"no concatenative verb derivations in {args.gold}")
     if args.verbs:
-        verbs = wm.extract_verbs([], extra_words=[w for l in read_lines(args.verbs) for w in l.split()])
+        verbs = wm.extract_verbs([], extra_words=[w for l in read_lines(args.verbs, hint=UTF8_HINT) for w in l.split()])
     else:
         verbs = wm.extract_verbs(lines)
     if args.extra_words:
-        verbs = wm.extract_verbs([], extra_words=verbs + [w for l in read_lines(args.extra_words) for w in l.split()])
+        verbs = wm.extract_verbs([], extra_words=verbs + [w for l in read_lines(args.extra_words, hint=UTF8_HINT) for w in l.split()])
     all_rows = []
     for mode in args.split:
         rows, info = evaluate(lines, gold, verbs, args.vocab_size or None, mode)

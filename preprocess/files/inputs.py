@@ -6,7 +6,7 @@ import contextlib
 import gzip
 import os
 import sys
-from typing import IO, Iterator
+from typing import IO, Iterable, Iterator
 
 from preprocess.common import UserError, is_stream
 
@@ -95,8 +95,15 @@ def read_blocks(fh, name: str, block_size: int = 1 << 20, remaining: int | None 
         yield block
 
 
+#: what an undecodable line's message suggests by default: for a command with ``--errors`` (strict or replace)
+ERRORS_HINT = "fix the input or pass --errors replace"
+#: the suggestion of a reader whose command has no ``--errors``: what to do to the file
+UTF8_HINT = "save the file as UTF-8"
+
+
 def read_lines(path: str, errors: str = "strict", block_size: int = 1 << 22, start: int = 0,
-               end: int | None = None, first_line: int = 0, fd: int | None = None) -> Iterator[str]:
+               end: int | None = None, first_line: int = 0, fd: int | None = None,
+               hint: str = ERRORS_HINT) -> Iterator[str]:
     """Yield the lines of ``path`` (``-`` = stdin) without their ``\\n`` / ``\\r\\n`` terminator.
 
     Only ``\\n`` ends a line, so a stray ``\\r`` or U+2028 inside a line never changes the line count.
@@ -105,19 +112,21 @@ def read_lines(path: str, errors: str = "strict", block_size: int = 1 << 22, sta
     The file is read and decoded in blocks of whole lines, which is several times faster than line by line.
     ``start``/``end`` read only that byte range of a plain file (it must start at a line start);
     ``first_line`` is the number of lines before ``start``, for error messages.  ``fd``: read this already open
-    descriptor of ``path`` (positional reads; the name is used for messages only).
+    descriptor of ``path`` (positional reads; the name is used for messages only).  ``hint``: what the message of
+    undecodable UTF-8 suggests after the place: an option the calling command has (:data:`ERRORS_HINT`, its
+    ``--errors``), or, for a command without one, what to do to the file (:data:`UTF8_HINT`, or the reader's own).
     """
     name = "<stdin>" if path == "-" else path
     fh = PositionalReader(fd) if fd is not None else open_binary_input(path)
     if start:
         fh.seek(start)
-    yield from lines_of(fh, name, errors, block_size, None if end is None else end - start, first_line)
+    yield from lines_of(fh, name, errors, block_size, None if end is None else end - start, first_line, hint)
 
 
 def lines_of(fh, name: str, errors: str = "strict", block_size: int = 1 << 22, remaining: int | None = None,
-             first_line: int = 0) -> Iterator[str]:
+             first_line: int = 0, hint: str = ERRORS_HINT) -> Iterator[str]:
     """The lines of the open binary input ``fh`` as :func:`read_lines` gives them (closed at the end unless it
-    is stdin); ``name`` is used in messages."""
+    is stdin); ``name`` is used in messages, ``hint`` as in :func:`read_lines`."""
     lineno = first_line
     try:
         rest = b""
@@ -129,16 +138,16 @@ def lines_of(fh, name: str, errors: str = "strict", block_size: int = 1 << 22, r
                 continue
             rest = block[cut:]
             raw_lines = block[:cut - 1].split(b"\n")
-            yield from _decode_lines(raw_lines, name, lineno, errors)
+            yield from _decode_lines(raw_lines, name, lineno, errors, hint)
             lineno += len(raw_lines)
         if rest:
-            yield from _decode_lines([rest], name, lineno, errors)
+            yield from _decode_lines([rest], name, lineno, errors, hint)
     finally:
         if fh is not sys.stdin.buffer:
             fh.close()
 
 
-def _decode_lines(raw_lines: list[bytes], name: str, lineno: int, errors: str) -> list[str]:
+def _decode_lines(raw_lines: list[bytes], name: str, lineno: int, errors: str, hint: str) -> list[str]:
     try:
         text = b"\n".join(raw_lines).decode("utf-8", errors=errors)
     except UnicodeDecodeError:
@@ -147,8 +156,7 @@ def _decode_lines(raw_lines: list[bytes], name: str, lineno: int, errors: str) -
                 raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise UserError(
-                    f"{name}:{i}: invalid UTF-8 at byte {exc.start} ({exc.reason}); "
-                    "fix the input or pass --errors replace") from None
+                    f"{name}:{i}: invalid UTF-8 at byte {exc.start} ({exc.reason}); {hint}") from None
         raise
     lines = text.split("\n")
     if "\r" in text:
@@ -156,11 +164,21 @@ def _decode_lines(raw_lines: list[bytes], name: str, lineno: int, errors: str) -
     return lines
 
 
-def count_lines(path: str, errors: str = "strict") -> int:
+def without_bom(lines: Iterable[str]) -> Iterator[str]:
+    """``lines`` with a byte-order mark (U+FEFF) at the start of the first one dropped: an editor's or Excel's mark
+    of the encoding, not text (a U+FEFF anywhere else is kept)."""
+    it = iter(lines)
+    for first in it:
+        yield first[1:] if first.startswith("\ufeff") else first
+        break
+    yield from it
+
+
+def count_lines(path: str, errors: str = "strict", hint: str = ERRORS_HINT) -> int:
     """The number of lines :func:`read_lines` yields for ``path`` (plain or ``.gz``): only ``\\n`` ends a line, so
     a stray ``\\r`` never adds one (text mode's universal newlines would), and a last line without ``\\n``
     counts.  The one line counter of the project; undecodable UTF-8 raises as in :func:`read_lines`."""
-    return sum(1 for _ in read_lines(path, errors=errors))
+    return sum(1 for _ in read_lines(path, errors=errors, hint=hint))
 
 
 def split_lines_file(path: str, segment_bytes: int, fd: int | None = None) -> tuple[int, list[tuple[int, int, int]]]:

@@ -27,6 +27,10 @@ import numpy as np
 from preprocess.common import SHARED_DATA
 from preprocess.tagging.perceptron_fast import batch_kernel
 
+#: the taggers' names (:func:`get_tagger`): NLTK's averaged perceptron (PTB tags) and HanTa (CLAWS5 -> PTB)
+NLTK, HANTA = "nltk", "hanta"
+TAGGERS = (NLTK, HANTA)
+
 # Universal tagset for PTB tags (the entries of en-ptb.map for the 45 PTB tags and the -LRB-/-RRB- variants).
 PTB_TO_UNIVERSAL: Dict[str, str] = {
     "!": ".", "#": ".", "$": ".", "''": ".", "(": ".", ")": ".", ",": ".", "-LRB-": ".", "-RRB-": ".",
@@ -173,7 +177,7 @@ class NltkTagger:
     processed left to right because the features use the two previous predicted tags.
     """
 
-    name = "nltk"
+    name = NLTK
 
     def __init__(self, batch_size: int = 2048):
         self.batch_size = batch_size
@@ -597,7 +601,7 @@ class HantaTagger:
     """HanTa English (CLAWS5) mapped to PTB. Works without NLTK data.  Tags are HanTa's ``tag_sent(taglevel=0)``,
     computed by :mod:`preprocess.tagging.hanta_fast` (same tags, per-word caches)."""
 
-    name = "hanta"
+    name = HANTA
 
     def __init__(self):
         try:   # HanTa's exact tags with per-word caches (preprocess.tagging.hanta_fast), or HanTa itself if it differs
@@ -660,15 +664,15 @@ _TAGGERS: Dict[str, object] = {}
 
 
 def get_tagger(name: str):
-    """A shared tagger instance ('nltk' or 'hanta').  Worker processes forked by preprocess.encode inherit the
+    """A shared tagger instance (one of :data:`TAGGERS`).  Worker processes forked by preprocess.encode inherit the
     parent's instance (copy-on-write) instead of loading the model again."""
     t = _TAGGERS.get(name)
     if t is None:
-        if name == "nltk":
+        if name == NLTK:
             t = NltkTagger()
-        elif name == "hanta":
+        elif name == HANTA:
             t = HantaTagger()
         else:
-            raise ValueError(f"unknown tagger {name!r} (choose 'nltk' or 'hanta')")
+            raise ValueError(f"unknown tagger {name!r} (choose {' or '.join(map(repr, TAGGERS))})")
         _TAGGERS[name] = t
     return t

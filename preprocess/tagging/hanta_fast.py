@@ -142,6 +142,48 @@ def _logaddexp(x: cython.double, y: cython.double) -> cython.double:
     return tmp
 
 
+@cython.cfunc
+@cython.inline
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _keep_best(top: cython.double[:], cnt: cython.Py_ssize_t, k: cython.Py_ssize_t,
+               v: cython.double) -> cython.Py_ssize_t:
+    """The beams' running top ``k`` (HanTa's ``sorted(row.values())[k - 1]``, without sorting the row): ``v`` put
+    into ``top[:cnt]`` (the best values so far, descending) where it ranks among the ``k`` best; the new count
+    (``cnt + 1``, at most ``k``).  Once a row's values are all in, ``top[k - 1]`` is its ``k``-th best."""
+    q: cython.Py_ssize_t
+    if cnt < k or v > top[k - 1]:
+        q = cnt if cnt < k else k - 1
+        while q > 0 and v > top[q - 1]:
+            top[q] = top[q - 1]
+            q -= 1
+        top[q] = v
+        if cnt < k:
+            cnt += 1
+    return cnt
+
+
+@cython.cfunc
+@cython.inline
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _reach(tval: cython.double[:], tstamp: cython.longlong[:], tlist: cython.int[:], tlen: cython.int[:],
+           row: cython.Py_ssize_t, ns: cython.Py_ssize_t, state: cython.Py_ssize_t, lp: cython.double,
+           stamp: cython.longlong) -> cython.int:
+    """HanTa's ``row[state] = max(row.get(state, -inf), lp)`` in :meth:`_Core.forward`'s table: ``state`` enters row
+    ``row`` (at the end of its insertion order, ``tlist``/``tlen``) the first time this call (``stamp``) reaches it,
+    with ``lp``, and keeps the larger log probability after that."""
+    pos: cython.Py_ssize_t = row * ns + state
+    if tstamp[pos] != stamp:
+        tstamp[pos] = stamp
+        tval[pos] = lp
+        tlist[row * ns + tlen[row]] = state
+        tlen[row] += 1
+    elif lp > tval[pos]:
+        tval[pos] = lp
+    return 0
+
+
 @cython.cclass
 class _Core:
     """The hot loops of :class:`FastHanta` over its flat arrays (when compiled: a C struct of typed memoryviews,
@@ -324,7 +366,6 @@ class _Core:
         mlen: cython.Py_ssize_t
         pos: cython.Py_ssize_t
         idx: cython.Py_ssize_t
-        nxt: cython.Py_ssize_t
         found: cython.bint
         ready: cython.bint
         canguess: cython.bint
@@ -340,15 +381,7 @@ class _Core:
             if n > 3:   # only states within 1 of the 4th best go on (HanTa: sorted(row.values())[3] - 1)
                 cnt = 0
                 for k in range(n):
-                    v = tval[i * ns + tlist[i * ns + k]]
-                    if cnt < 4 or v > top[3]:
-                        q = cnt if cnt < 4 else 3
-                        while q > 0 and v > top[q - 1]:
-                            top[q] = top[q - 1]
-                            q -= 1
-                        top[q] = v
-                        if cnt < 4:
-                            cnt += 1
+                    cnt = _keep_best(top, cnt, 4, tval[i * ns + tlist[i * ns + k]])
                 rowbound = top[3] - 1
             else:
                 rowbound = lowerbound
@@ -422,15 +455,7 @@ class _Core:
                             lstamp[idx] = rstamp
                         lp1 = lp + fu_lp[f] + lpm
                         if lp1 > lowerbound:
-                            nxt = fu_next[f]
-                            pos = j * ns + nxt
-                            if tstamp[pos] != wstamp:
-                                tstamp[pos] = wstamp
-                                tval[pos] = lp1
-                                tlist[j * ns + tlen[j]] = nxt
-                                tlen[j] += 1
-                            elif lp1 > tval[pos]:
-                                tval[pos] = lp1
+                            _reach(tval, tstamp, tlist, tlen, j, ns, fu_next[f], lp1, wstamp)
         i = wlen
         j = wlen + 1
         for k in range(tlen[i]):
@@ -439,15 +464,7 @@ class _Core:
             for f in range(ff_start[s], ff_start[s + 1]):
                 lp1 = lp + ff_lp[f]
                 if lp1 > lowerbound:
-                    nxt = ff_next[f]
-                    pos = j * ns + nxt
-                    if tstamp[pos] != wstamp:
-                        tstamp[pos] = wstamp
-                        tval[pos] = lp1
-                        tlist[j * ns + tlen[j]] = nxt
-                        tlen[j] += 1
-                    elif lp1 > tval[pos]:
-                        tval[pos] = lp1
+                    _reach(tval, tstamp, tlist, tlen, j, ns, ff_next[f], lp1, wstamp)
         self._fclock = clock
         final_pos: tuple = self._final_pos
         results: dict = {}
@@ -494,7 +511,6 @@ class _Core:
         lp0: cython.double
         lp: cython.double
         lpwc: cython.double
-        v: cython.double
         rowbound: cython.double
         best: cython.double
         i: cython.Py_ssize_t
@@ -535,15 +551,7 @@ class _Core:
             if cur - prev > 5:   # the beam: states more than 1 below the 6th best are dropped
                 cnt = 0
                 for e in range(prev, cur):
-                    v = ent_lp[e]
-                    if cnt < 6 or v > top[5]:
-                        q = cnt if cnt < 6 else 5
-                        while q > 0 and v > top[q - 1]:
-                            top[q] = top[q - 1]
-                            q -= 1
-                        top[q] = v
-                        if cnt < 6:
-                            cnt += 1
+                    cnt = _keep_best(top, cnt, 6, ent_lp[e])
                 rowbound = top[5] - 1
             else:
                 rowbound = lowerbound

@@ -159,7 +159,7 @@ def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other
     import shutil
     import tempfile
 
-    from preprocess.files.inputs import read_lines, require_file
+    from preprocess.files.inputs import UTF8_HINT, read_lines, require_file
     from preprocess.models import spm
 
     for path in bite_text_files:
@@ -172,7 +172,7 @@ def train_subword_model(bite_text_files: Sequence[str], model_prefix: str, other
         for k, path in enumerate(bite_text_files):
             texts.append(os.path.join(workdir, f"text{k}.txt"))
             with open(texts[-1], "w", encoding="utf-8") as out:
-                for line in read_lines(path):
+                for line in read_lines(path, hint=UTF8_HINT):
                     out.write(training_text(bite.subword_text(line.split())) + "\n")
         return spm.train(texts + list(other_inputs), model_prefix, **spm_options)
     finally:
@@ -215,6 +215,7 @@ def pretokenizer(config=None):
     return BiteTokenizer(name or BiteOptions.bite_pretokenizer, tagger=None).pretokenize
 
 
+from preprocess.evaluate.noise import INFLECTION  # noqa: E402  (the noise whose case rule is BITE's)
 from preprocess.registry import SchemeDescriptor  # noqa: E402  (the scheme's one declaration, docs/adding-a-scheme.md)
 
 #: this scheme's command-line tools, installed by setup.py (preprocess/scheme_scripts.py reads the literal)
@@ -232,7 +233,7 @@ SCHEME = SchemeDescriptor(
     recipe="train_scripts.schemes.bite:BiteScheme",
     user_symbols={"bite": USER_SYMBOLS, "bite-single": USER_SYMBOLS_SINGLE},   # morphtok-spm --user-symbols
     tagger="bite_tagger",                      # the inflection noise tags as BITE does (its default, its choices)
-    noise={"infl": "preprocess.schemes.bite:match_case"},   # a swapped-in form keeps case as BITE's decoder does
+    noise={INFLECTION: "preprocess.schemes.bite:match_case"},   # a swapped-in form keeps case as BITE's decoder does
     pretokenizer="preprocess.schemes.bite:pretokenizer",    # the paper's words (pseudo-perplexity per word)
 )
 

@@ -9,6 +9,8 @@ import string
 import unicodedata
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from preprocess import tagging
+
 #: The eleven inflection symbols, in the paper's / reference implementation's order.
 INFLECTION_SYMBOLS: Tuple[str, ...] = (
     "[JJR]", "[JJS]", "[NNS]", "[NNPS]", "[RBR]", "[RBS]", "[VBD]", "[VBG]", "[VBN]", "[VBP]", "[VBZ]")
@@ -28,7 +30,10 @@ LEMMA_TAGS = frozenset({"NN", "VB", "JJ", "RB", "MD", "NNP"})
 HAVE_INFLECTIONS = frozenset({"NOUN", "ADJ", "VERB"})
 PUNCTUATION = string.punctuation + "\u2014"   # the reference's test is `word in PUNCTUATION` (substring)
 PRETOKENIZERS = ("moses", "whitespace", "bert")
-TAGGERS = ("nltk", "hanta")
+TAGGERS = tagging.TAGGERS
+#: BITE's tagger unless one is asked for (its ``--bite-tagger`` default, the inflection noise's): NLTK's perceptron,
+#: the BITE paper's
+DEFAULT_TAGGER = tagging.NLTK
 
 TAG_OF_SYMBOL: Dict[str, str] = {}
 for _sym, _ch in zip(INFLECTION_SYMBOLS, SINGLE_CHAR_SYMBOLS):

@@ -12,6 +12,7 @@ from preprocess.options import option
 from preprocess.schemes.bite.text import (
     BE_TAGS,
     CHUNK_SPLIT_RE,
+    DEFAULT_TAGGER,
     ESCAPE,
     GLUE,
     HAVE_INFLECTIONS,
@@ -50,7 +51,7 @@ class BiteOptions:
     (``fairseq_plugins/bite.py``), the ``morphtok-binarize --scheme bite`` options and the decode arguments a recipe
     records derive from these fields (see :mod:`preprocess.options`)."""
 
-    bite_tagger: str = option("nltk", "POS tagger: nltk (averaged perceptron, needs NLTK_DATA) or hanta (no NLTK "
+    bite_tagger: str = option(DEFAULT_TAGGER, "POS tagger: nltk (averaged perceptron, needs NLTK_DATA) or hanta (no NLTK "
                                       "data)", TAGGERS, aliases=("--tagger",))
     bite_pretokenizer: str = option("moses", "word splitting before BITE (moses: sacremoses without XML escaping)",
                                     PRETOKENIZERS, aliases=("--pretokenizer",))

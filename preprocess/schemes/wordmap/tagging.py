@@ -8,7 +8,7 @@ import sys
 from typing import Callable, Iterable, Iterator, Sequence
 
 from preprocess.common import UserError, flatten_line
-from preprocess.files.inputs import read_lines, require_file
+from preprocess.files.inputs import UTF8_HINT, read_lines, require_file
 from preprocess.schemes.wordmap.maps import normalise_verb
 
 VERB_TAG_PREFIXES = ("VV", "VA", "VM")
@@ -75,36 +75,36 @@ def tag_tokens(tokens: Sequence[str], tagger=None, window: int = 200,
     tagger = tagger or load_tagger()
     fast = hasattr(tagger, "check_lemmas")
     if fast and 0 < len(tokens) <= window and max(map(len, tokens)) <= MAX_TAG_WORD_LEN and "" not in tokens:
-        # the common case, one window of taggable tokens: the same calls as below, without the copies
-        try:
-            ctags = tagger.tag_sent(tokens)
-            tagger.check_lemmas(tokens, ctags)
-            if len(ctags) == len(tokens):
-                return ctags
-        except Exception:  # noqa: BLE001 - as below
-            pass
-        if on_untagged is not None:
-            on_untagged(len(tokens))
-        return ["?"] * len(tokens)
+        # the common case, one window of taggable tokens: the window's tags without the copies below
+        return _tag_window(tagger, fast, tokens, on_untagged)
     tags: list[str] = []
     for start in range(0, len(tokens), window):
         chunk = list(tokens[start:start + window])
         safe = [t if (t and len(t) <= MAX_TAG_WORD_LEN) else "X" for t in chunk]
-        try:
-            if fast:
-                ctags = tagger.tag_sent(safe)
-                tagger.check_lemmas(safe, ctags)   # where HanTa's lemma pass fails, so does this (same "?")
-            else:
-                res = tagger.tag_sent(safe, taglevel=1)
-                ctags = [r[2] if len(r) > 2 else r[1] for r in res]
-            if len(ctags) != len(chunk):
-                raise ValueError("tag count mismatch")
-        except Exception:  # noqa: BLE001 - HanTa's own failures (its lemma pass): "?" as HanTa, counted
-            ctags = ["?"] * len(chunk)
-            if on_untagged is not None:
-                on_untagged(len(chunk))
+        ctags = _tag_window(tagger, fast, safe, on_untagged)
         tags.extend("?" if s != t else g for s, t, g in zip(safe, chunk, ctags))
     return tags
+
+
+def _tag_window(tagger, fast: bool, words: Sequence[str], on_untagged: Callable[[int], None] | None) -> list[str]:
+    """The tags of one window of taggable ``words`` (:func:`tag_tokens`): HanTa's ``tag_sent(words, taglevel=1)``
+    tags, or all ``"?"`` where that call raises (``on_untagged`` then called with the window's length).  ``fast``:
+    ``tagger`` is a :mod:`preprocess.tagging.hanta_fast` tagger, whose lemma check fails where HanTa's lemma pass
+    does."""
+    try:
+        if fast:
+            ctags = tagger.tag_sent(words)
+            tagger.check_lemmas(words, ctags)   # where HanTa's lemma pass fails, so does this (same "?")
+        else:
+            res = tagger.tag_sent(words, taglevel=1)
+            ctags = [r[2] if len(r) > 2 else r[1] for r in res]
+        if len(ctags) != len(words):
+            raise ValueError("tag count mismatch")
+        return ctags
+    except Exception:  # noqa: BLE001 - HanTa's own failures (its lemma pass): "?" as HanTa, counted
+        if on_untagged is not None:
+            on_untagged(len(words))
+        return ["?"] * len(words)
 
 
 def tag_line(line: str, tagger=None, on_untagged: Callable[[int], None] | None = None
@@ -193,7 +193,7 @@ def extract_verbs_file(path: str, workers: int = 1, chunk_size: int = 2000, max_
                                scheme="wordmap-verbs")
         FileEncoder(options, factory=VerbLister).encode_file(src, dst)
         seen: dict[str, None] = {}
-        for line in read_lines(dst):
+        for line in read_lines(dst, hint=UTF8_HINT):
             for w in line.split():
                 seen.setdefault(w, None)
     return extract_verbs([], extra_words=list(seen) + list(extra_words or ()))

@@ -8,7 +8,7 @@ import functools
 from typing import Iterable
 
 from preprocess.common import flatten_line
-from preprocess.files.inputs import read_lines, require_file
+from preprocess.files.inputs import UTF8_HINT, read_lines, require_file
 from preprocess.models.spm_model import SPACE_SYMBOL
 from preprocess.models.spm_model import load_model as load_spm
 from preprocess.schemes.wordmap.segmentation import segment
@@ -207,7 +207,7 @@ class WordmapTokenizer:
 def read_inventory(path: str) -> set[str]:
     """The tokens of a fairseq ``dict.txt`` (first field of every line)."""
     require_file(path, "Wordmap inventory (fairseq dictionary)")
-    return {line.split(" ", 1)[0] for line in read_lines(path) if line}
+    return {line.split(" ", 1)[0] for line in read_lines(path, hint=UTF8_HINT) if line}
 
 
 def segmenter_pieces(vocabulary: WordmapVocabulary) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Iterable
 import numpy as np
 
 from preprocess.common import UserError
-from preprocess.files.inputs import read_lines, require_file
+from preprocess.files.inputs import UTF8_HINT, read_lines, require_file
 from preprocess.files.integrity import require_complete_text
 from preprocess.files.outputs import atomic_output
 from preprocess.schemes.wordmap.maps import DEFAULT_SPLIT, analyse_all
@@ -64,7 +64,7 @@ class WordmapVocabulary:
         functional: dict[str, int] = {}
         lexemic: dict[str, int] = {}
         meta: dict[str, str] = {}
-        lines = read_lines(path)   # invalid UTF-8 (e.g. a binary file given by mistake): error naming file and line
+        lines = read_lines(path, hint=UTF8_HINT)   # invalid UTF-8 (e.g. a binary file given by mistake): error naming file and line
         try:
             first = next(lines, "")
         except UserError:

@@ -8,12 +8,12 @@ vocabulary use, morph boundary P/R/F1, the scheme's own metrics).  Writes ``REPO
 and ``results.json`` into ``--output``; every intermediate file stays under it.
 
 Robustness (the BITE and FLOTA papers' threat models): the test source is perturbed twice
-(``preprocess.evaluate.noise``, ``--noise-fraction``, ``--noise-seed``; written beside the report as
+(``preprocess.evaluate.noise``, ``--mt-noise-fraction``, ``--mt-noise-seed``; written beside the report as
 ``test.infl.en`` and ``test.ws.en``), encoded with each row's learned scheme and translated by the same model in
 one extra ``fairseq-generate`` per row, no extra training; the model-free counterpart is the similarity of clean
-and perturbed encodings.  Every BLEU/chrF carries sacreBLEU's 95% CI and a paired test against ``--baseline``
-(``train_scripts.significance``).  Budget: ``--preset cpu`` (default: 2,000 updates of a small Transformer, at
-which the models learn; five rows, ``--schemes all`` for nine), ``fast`` (the 250-update smoke test) or ``gpu``
+and perturbed encodings.  Every BLEU/chrF carries sacreBLEU's 95% CI and a paired test against ``--mt-baseline``
+(``train_scripts.significance``).  Budget: ``--mt-preset cpu`` (default: 2,000 updates of a small Transformer, at
+which the models learn; five rows, ``--mt-schemes all`` for nine), ``fast`` (the 250-update smoke test) or ``gpu``
 (Transformer-base to convergence with early stopping); ``--dry-run`` prints the commands.  SIGINT or SIGTERM
 stops every process the pipeline started (each command runs in a process group of its own, and the pipeline is
 the subreaper of whatever they leave); the interrupted stage is not recorded, so a rerun redoes it from a clean
@@ -37,8 +37,12 @@ This module: the part (:data:`PART`, a :class:`~train_scripts.demo.part.Part`): 
 the rows and how one runs: ``translation/rows.py``; its report: ``translation/report.py``; the demo's entry point,
 stages, commands and clean stops: ``train_scripts/demo/main.py`` and ``stages.py``.
 
-    morphtok-demo --part translation --data ../shared/data/multi30k --output demo-output [--preset cpu|fast|gpu] \\
-        [--schemes bpe unigram ... | all] [--baseline unigram] [--noise-fraction 0.3] [--noise-seed 1] [--dry-run]
+    morphtok-demo --part translation --mt-data ../shared/data/multi30k --output demo-output [--mt-preset cpu|fast|gpu] \\
+        [--mt-schemes bpe unigram ... | all] [--mt-baseline unigram] [--mt-noise-fraction 0.3] [--mt-noise-seed 1] \\
+        [--dry-run]
+
+The part's own options are all ``--mt-...`` (as the pretraining part's are ``--lm-...`` and the German part's
+``--de-...``); each still works under its earlier name without the prefix (``--preset``, ``--schemes`` ...).
 """
 from __future__ import annotations
 
@@ -77,19 +81,35 @@ from train_scripts.tools import SHARED_DATA, child_env
 
 # --- the part ---------------------------------------------------------------------------------------------------
 
+#: the prefix of the part's own options, as the other parts have theirs (``--lm-`` pretraining, ``--de-`` German)
+FLAG_PREFIX = "--mt-"
+
+
+class _Prefixed:
+    """The part's group of the demo's parser, naming each option ``--mt-NAME`` first and keeping ``--NAME``, its
+    name before the prefix, as an alias; the value goes where the old name put it (``args.NAME``)."""
+
+    def __init__(self, group):
+        self.group = group
+
+    def add_argument(self, flag: str, **kwargs):
+        name = flag[len("--"):]
+        return self.group.add_argument(FLAG_PREFIX + name, flag, dest=name.replace("-", "_"), **kwargs)
+
+
 def _check_rows(args) -> None:
-    """The preset, ``--schemes`` (``all``: every row) and ``--baseline`` (default: unigram, else the first row)."""
+    """The preset, ``--mt-schemes`` (``all``: every row) and ``--mt-baseline`` (default: unigram, else the first row)."""
     if args.preset not in PRESETS:
         raise UserError(f"unknown preset {args.preset!r} (choose from {', '.join(PRESETS)})")
     if "all" in args.schemes:
         args.schemes = list(ROWS)
     unknown = [n for n in args.schemes if n not in ROWS]
     if unknown:
-        raise UserError(f"unknown scheme {unknown[0]!r} in --schemes (choose from {', '.join(ROWS)})")
+        raise UserError(f"unknown scheme {unknown[0]!r} in --mt-schemes (choose from {', '.join(ROWS)})")
     if args.baseline is None:
         args.baseline = "unigram" if "unigram" in args.schemes else args.schemes[0]
     elif args.baseline not in args.schemes:
-        raise UserError(f"--baseline {args.baseline!r} is not among --schemes ({', '.join(args.schemes)})")
+        raise UserError(f"--mt-baseline {args.baseline!r} is not among --mt-schemes ({', '.join(args.schemes)})")
 
 
 def check_output_folder(output: Path, inputs: dict) -> None:
@@ -116,8 +136,8 @@ def download_multi30k(dest: Path) -> Path | None:
 
 
 def run_rows(args, ctx: Context, raw: Path) -> tuple[list, list]:
-    """Every row of ``--schemes`` as a step of the demo's scheduler (``train_scripts.demo.stages.Scheduler``, the
-    pretraining part's too), ``--jobs`` rows at a time in the order of ``--schemes``, each holding one slot for
+    """Every row of ``--mt-schemes`` as a step of the demo's scheduler (``train_scripts.demo.stages.Scheduler``, the
+    pretraining part's too), ``--jobs`` rows at a time in the order of ``--mt-schemes``, each holding one slot for
     all its stages: ``(results, RowRun objects)``.  A failing row lets the running ones finish (their stages are
     recorded, so a rerun skips them) and starts no other."""
     sched, stages = ctx.scheduler, ctx.stages
@@ -186,7 +206,12 @@ class TranslationPart(Part):
     def folder(self, output: Path) -> Path:
         return output   # at the top of --output, as before the demo had parts: an earlier output resumes
 
+    #: the option that chooses the part's preset (named in the pre-flight's refusals)
+    preset_flag = FLAG_PREFIX + "preset"
+
     def add_options(self, ap) -> None:
+        """The part's own options, all ``--mt-...`` (each also under its old name without the prefix)."""
+        ap = _Prefixed(ap)
         ap.add_argument("--data", type=Path, default=default_data(),
                         help="Multi30k folder (raw train/val/test_2016_flickr .en/.de[.gz])")
         ap.add_argument("--preset", default="cpu",
@@ -220,11 +245,11 @@ class TranslationPart(Part):
         args.preset_overrides = apply_preset(args, preset, PRESET_OPTIONS)
         args.device = preset["device"]
         args.output = args.output.resolve()
-        check_output_folder(args.output, {"--data": args.data})
+        check_output_folder(args.output, {"--mt-data": args.data})
         for name in args.schemes:  # a bad scheme option is an error before any work starts
             make_scheme(ROWS[name].config, ("en", "de"), str(args.output))
         if not args.dry_run and args.data is not None and not args.data.is_dir():
-            raise UserError(f"--data {args.data} is not a directory")
+            raise UserError(f"--mt-data {args.data} is not a directory")
         return args
 
     def width(self, args) -> int:
@@ -293,15 +318,15 @@ class TranslationPart(Part):
 
 
 def _data_folder(data: Path | None, output: Path) -> Path:
-    """``--data``, else the online download into OUTPUT; a :class:`UserError` when there is neither."""
+    """``--mt-data``, else the online download into OUTPUT; a :class:`UserError` when there is neither."""
     if data is None:
         data = download_multi30k(output / "multi30k-download")
     if data is None:
-        raise UserError("no data: ../shared/data/multi30k is not there and the online download failed. Pass --data "
+        raise UserError("no data: ../shared/data/multi30k is not there and the online download failed. Pass --mt-data "
                         "DIR with Multi30k's raw train/val/test_2016_flickr .en/.de files (github.com/multi30k/"
                         "dataset, data/task1/raw), or run train_scripts/prepare_multi30k.sh --out DIR when online")
     if not data.is_dir():
-        raise UserError(f"--data {data} is not a directory")
+        raise UserError(f"--mt-data {data} is not a directory")
     return data
 
 

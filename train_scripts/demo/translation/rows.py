@@ -30,8 +30,8 @@ from train_scripts.schemes import make_scheme
 from train_scripts.tools import SHARED_DATA
 from train_scripts.train_log import validation_curve
 
-#: the perturbed copies of the test source (preprocess.evaluate.noise): BITE's and FLOTA's threat models
-NOISE_KINDS = ("infl", "ws")
+#: the perturbed copies of the test source: every kind of preprocess.evaluate.noise (BITE's and FLOTA's threat models)
+NOISE_KINDS = noise_eval.KINDS
 #: generation options of every evaluation (clean and noisy): beam 4, length penalty 0.6 and these
 GENERATE_EXTRA = ("--max-len-a", str(evaluate_recipe.MAX_LEN_A), "--max-len-b", str(evaluate_recipe.MAX_LEN_B))
 
@@ -80,7 +80,7 @@ def hyps_with_token_marks(hyps: list[str], scheme) -> int:
 
 def read_text_lines(path: Path, n: int = 0) -> list[str]:
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
+    with opener(path, "rt", encoding="utf-8-sig") as fh:   # (a byte-order mark at the start is no text)
         lines = []
         for line in fh:
             lines.append(line.rstrip("\n"))
@@ -97,7 +97,7 @@ def find_split(data: Path, split: str, lang: str) -> Path:
                 return data / suffix
     raise PipelineError(
         f"no {split} file for '{lang}' in {data}. Get Multi30k with train_scripts/prepare_multi30k.sh "
-        f"(online) or pass --data ../shared/data/multi30k")
+        f"(online) or pass --mt-data ../shared/data/multi30k")
 
 
 def prepare_raw(data: Path, raw: Path, sizes: dict) -> dict:
@@ -139,7 +139,7 @@ PRESETS["fast"] = {**PRESETS["cpu"], "max_update": 250, "valid_every": 50,
                            "shows that everything runs and how fast each scheme starts to learn, not translation "
                            "quality"}
 PRESETS = {name: PRESETS[name] for name in ("cpu", "fast", "gpu")}   # the order --help lists them in
-#: the rows a plain run compares (one per scheme, plus the baseline's own scheme); ``--schemes all`` runs every row
+#: the rows a plain run compares (one per scheme, plus the baseline's own scheme); ``--mt-schemes all`` runs every row
 #: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``). cpu: the stages of the
 #: whole make demo of 2026-11-29 that ran on an idle machine (Unigram and Unigram' trained in 850 and 857 s, evaluated
 #: in 53 and 80 s: bench/results/2026-11-29-whole-demo.md); Wordmap's training at the 1.8x of the idle run of
@@ -246,7 +246,7 @@ class RowRun:
         curve = [[r["update"], r["valid_loss"]] for r in validation_curve(str(self.ckpt / "train.log"))
                  if r.get("update") is not None and r.get("valid_loss") is not None]
         (self.dir / "valid_curve.json").write_text(json.dumps(curve))
-        updates = curve[-1][0] if curve else a.max_update   # fewer than --max-update after early stopping
+        updates = curve[-1][0] if curve else a.max_update   # fewer than --mt-max-update after early stopping
         best = min(curve, key=lambda c: c[1])[0] if curve else None
         return {"train_cpu_seconds": cpu, "num_updates": updates, "best_update": best,
                 "updates_per_cpu_second": updates / cpu if cpu else None,
