@@ -14,7 +14,8 @@ is segmented whole (Wordmap tags the verbs in context) and a verb's pieces are t
 it (:func:`train_scripts.verb_probe.ud_verbs`, :func:`~train_scripts.pseudo_perplexity.piece_words`), less the
 pieces wholly outside its form (punctuation written against it); a sentence whose pieces do not give each of its
 words a piece leaves its verbs out for that row.  A form (lemma and case-folded spelling) takes its most frequent
-segmentation; the forms every row segmented are scored, in both share modes (``any``, ``longest``: see
+segmentation (``forms_segmented_several_ways`` counts the others: a tagger's context, or a capital at the start of
+a sentence); the forms every row segmented are scored, in both share modes (``any``, ``longest``: see
 :mod:`preprocess.evaluate.lexeme`).
 
 **(b) Boundary F1** on MorphyNet's concatenative verb derivations
