@@ -37,7 +37,7 @@ Output (JSON)::
      "comparisons": {"B - A": {"consistency": {mode: {"precision"|"recall"|"f1": {"difference", "low", "high",
                                                                                  "excludes_zero"}, "items", ...}},
                                "boundary": {"precision"|"recall"|"f1": {...}, "items", ...}}},
-     "forms": {"verbs", "forms", "scored", "lemmas", "lemmas_with_several_forms"},
+     "forms": {"verbs", "verbs_without_word", "forms", "scored", "lemmas", "lemmas_with_several_forms"},
      "morphynet": {"file", "entries", "scored_by_every_row"}, "share": {"modes", "min_length"},
      "bootstrap": {"resamples", "seed", "level"}, "frame", "ud_conllu", "seconds"}
 
@@ -164,6 +164,8 @@ def score_rows(rows: dict, sentences: list, gold: list, frame: str = FRAME, min_
         for name, table in by_row.items():
             record["rows"][name]["consistency"][mode] = lexeme.consistency(table)
     common = np.logical_and.reduce([s for _, s in boundary_counts.values()])
+    if not common.any():
+        raise UserError("no MorphyNet verb is scored by every row (their pieces are not in the words)")
     names = list(rows)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
@@ -180,7 +182,7 @@ def score_rows(rows: dict, sentences: list, gold: list, frame: str = FRAME, min_
     for lemma, form in keys:
         by_lemma.setdefault(lemma, set()).add(form)
     record.update({
-        "forms": {"verbs": len(verbs) + without, "forms": len({(v.lemma, v.form.casefold()) for v in verbs}),
+        "forms": {"verbs": len(verbs) + without, "verbs_without_word": without, "forms": len({(v.lemma, v.form.casefold()) for v in verbs}),
                   "scored": len(keys), "lemmas": len(by_lemma),
                   "lemmas_with_several_forms": sum(len(f) > 1 for f in by_lemma.values())},
         "morphynet": {"entries": len(gold), "scored_by_every_row": int(common.sum())},
