@@ -5,12 +5,16 @@ normalisation ignores what its docstring says it ignores.  Every case is made he
 from __future__ import annotations
 
 import csv
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 from test_prepare_german import _germeval, tiny  # noqa: F401 - tiny is a fixture
 
 from conftest import run_command
+from preprocess.common import REPO
 from train_scripts import prepare_german as pg
 from train_scripts.classification_data import read_csv
 
@@ -139,3 +143,22 @@ def test_a_bom_first_training_line_still_leaks():
     train, valid, record = pg.build_corpus({"germeval_train": ["\ufeffdies ist ein Testtweet", "Ein Satz"]},
                                            {"germeval_test": ["Dies ist ein Testtweet"]}, valid_lines=0)
     assert record["removed"]["germeval_test"] == 1 and train == ["Ein Satz"]
+
+
+@pytest.mark.parametrize("command", [
+    ["train_scripts.binarize", "--lm", "--data", "{d}", "--src", "de", "--out", "{d}/out", "--scheme",
+     "sentencepiece", "--vocab-size", "20"],
+    ["train_scripts.significance", "--refs", "{d}/train.de", "--baseline", "a={d}/ok.txt", "--systems",
+     "b={d}/ok.txt"],
+])
+def test_commands_without_errors_option_hint_the_file_not_the_option(tmp_path, command):
+    """A command with no --errors (binarize, significance, ...) says what to do to the file, not an option it
+    lacks."""
+    (tmp_path / "train.de").write_bytes(b"hallo welt\n\xff\n")
+    (tmp_path / "valid.de").write_bytes(b"hallo welt\n\xff\n")
+    (tmp_path / "ok.txt").write_text("a\nb\n")
+    proc = subprocess.run([sys.executable, "-m", *[w.format(d=tmp_path) for w in command]], capture_output=True,
+                          text=True, cwd=REPO, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.returncode == 2, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "invalid UTF-8" in last and "save the file as UTF-8" in last and "--errors" not in last

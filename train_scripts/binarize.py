@@ -44,7 +44,7 @@ from preprocess import registry
 from preprocess.cli import run_main
 from preprocess.common import UserError
 from preprocess.encode import FileEncoder, file_options
-from preprocess.files.inputs import count_lines, read_lines
+from preprocess.files.inputs import UTF8_HINT, count_lines, read_lines
 from preprocess.files.outputs import atomic_output
 from preprocess.options import options_from
 from train_scripts.fairseq_preprocess import COMMAND as PREPROCESS
@@ -103,7 +103,7 @@ def encode_file(factory, src: str, dst: str, workers: int = 1, quiet: bool = Tru
 def _write_lines_range(src: str, dst: str, start: int, stop: int) -> int:
     with atomic_output(dst) as out:
         n = 0
-        for line in itertools.islice(read_lines(src), start, stop):
+        for line in itertools.islice(read_lines(src, hint=UTF8_HINT), start, stop):
             out.write(line + "\n")
             n += 1
     return n
@@ -190,12 +190,12 @@ def encode_and_binarize_shard(scheme: Scheme, raw_dir: str, out_dir: str, shard:
             raw = raw_file(raw_dir, split, lang)
             rows = None
             if split == "train" and shards > 1:
-                n = count_lines(raw)
+                n = count_lines(raw, hint=UTF8_HINT)
                 rows = (shard * n // shards, (shard + 1) * n // shards)
             dst = os.path.join(tok, f"{name}.{lang}")
             _encode_split(scheme, raw, dst, lang, split, rows, workers, quiet)
-            expected = (rows[1] - rows[0]) if rows else count_lines(raw)
-            got = count_lines(dst)
+            expected = (rows[1] - rows[0]) if rows else count_lines(raw, hint=UTF8_HINT)
+            got = count_lines(dst, hint=UTF8_HINT)
             if got != expected:  # never binarise misaligned text
                 raise UserError(f"encoded {dst} has {got} lines, raw {split}.{lang} has {expected}")
         # --only-source without a language names the outputs train.bin, valid.bin, dict.txt (masked_lm's layout)
@@ -247,7 +247,7 @@ def binarize_test_sets(info: dict, raw_dir: str, names: list[str], out_dir: str,
             raw = raw_file(raw_dir, name, lang)
             dst = os.path.join(tok, f"{name}.{lang}")
             _encode_split(scheme, raw, dst, lang, name, None, workers, quiet)
-            counts |= {count_lines(raw), count_lines(dst)}
+            counts |= {count_lines(raw, hint=UTF8_HINT), count_lines(dst, hint=UTF8_HINT)}
         if len(counts) != 1:
             raise UserError(f"{name}: the encoded or raw files of the two languages differ in line count")
     _fairseq_preprocess(scheme, info["dicts"], os.path.join(out_dir, "data-bin"), None, None,
@@ -264,7 +264,7 @@ def _aligned_lines(raw_dir: str, langs: tuple, extra_tests: tuple[str, ...]) -> 
     lines = {}
     for split in [*SPLITS, *extra_tests]:
         if raw_file(raw_dir, split, langs[0], split in extra_tests):
-            counts = {lang: count_lines(raw_file(raw_dir, split, lang)) for lang in langs}
+            counts = {lang: count_lines(raw_file(raw_dir, split, lang), hint=UTF8_HINT) for lang in langs}
             if len(set(counts.values())) != 1:
                 raise UserError(f"{split} files are not aligned: " +
                                 ", ".join(f"{split}.{lang} has {n} lines" for lang, n in counts.items()))

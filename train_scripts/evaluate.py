@@ -37,7 +37,7 @@ import time
 
 from preprocess.cli import run_main
 from preprocess.common import LINE_BREAKING, UserError, flatten_line
-from preprocess.files.inputs import read_lines
+from preprocess.files.inputs import UTF8_HINT, read_lines
 from preprocess.files.outputs import atomic_output, check_distinct, check_output_path
 from train_scripts.tools import child_env, find_tool, plugins_dir
 
@@ -268,7 +268,7 @@ def evaluate(checkpoint: str, data: str | None = None, *, data_bin: str | None =
     if not os.path.isfile(checkpoint):
         raise UserError(f"checkpoint not found: {checkpoint}")
     outputs = _output_paths(out_dir, ref, checkpoint) if out_dir else {}
-    refs = list(read_lines(ref))
+    refs = list(read_lines(ref, hint=UTF8_HINT))
 
     cmd = _generate_command(data_bin, checkpoint, subset, beam=beam, lenpen=lenpen, max_len_a=max_len_a,
                             max_len_b=max_len_b, generate_args=generate_args, max_tokens=max_tokens,

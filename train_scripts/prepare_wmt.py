@@ -30,7 +30,7 @@ import sys
 
 from preprocess.cli import run_main
 from preprocess.common import UserError, flatten_line
-from preprocess.files.inputs import read_lines
+from preprocess.files.inputs import UTF8_HINT, read_lines
 from preprocess.files.outputs import atomic_output
 
 MAX_WORD_LENGTH = 1000  # clean-corpus-n.perl's default --max-word-length
@@ -83,7 +83,7 @@ def prepare(raw_dir: str, out_dir: str, src: str = "en", tgt: str = "de", ratio:
         strip_pipes = None
         with atomic_output(os.path.join(out_dir, f"{split}.{src}")) as out_s, \
                 atomic_output(os.path.join(out_dir, f"{split}.{tgt}")) as out_t:
-            sources, targets = read_lines(paths[src]), read_lines(paths[tgt])
+            sources, targets = read_lines(paths[src], hint=UTF8_HINT), read_lines(paths[tgt], hint=UTF8_HINT)
             for line_s in sources:
                 line_t = next(targets, None)
                 if line_t is None:

@@ -43,7 +43,7 @@ from typing import Mapping, Optional, Sequence
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.files.inputs import read_lines
+from preprocess.files.inputs import UTF8_HINT, read_lines
 
 METRICS = ("bleu", "chrf")
 TESTS = {"bs": "paired bootstrap resampling", "ar": "paired approximate randomisation"}
@@ -144,7 +144,7 @@ def _named_file(spec: str) -> tuple:
     name, sep, path = spec.partition("=")
     if not sep or not name or not path:
         raise UserError(f"expected NAME=FILE, not {spec!r}")
-    return name, list(read_lines(path))
+    return name, list(read_lines(path, hint=UTF8_HINT))
 
 
 def main(argv=None) -> int:
@@ -159,7 +159,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     systems = dict(_named_file(s) for s in ([args.baseline] if args.baseline else []) + args.systems)
     baseline = args.baseline.partition("=")[0] if args.baseline else None
-    result = compare(systems, list(read_lines(args.refs)), baseline, args.test, args.n_samples, args.alpha)
+    result = compare(systems, list(read_lines(args.refs, hint=UTF8_HINT)), baseline, args.test, args.n_samples, args.alpha)
     print(json.dumps(result, indent=1, ensure_ascii=False))
     return 0
 

@@ -24,7 +24,7 @@ import sys
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from preprocess.files.inputs import read_lines
+from preprocess.files.inputs import UTF8_HINT, read_lines
 from preprocess.files.outputs import atomic_output, check_distinct
 from train_scripts.evaluate import add_length_args
 
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
         return 0
     outputs = [(args.output, "--output")] + ([(args.source_pieces, "--source-pieces")] if args.source_pieces else [])
     check_distinct(outputs, [(args.input, "--input"), (args.checkpoint, "--checkpoint")])
-    lines = list(read_lines(args.input))
+    lines = list(read_lines(args.input, hint=UTF8_HINT))
     print(f"morphtok-translate: {len(lines)} lines; source encoded with {' '.join(info['source_args'])}; "
           f"output decoded with {' '.join(info['generate_args'])}", file=sys.stderr)
     pair = load_pair(args.data, args.checkpoint)

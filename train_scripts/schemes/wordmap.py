@@ -21,7 +21,7 @@ from preprocess.common import UserError
 from preprocess.encode import FileEncoder, file_options
 from preprocess.evaluate import morph
 from preprocess.evaluate.wordmap import read_derivational_verbs
-from preprocess.files.inputs import read_lines
+from preprocess.files.inputs import UTF8_HINT, read_lines
 from preprocess.models import spm
 from preprocess.options import to_args
 from preprocess.schemes import wordmap
@@ -84,13 +84,13 @@ class WordmapScheme(Scheme):
                                                quiet=quiet, tmp_dir=self.models_dir)
             vocab = wordmap.build_vocabulary(verbs)
             vocab.save(self.path(f"wordmap.{lang}.txt"))
-            wordmap.train_spm(read_lines(train[lang]), self.path(f"wordmap-spm.{lang}"), o.vocab_size,
+            wordmap.train_spm(read_lines(train[lang], hint=UTF8_HINT), self.path(f"wordmap-spm.{lang}"), o.vocab_size,
                               o.model_type, max_sentences=o.input_sentence_size)
             options = file_options(workers=workers, quiet=quiet, scheme="wordmap")
             factory = functools.partial(wordmap.make_encoder, self.tokenizer_options(lang, inventory=False))
             FileEncoder(options, factory=factory).encode_file(train[lang], self.encoded_train(lang))
             inventory = dict.fromkeys(spm.dictionary_pieces(self._spm(lang)))
-            for line in read_lines(self.encoded_train(lang)):
+            for line in read_lines(self.encoded_train(lang), hint=UTF8_HINT):
                 inventory.update(dict.fromkeys(line.split()))
             inventory.update(dict.fromkeys(wordmap.segmenter_pieces(vocab)))
             spm.write_dict([p for p in inventory if p not in spm.FAIRSEQ_SPECIALS], self.dictionary(lang))

@@ -30,7 +30,7 @@ import re
 from pathlib import Path
 
 from preprocess.common import UserError
-from preprocess.files.inputs import read_lines
+from preprocess.files.inputs import UTF8_HINT, read_lines
 from preprocess.files.outputs import atomic_output
 
 #: the keyword of ``--lm-corpus`` for the in-domain ArXiv titles
@@ -51,7 +51,7 @@ def read_documents(path: Path):
     """Documents of a corpus file (``.gz`` too): lists of non-empty lines, a blank line between documents.  Invalid
     UTF-8 or a corrupt ``.gz`` is one line naming the file and line (``preprocess.files.inputs.read_lines``)."""
     doc: list[str] = []
-    for line in read_lines(str(path)):
+    for line in read_lines(str(path), hint=UTF8_HINT):
         line = " ".join(line.split())
         if line:
             doc.append(line)
