@@ -122,6 +122,62 @@ def check_output_folder(output: Path, inputs: dict) -> None:
     refuse_overlap(inputs.items(), raw, str(raw))
 
 
+#: a parallel file larger than this is sampled by the pre-flight (its first SAMPLE_BYTES decoded; its lines still
+#: counted, by bytes), not decoded whole
+SAMPLE_BYTES = 64 << 20
+
+
+def _checked_lines(path: Path) -> int:
+    """The lines of ``path``, its UTF-8 checked (whole up to SAMPLE_BYTES, else its first SAMPLE_BYTES)."""
+    from preprocess.files.inputs import UTF8_HINT, count_lines, read_lines
+
+    if path.suffix == ".gz" or path.stat().st_size <= SAMPLE_BYTES:
+        return count_lines(str(path), hint=UTF8_HINT)
+    size = 0
+    for line in read_lines(str(path), hint=UTF8_HINT):   # a sample decoded, every line counted by bytes
+        size += len(line)
+        if size > SAMPLE_BYTES:
+            break
+    with open(path, "rb") as fh:
+        return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 24), b""))
+
+
+def _check_parallel(data: Path) -> None:
+    from train_scripts.demo.translation.rows import find_split
+
+    if not data.is_dir():
+        raise UserError(f"--mt-data {data} is not a folder")
+    for split in ("train", "valid", "test"):
+        en, de = find_split(data, split, "en"), find_split(data, split, "de")
+        n_en, n_de = _checked_lines(en), _checked_lines(de)
+        if n_en != n_de:
+            raise UserError(f"--mt-data: {en.name} has {n_en} lines and {de.name} {n_de}: the {split} split is "
+                            "misaligned; fix the files or give --mt-data another copy")
+
+
+def check_contents(args) -> None:
+    """The pre-flight's look at the inputs' contents (``Part.check_inputs``): each split of ``--mt-data`` found,
+    its English and German files valid UTF-8 and of the same number of lines (a misaligned pair is refused here,
+    not at the data stage); the gold morphology files valid UTF-8.  Without ``--mt-data`` (the download) there is
+    nothing to read yet.  A problem is one line naming the option."""
+    import gzip
+
+    from train_scripts.demo.stages import PipelineError
+
+    for option, check, path in (("--mt-data", _check_parallel, args.data),
+                                ("--mt-gold-en", _checked_lines, args.gold_en),
+                                ("--mt-gold-de", _checked_lines, args.gold_de)):
+        if path is None or (option != "--mt-data" and not Path(path).is_file()):
+            continue
+        try:
+            check(Path(path))
+        except UserError as exc:
+            raise (exc if str(exc).startswith(option) else
+                   UserError(f"{option}: {exc}; fix the file or give {option} another copy")) from None
+        except (PipelineError, OSError, EOFError, gzip.BadGzipFile) as exc:   # PipelineError: no split file
+            raise UserError(f"{option}: {exc}") from None
+
+
 def download_multi30k(dest: Path) -> Path | None:
     """The online download of the recipes (prepare_multi30k.sh); None when it fails (offline)."""
     if (dest / "train.en").exists():
@@ -198,10 +254,10 @@ class TranslationPart(Part):
     #: preset keeps Transformer-base checkpoints (about 0.5 GB each, several a row)
     disk = {"cpu": 200e6, "fast": 60e6, "gpu": 15e9}
     #: its inputs in the shared data folder (``--shared-data``; docs/data.md); without Multi30k there, the part
-    #: downloads it (``--data``'s default)
-    shared_inputs = {"--data": "multi30k", "--gold-en": "morph_gold/eng.word.dev.tsv",
-                     "--gold-de": "morph_gold/deu.derivational.v1.tsv"}
-    optional_inputs = frozenset({"--data"})
+    #: downloads it (``--mt-data``'s default)
+    shared_inputs = {"--mt-data": "multi30k", "--mt-gold-en": "morph_gold/eng.word.dev.tsv",
+                     "--mt-gold-de": "morph_gold/deu.derivational.v1.tsv"}
+    optional_inputs = frozenset({"--mt-data"})
 
     def folder(self, output: Path) -> Path:
         return output   # at the top of --output, as before the demo had parts: an earlier output resumes
@@ -251,6 +307,9 @@ class TranslationPart(Part):
         if not args.dry_run and args.data is not None and not args.data.is_dir():
             raise UserError(f"--mt-data {args.data} is not a directory")
         return args
+
+    def check_inputs(self, args) -> None:
+        check_contents(args)
 
     def width(self, args) -> int:
         return len(args.schemes)   # a row holds one slot for all its stages
