@@ -53,6 +53,7 @@ from types import SimpleNamespace
 from typing import Callable
 
 from preprocess.cli import run_main
+from preprocess.evaluate.noise import NOISES
 from train_scripts.demo import policy
 from train_scripts.demo import report_document as document
 from train_scripts.demo import report_format as fmt
@@ -251,7 +252,7 @@ def _noise_lines(meta: dict) -> list:
     for k, name in NOISE_SETS:
         st = (noise.get("stats") or {}).get(k) or {}
         f = (noise.get("files") or {}).get(k)
-        unit = "inflectable words re-inflected" if k == "infl" else "spaces between words removed"
+        unit = NOISES[k].changed
         if st or f:
             share = st.get("changed_share")
             out.append(f"{name.capitalize()}: {st.get('changed', DASH)} of {st.get('candidates', DASH)} {unit}"

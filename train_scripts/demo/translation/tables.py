@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 from typing import Optional
 
+from preprocess.evaluate.noise import NOISES
 from train_scripts.demo import policy
 from train_scripts.demo import report_format as fmt
 from train_scripts.demo.report_document import DOWN, UP, html_table, markdown_table  # noqa: F401
 from train_scripts.demo.report_format import DASH  # noqa: F401  (the report's one dash, by its old name here)
 
-TEST_SETS = (("clean", "clean"), ("infl", "inflection noise"), ("ws", "whitespace noise"))
+#: the test sets of the tables: the clean one, then every noise kind of preprocess.evaluate.noise's one table
+TEST_SETS = (("clean", "clean"), *((k.name, k.description) for k in NOISES.values()))
 NOISE_SETS = TEST_SETS[1:]
 
 
