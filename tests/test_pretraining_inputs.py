@@ -458,8 +458,8 @@ def test_demo_checks_the_pretraining_inputs_before_the_translation_part(leave_ou
     err = one_error(capsys, demo("--data", root / "multi30k", "--output", out))
     assert err.startswith("error: the pretraining part's input is missing: ")
     assert expected.format(root=root) in err
-    assert err.endswith("Put it there (docs/data.md) or pass the option with your copy; --part translation runs "
-                        "without it")
+    assert err.endswith("Put it there (docs/data.md: the row of each folder says where to get it) or pass the "
+                        "option with your copy; --part translation runs without it")
     assert started == [] and not out.exists()
     capsys.readouterr()
     assert demo("--data", root / "multi30k", "--output", out, "--part", "translation") == 0 and len(started) == 1

@@ -197,7 +197,8 @@ def missing_inputs(args) -> str | None:
         first, more = list(paths)[0], len(paths) - 1
         parts.append(f"{first}{f' and {more} more' if more else ''} ({option}; {SOURCES[option]})")
     return ("the pretraining part's input is missing: " + "; ".join(parts)
-            + ". Put it there (docs/data.md) or pass the option with your copy; --part translation runs without it")
+            + ". Put it there (docs/data.md: the row of each folder says where to get it) or pass the option with "
+              "your copy; --part translation runs without it")
 
 
 def check_paths(args) -> None:
