@@ -52,7 +52,7 @@ PRESETS = {
     "fast": {"note": "a smoke test: the --tiny RoBERTa for 10 updates on 20,000 words, 2 pretraining seeds, 50 "
                      "agreement pairs per construction; GermEval (when asked: 100 tweets per split, 1 epoch, 2 "
                      "seeds): shows that every stage runs, not what Wordmap does",
-             "device": "cpu", "max_update": 10, "vocab_size": 800, "baseline_vocab_size": 0, "lm_words": 20_000,
+             "device": "cpu", "max_update": 10, "vocab_size": 800, "baseline_vocab_size": 3372, "lm_words": 20_000,
              "model": ["--tiny", "--sample-break-mode", "complete_doc"],
              "ft_epochs": 1, "ft_batch": 16, "ft_lr": 3e-4, "ft_wd": 0.1, "seeds": 2, "ft_rows": 100,
              "probe_seeds": 2, "pretrain_seeds": 2, "agreement_pairs": 50, "germeval_finetune": False},

@@ -171,7 +171,11 @@ class GermanRun(Pipeline):
             results[name] = {row: rec for (row, k), rec in done.items() if k == 1}
             results[name + "_seeds"] = {row: [done[(r, k)] for (r, k) in sorted(done) if r == row]
                                         for row in self.s.rows}
-        results["gold"] = scores["gold"].result()
+        results["pppl_bootstrap"] = pppl_bootstrap(results["pppl_seeds"], self.s.rows, self.paths.marks())
+        for recs in results["pppl_seeds"].values():   # the per-word scores stay in the stages' JSONs
+            for rec in recs:
+                rec.pop("word_scores", None)
+        results["gold"] = {**scores["gold"].result(), "row_order": list(self.s.rows)}
         results["dictionaries"] = dictionaries(self.plan, self.s.rows, self.plan.pretrain_seeds())
         if self.a.germeval_finetune:
             gold = _gold_labels(self.paths)
@@ -180,6 +184,32 @@ class GermanRun(Pipeline):
             results["floor"] = [self.floor()]
         results["task"] = TASK
         return results
+
+
+def pppl_bootstrap(by_seed: dict, rows, marks: Path) -> dict:
+    """Each row's whole-word bits per word minus the baseline's, per pretraining seed, all words and the marked
+    verbs, with the paired bootstrap interval (``paired_bootstrap_bits``: an empty dict where it is not there
+    yet, and the report shows a dash)."""
+    from train_scripts.demo.german.plan import BASELINE
+    from train_scripts.demo.german.report import bootstrap_bits
+
+    fn = bootstrap_bits()
+    if fn is None or BASELINE not in by_seed:
+        return {}
+    verb_marks = [[int(x) for x in line.split()] for line in marks.read_text(encoding="utf-8").splitlines()] \
+        if marks.is_file() else None
+    out = {}
+    for row in rows:
+        if row == BASELINE:
+            continue
+        out[row] = []
+        for k, (base, rec) in enumerate(zip(by_seed[BASELINE], by_seed.get(row) or []), 1):
+            a, b = base.get("word_scores"), rec.get("word_scores")
+            if a is None or b is None:
+                continue
+            out[row].append({"seed": k, "all": fn(a, b),
+                             "verbs": fn(a, b, marks=verb_marks) if verb_marks is not None else None})
+    return out
 
 
 def dictionaries(plan, rows, seeds) -> dict:
