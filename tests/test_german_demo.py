@@ -93,6 +93,23 @@ def test_an_input_inside_the_part_folder_is_refused(tmp_path):
         settings("--output", tmp_path / "o", "--de-multi30k", inside, "--dry-run")
 
 
+def test_a_malformed_clams_file_is_one_line_naming_de_agreement(shared_path, tmp_path):
+    from preprocess.common import UserError
+    from train_scripts.demo.german.inputs import check
+    from train_scripts.demo.german.part import CLAMS_FILES
+
+    shared = shared_path("german/clams_de/simple_agrmt.txt").parent.parent
+    bad = tmp_path / "clams"
+    bad.mkdir()
+    for name in CLAMS_FILES:
+        (bad / name).write_text("True\tdie Katze schläft\nFalse\tdie Katze schlafen\n", encoding="utf-8")
+    (bad / "vp_coord.txt").write_text("True\tdie Katze schläft\nTrue\tdie Katze schlafen\n", encoding="utf-8")
+    with pytest.raises(UserError) as exc:
+        check(shared / "germeval2018", shared / "ud_german_gsd", shared.parent / "multi30k", bad, CLAMS_FILES)
+    text = str(exc.value)
+    assert text.startswith("--de-agreement: ") and "vp_coord.txt:2: a True line" in text and "\n" not in text
+
+
 def _results(unigram, wordmap, control, floor=0.60, probe=None):
     ft = []
     for row, init, scores in (("unigram", "pretrained", unigram), ("wordmap", "pretrained", wordmap),

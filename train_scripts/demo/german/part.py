@@ -1,24 +1,28 @@
-"""The German part of ``make demo``: Wordmap's own question (Jung 2023, sections 3.2.3 and 4), asked on real German.
+"""The German part of ``make demo``: Wordmap's own question (Jung 2023, sections 1.2, 3.2.3 and 4), asked on real
+German.
 
 The thesis built Wordmap to test two hypotheses with a German masked language model: **HYP1**, a tokenisation with
-a part-of-speech overhead for verbs improves a model fine-tuned for sequence classification; **HYP2**, separating
+a part-of-speech overhead for verbs affects model performance (tested here two-sided); **HYP2**, separating
 lexemic from functional morphs gives better lexemic tokens.  This part pretrains a small RoBERTa per row (Unigram,
-the baseline, and Wordmap) on the same German text with the same budget and seeds, and measures:
+the baseline, at Wordmap's dictionary size, and Wordmap) on the same German text with the same budget, several
+pretraining seeds each (or continues a user's German RoBERTa for both, ``--de-init``), and measures:
 
-* **the verbs** (the thesis's target): pseudo-perplexity per word on UD German GSD test, over all words and over the
-  gold VERB/AUX words; a frozen-encoder probe of the verb features (VerbForm, Tense, Person, Number, Mood; trained
-  on UD dev, scored on UD test) and a lexeme probe (HYP2: how often a verb form's nearest other verb form, by the
-  encoder's word state, shares its gold lemma), both beside random encoders of the same architecture;
-* **classification** (HYP1): GermEval 2018 coarse (OFFENSE/OTHER), the official F1, a dev split of the training
-  tweets, N seeds per row and a random-init control, the character n-gram Naive Bayes floor beside every row,
-  Wordmap against Unigram with Holm's correction over the part's tests.
+* **agreement** (HYP1's primary measure here): CLAMS German subject-verb agreement pairs, per construction, beside
+  chance and random encoders; Wordmap against Unigram by McNemar per seed and a paired t over seeds;
+* **gold segmentation** (HYP2): consistency of UD German GSD test's verb pieces with their gold lemmas and boundary
+  F1 on MorphyNet, with paired bootstrap intervals;
+* **the verbs** (the thesis's target): whole-word pseudo-perplexity on UD German GSD test, over all words and over
+  the gold VERB/AUX words, beside a character floor; frozen-encoder probes of the verb features and a lexeme probe,
+  beside random encoders;
+* **classification**, only when asked (``--de-germeval-finetune``; on in the gpu preset): GermEval 2018 coarse,
+  the official F1, seeds and a random-init control, the character n-gram floor.
 
 The corpus and its leakage rules: ``train_scripts/prepare_german.py``.  The steps are the shared language-model
-pipeline's (``train_scripts/demo/lm/``: binarize --lm, pretrain_roberta.sh, finetune_classification.sh) on German,
-with the part's data step and verb measures (``steps.py``); presets, rows and the GermEval task: ``plan.py``; the
-report: ``report.py``.
+pipeline's (``train_scripts/demo/lm/``) on German, with the part's data step and measures (``steps.py``); presets,
+rows and the GermEval task: ``plan.py``; ``--de-init``: ``init.py``; the report: ``report.py``.
 
-    morphtok-demo --part german --output demo-output [--de-preset cpu|fast|gpu] [--de-seeds 5] [--dry-run]
+    morphtok-demo --part german --output demo-output [--de-preset cpu|fast|gpu] [--de-pretrain-seeds 3] \
+        [--de-germeval-finetune] [--de-init CHECKPOINT] [--dry-run]
 """
 from __future__ import annotations
 
@@ -58,9 +62,10 @@ CLAMS_FILES = ("simple_agrmt.txt", "vp_coord.txt", "long_vp_coord.txt", "prep_an
 class GermanPart(Part):
     name = "german"
     preset_flag = "--de-preset"
-    #: measured: the fast run's folder 11 MB, the cpu run's (see FIGURES' record); the gpu preset's RoBERTa-base
-    #: checkpoints about 1.5 GB each
-    disk = {"cpu": 150e6, "fast": 30e6, "gpu": 12e9}
+    #: fast: measured, 20 MB (2026-12-02, 2 pretraining seeds); cpu and gpu estimated from the checkpoints' size
+    #: (12 bytes per parameter with Adam's state, about 3 kept per run, 6 runs): 3.0M parameters, about 110 MB per
+    #: run on the cpu preset; RoBERTa-base, about 1.5 GB per checkpoint on the gpu preset
+    disk = {"cpu": 800e6, "fast": 30e6, "gpu": 30e9}
     #: its inputs in the shared data folder (``--shared-data``; docs/data.md)
     shared_inputs = {"--de-germeval": "german/germeval2018", "--de-ud": "german/ud_german_gsd",
                      "--de-multi30k": "multi30k", "--de-agreement": "german/clams_de",
@@ -132,7 +137,7 @@ class GermanPart(Part):
         """Every input read whole by its stage's reader (``inputs.py``): one line naming the option, file and line."""
         from train_scripts.demo.german.inputs import check
 
-        check(a.germeval, a.ud, a.multi30k)
+        check(a.germeval, a.ud, a.multi30k, a.agreement, CLAMS_FILES, a.morphynet)
 
     @staticmethod
     def missing(a) -> str | None:

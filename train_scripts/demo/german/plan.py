@@ -1,10 +1,11 @@
-"""The German part's rows, presets and paths: Wordmap against a Unigram baseline, pretrained on the same German text
-with the same budget and seeds (Jung 2023, sections 3.2.3 and 4).
+"""The German part's rows, presets and paths: Wordmap against a Unigram baseline of the same dictionary size,
+pretrained on the same German text with the same budget and pretraining seeds (Jung 2023, sections 3.2.3 and 4).
 
-Its steps are the language-model pipeline's (``train_scripts/demo/lm/``: ``binarize --lm`` -> ``pretrain_roberta.sh``
--> ``finetune_classification.sh``), on :func:`pipeline_settings`: the part's folder, German text, its rows and its one
-task (GermEval 2018, :func:`germeval_task`), plus what the thesis says Wordmap should change: the verbs (pseudo-perplexity per word over all words and over the gold VERB/AUX words of
-UD German GSD test; ``train_scripts/verb_probe.py``'s feature and lexeme probes of the frozen encoder).
+Its training steps are the language-model pipeline's (``train_scripts/demo/lm/``: ``binarize --lm`` ->
+``pretrain_roberta.sh`` -> ``finetune_classification.sh`` when GermEval runs), on :func:`pipeline_settings`: the
+part's folder, German text, its rows (:func:`row_table`: the baseline at ``baseline_vocab_size``), its pretraining
+seeds and, with ``--de-germeval-finetune``, its one task (GermEval 2018, :func:`germeval_task`).  The measures'
+paths are :class:`Paths`', their stage names :func:`seeded`; :data:`FIGURES` are the plan's seconds per stage.
 """
 from __future__ import annotations
 

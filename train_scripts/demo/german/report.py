@@ -330,9 +330,11 @@ def corpus_table(results: dict) -> Optional[list]:
 
 
 def pretraining_table(results: dict) -> list:
-    table = [["row", "tokens / word", "updates", "epochs", "valid loss / token", "valid loss / word"]]
+    table = [["row", "pretraining seed", "tokens / word", "updates", "epochs", "valid loss / token",
+              "valid loss / word"]]
     for r in results.get("pretraining", []):
-        table.append([_label(r["row"]), fmt.num(r.get("tokens_per_word"), 2), f"{r.get('updates', 0):,}",
+        table.append([_label(r["row"]), str(r.get("pretrain_seed", 1)), fmt.num(r.get("tokens_per_word"), 2),
+                      f"{r.get('updates', 0):,}",
                       fmt.num(r.get("epochs"), 2), fmt.num(r.get("valid_loss_per_token"), 2),
                       fmt.num(r.get("valid_loss_per_word"), 2)])
     return table
