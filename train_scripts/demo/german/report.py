@@ -442,8 +442,8 @@ def probe_table(results: dict) -> Optional[list]:
     rows = list(probes)
     header = ["measure", "majority / chance"]
     for row in rows:
-        header += [f"{_label(row)}", f"{_label(row)}: pretraining seeds", f"{_label(row)}: random encoders",
-                   f"p (vs random; {policy.EXPLORATORY})"]
+        header += [f"{_label(row)}", f"{_label(row)}: random encoders", f"p (vs random; {policy.EXPLORATORY})",
+                   f"{_label(row)}: every pretraining seed"]
     table = [header]
     for feature in (*FEATURES, "lexeme"):
         first = probes[rows[0]].get(feature) or {}
@@ -452,7 +452,7 @@ def probe_table(results: dict) -> Optional[list]:
         for row in rows:
             e = probes[row].get(feature) or {}
             c = e.get("vs_random") or {}
-            line += [fmt.num(e.get("score")), _ms(e.get("seeds")), _ms(e.get("random")), fmt.pval(c.get("p"))]
+            line += [fmt.num(e.get("score")), _ms(e.get("random")), fmt.pval(c.get("p")), _ms(e.get("seeds"))]
         table.append(line)
     return table
 
@@ -641,8 +641,9 @@ def _tables(c: SimpleNamespace) -> list:
          f"pretraining seed, with the paired bootstrap 95% interval over the words ({policy.EXPLORATORY})."),
         ("German: verbs, probes", probe_table(c.r), "Frozen encoder, each word the mean of its pieces' last-layer "
          "states; a logistic regression per feature trained on UD dev verb tokens and scored on UD test. Lexeme: "
-         "how often a verb form's nearest other verb form (cosine) shares its gold lemma. p: the pretrained "
-         "encoder's one score against the random encoders' spread."),
+         "how often a verb form's nearest other verb form (cosine) shares its gold lemma. p: pretraining seed 1's "
+         "encoder's score against the random encoders' spread (random encoders do not depend on pretraining: "
+         "scored once); the last column: every pretraining seed's score, mean ± sd."),
         ("German: GermEval 2018 (HYP1, when asked)", germeval_table(c.r), "Mean ± sd "
          "over every fine-tuning seed (a collapsed run, one class for every dev tweet, stays in the mean and is "
          "counted); the interval is the difference's 95% interval; "
