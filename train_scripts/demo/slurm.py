@@ -146,7 +146,8 @@ def settings(options: argparse.Namespace, output: Path) -> Settings | None:
 def job_lines(name: str, costs: list, cluster: Settings, jobs: int) -> list:
     """What a dry run lists of a part's jobs: one per stage (its kind), with its resources."""
     lines = [f"# the {name} part on SLURM: one job per stage, submitted once its dependencies are done, at most "
-             f"{jobs} at a time; logs in {cluster.folder}"]
+             f"{jobs} at a time; logs in {cluster.folder} (a stage that runs no command, e.g. reading the data "
+             "in the demo's own process, runs where the demo runs)"]
     if not costs:
         return lines + ["#   (the part lists no stages: one job per command of its plan below)"]
     return lines + [f"#   job {c.stage} ({c.kind}): {cluster.resources(cluster.minutes(c.kind))}" for c in costs]
