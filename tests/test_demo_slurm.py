@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from preprocess.common import REPO
-from tests.conftest import cli_env
+from tests.conftest import cli_env, multi30k_slice
 from tests.test_demo_parts import TOY
 from tests.test_slurm import _run_again_at_once, cluster, require_slurm
 
@@ -105,20 +105,85 @@ PART = ResumePart()
 '''
 
 
+TRAIN_PART = '''
+"""A part with one real training stage: the translation recipe\'s --tiny model on --train-data for a few updates."""
+import argparse
+import json
+
+from train_scripts.demo.estimate import costs_from
+from train_scripts.demo.part import Part
+from train_scripts.demo.report_document import Para, Section
+
+
+class TrainPart(Part):
+    name = "train"
+    title = "a tiny translation training"
+
+    def add_options(self, group):
+        group.add_argument("--train-data", default=None, help="binarised data")
+        group.add_argument("--train-updates", type=int, default=40, help="updates")
+
+    def settings(self, options):
+        return argparse.Namespace(data=options.train_data, updates=options.train_updates, device="cpu")
+
+    def width(self, args):
+        return 1
+
+    def stage_costs(self, args):
+        return costs_from([("train/tiny", "train")], {"train": 60})
+
+    def plan(self, args):
+        return ["bash train_scripts/train_transformer_big.sh --cpu --tiny ..."]
+
+    def run(self, args, ctx):
+        save = ctx.folder / "ckpt"
+
+        def train():
+            out = ctx.runner.run("train/tiny", ["bash", "train_scripts/train_transformer_big.sh", "--cpu", "--data",
+                                                args.data, "--save-dir", save, "--tiny", "--max-update",
+                                                args.updates, "--validate-interval-updates", "0"],
+                                 ctx.folder / "train.log", merge_stderr=True)
+            last = [line for line in out.splitlines() if "train_num_updates" in line][-1]
+            return {"updates": int(json.loads(last.split("INFO:train:", 1)[1])["train_num_updates"])}
+
+        return {"train": ctx.stages.run("train/tiny", [save], train, key={"updates": args.updates})}
+
+    def sections(self, results, folder, relative=""):
+        return [Section("Train part", [Para(str(results["train"]["updates"]))])]
+
+
+PART = TrainPart()
+'''
+
+
 @pytest.fixture(scope="module")
 def parts_path(tmp_path_factory):
-    """A folder with the toy part (tests/test_demo_parts.py's) and the resumable one, each a module of its own."""
+    """A folder with the toy part (tests/test_demo_parts.py's), the resumable one and the training one, each a
+    module of its own."""
     pkg = tmp_path_factory.mktemp("demo-slurm-parts")
-    for module, text in (("morphtok_toy_part", TOY), ("morphtok_resume_part", RESUME_PART)):
+    for module, text in (("morphtok_toy_part", TOY), ("morphtok_resume_part", RESUME_PART),
+                         ("morphtok_train_part", TRAIN_PART)):
         (pkg / module).mkdir()
         (pkg / module / "__init__.py").write_text(textwrap.dedent(text))
     return pkg
 
 
+@pytest.fixture(scope="module")
+def binarised(tmp_path_factory):
+    """A slice of Multi30k binarised with a small sentencepiece model: the training stage's data."""
+    raw = multi30k_slice(tmp_path_factory.mktemp("raw"), 300, 20, 10)
+    out = tmp_path_factory.mktemp("data") / "sp"
+    proc = subprocess.run([sys.executable, "-m", "train_scripts.binarize", "--scheme", "sentencepiece",
+                           "--vocab-size", "400", "--data", raw, "--out", out], env=cli_env(), cwd=REPO,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out
+
+
 def demo_env(parts_path, extra=None) -> dict:
     env = cli_env()
     env["PYTHONPATH"] = f"{REPO}{os.pathsep}{parts_path}"
-    env["MORPHTOK_DEMO_PARTS"] = "morphtok_toy_part,morphtok_resume_part"
+    env["MORPHTOK_DEMO_PARTS"] = "morphtok_toy_part,morphtok_resume_part,morphtok_train_part"
     return {**env, **(extra or {})}
 
 
@@ -296,6 +361,43 @@ def test_a_requeued_job_goes_on_from_its_checkpoint(slurm_env, tmp_path):
     assert (folder / "count.log").read_text().startswith(f"starting at {starts[1]}\n")   # the last run's log
     assert set(squeue(slurm_env, "-o", "%i")) - before == {job}     # submitted once
     assert _job_of(folder) is None
+
+
+def test_a_requeued_training_stage_resumes_from_checkpoint_last(slurm_env, binarised, tmp_path):
+    """A real training stage (the translation recipe's --tiny model) requeued once it has saved a checkpoint: the
+    job runs the same command again and fairseq goes on from SAVE_DIR/checkpoint_last.pt, which nothing removed."""
+    import torch
+
+    out = tmp_path / "out"
+    folder, err = out / "train", tmp_path / "demo.err"
+    log = folder / "train.log"
+
+    def saved() -> bool:
+        text = log.read_text() if log.exists() else ""
+        return "No existing checkpoint found" in text and "Saved checkpoint" in text
+
+    with open(err, "w") as fh:
+        proc = subprocess.Popen(demo_args("--part", "train", "--train-data", binarised, "--train-updates", "40",
+                                          "--output", out, *ON_SLURM), env=slurm_env, cwd=REPO, stderr=fh,
+                                stdout=subprocess.DEVNULL)
+        try:
+            wait_for("the first checkpoint", saved, proc=proc)
+            job = json.loads((folder / ".stages" / "train__tiny.job").read_text())["job_id"]
+            requeue = subprocess.run(["scontrol", "requeue", job], env=slurm_env, capture_output=True, text=True)
+            assert requeue.returncode == 0, requeue.stderr
+            _run_again_at_once(slurm_env, job, proc)
+            proc.wait(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    stderr = err.read_text()
+    assert proc.returncode == 0, stderr[-3000:]
+    assert f"stage train/tiny job {job} was requeued" in stderr
+    text = log.read_text()                   # the last run's log: it went on from the first run's checkpoint
+    assert "No existing checkpoint found" not in text and "Loaded checkpoint" in text, text[-2000:]
+    state = torch.load(folder / "ckpt" / "checkpoint_last.pt", map_location="cpu", weights_only=False)
+    assert state["optimizer_history"][-1]["num_updates"] == 40
+    assert json.loads((folder / "results.json").read_text())["train"] == {"updates": 40}
 
 
 def test_a_restarted_demo_attaches_to_its_running_job(slurm_env, tmp_path):
