@@ -7,9 +7,11 @@ every chosen part's settings checked before any work, one ``--jobs`` policy, the
 machinery (signals, subreaper, scheduler, runner, stages) in its own folder, its ``results.json`` written, and the
 one report (``OUTPUT/REPORT.md``, ``OUTPUT/report.html``) written once at the end.  SIGINT or SIGTERM stops every
 process the demo started; an interrupted stage is not recorded, so a rerun redoes it and skips the finished ones.
+``--launcher slurm`` runs every command as a SLURM job instead (``slurm.py``, docs/cluster-demo.md): the same
+stages, records, plan and report.
 
     morphtok-demo --output demo-output [--part all|translation|pretraining|...] [--dry-run] [--jobs N]
-        [the parts' options: --help lists them by part]
+        [--launcher slurm --slurm-partition P --slurm-gpus-per-job G ...] [the parts' options: --help lists them]
 """
 from __future__ import annotations
 
@@ -25,13 +27,14 @@ from pathlib import Path
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
-from train_scripts.demo import estimate, preflight
+from train_scripts.demo import estimate, preflight, slurm
 from train_scripts.demo.part import Context, Part, jobs_and_threads
 from train_scripts.demo.parts import parts
 from train_scripts.demo.stages import (
     PipelineError,
     Runner,
     Scheduler,
+    StageRunner,
     Stages,
     become_subreaper,
     interrupt_on_signal,
@@ -62,6 +65,7 @@ def build_parser(all_parts: list | None = None) -> argparse.ArgumentParser:
     ap.add_argument("--shared-data", type=Path, default=None,
                     help="a folder laid out as ../shared/data (docs/data.md): every part's input option that the "
                          "command line leaves unset is taken from it (default: each option's own default)")
+    slurm.add_options(ap)
     for part in all_parts:
         part.add_options(ap.add_argument_group(f"the {part.name} part (--part {part.name} or all): {part.title}"))
     return ap
@@ -95,16 +99,22 @@ def chosen(options: argparse.Namespace, all_parts: list) -> list:
     return all_parts if "all" in options.part else [p for p in all_parts if p.name in options.part]
 
 
-def part_settings(part: Part, options: argparse.Namespace) -> argparse.Namespace:
-    """The part's settings, with ``jobs`` and ``threads`` by the demo's one policy."""
+def part_settings(part: Part, options: argparse.Namespace, cluster: slurm.Settings | None = None) -> argparse.Namespace:
+    """The part's settings, with ``jobs`` and ``threads`` by the demo's one policy; on SLURM (``cluster``) the
+    jobs at once are ``--slurm-max-jobs`` (at most the part's width) and each command's threads are the CPUs of its
+    job."""
     args = part.settings(options)
-    args.jobs, args.threads = jobs_and_threads(options.jobs, options.threads, part.device(args), part.width(args))
+    if cluster is None:
+        args.jobs, args.threads = jobs_and_threads(options.jobs, options.threads, part.device(args), part.width(args))
+    else:
+        args.jobs, args.threads = max(1, min(cluster.max_jobs, part.width(args))), options.threads or cluster.cpus
     return args
 
 
-def plan_summary(todo: list, settings: dict, output: Path) -> list:
+def plan_summary(todo: list, settings: dict, output: Path, cluster: slurm.Settings | None = None) -> list:
     """Every chosen part's plan (its stages in the scheduler's order, how many at once, the time it should take)
-    and the total: what the dry run prints and a run says before its first stage (``estimate.py``)."""
+    and the total: what the dry run prints and a run says before its first stage (``estimate.py``); on SLURM
+    (``cluster``) at the cluster's width, with the jobs it submits (one per stage, with its resources)."""
     lines, total = [], 0.0
     for part in todo:
         args = settings[part.name]
@@ -112,6 +122,8 @@ def plan_summary(todo: list, settings: dict, output: Path) -> list:
         done = part.folder(output) / ".stages"
         lines += estimate.plan_lines(part.name, costs, args.jobs, args.threads, getattr(args, "preset", "?"),
                                      done if done.is_dir() else None)
+        if cluster is not None:
+            lines += slurm.job_lines(part.name, costs, cluster, args.jobs)
         seconds = estimate.wall(costs, args.jobs, done if done.is_dir() else None)
         total = None if seconds is None or total is None else total + seconds
     if len(todo) > 1:
@@ -127,7 +139,8 @@ def main(argv=None) -> int:
     todo = chosen(options, all_parts)
     output = options.output.resolve()
     try:   # every chosen part's options and inputs, before any part runs
-        settings = {part.name: part_settings(part, options) for part in todo}
+        cluster = slurm.settings(options, output)
+        settings = {part.name: part_settings(part, options, cluster) for part in todo}
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -136,25 +149,25 @@ def main(argv=None) -> int:
             preflight.check_output(output)
             notes = []
         else:
-            notes = preflight.check(todo, settings, output)
+            notes = preflight.check(todo, settings, output, cluster)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     for note in notes:
         say(note)
     if options.dry_run:   # before anything is written
-        print("\n".join(plan_summary(todo, settings, output)))
+        print("\n".join(plan_summary(todo, settings, output, cluster)))
         for part in todo:
             print(f"# === the {part.name} part: {part.title}")
             print("\n".join(part.plan(settings[part.name])))
         return 0
-    for line in plan_summary(todo, settings, output):
+    for line in plan_summary(todo, settings, output, cluster):
         say(line)
     signal.signal(signal.SIGTERM, interrupt_on_signal)  # a killed demo stops its child processes too
     become_subreaper()
     os.environ["NLTK_DATA"] = child_env()["NLTK_DATA"]  # BITE runs in this process (binarize, metrics)
     for part in todo:
-        status = run_part(part, settings[part.name], output, argv)
+        status = run_part(part, settings[part.name], output, argv, cluster)
         if status:
             return status
     from train_scripts.demo import demo_report
@@ -165,17 +178,27 @@ def main(argv=None) -> int:
     return 0
 
 
-def run_part(part: Part, args: argparse.Namespace, output: Path, argv: list) -> int:
+def make_runner(part: Part, args: argparse.Namespace, folder: Path, cluster: slurm.Settings | None) -> StageRunner:
+    """The part's stage runner: its commands as processes here, or as SLURM jobs (``--launcher slurm``)."""
+    if cluster is None:
+        return Runner(folder, args.threads)
+    kinds = {cost.stage: cost.kind for cost in part.stage_costs(args)}
+    return slurm.SlurmRunner(folder, args.threads, cluster, kinds, part.name)
+
+
+def run_part(part: Part, args: argparse.Namespace, output: Path, argv: list,
+             cluster: slurm.Settings | None = None) -> int:
     """One part on fresh shared machinery in its folder; its ``results.json``.  0, or 1 when a stage failed."""
     folder = part.folder(output)
     folder.mkdir(parents=True, exist_ok=True)
-    runner = Runner(folder, args.threads)
+    runner = make_runner(part, args, folder, cluster)
     stages = Stages(folder)
+    stages.attached = runner.attachable
     ctx = Context(output=output, folder=folder, runner=runner, stages=stages, scheduler=Scheduler(args.jobs),
                   jobs=args.jobs, threads=args.threads, argv=argv)
     stages.progress = estimate.Progress(part.stage_costs(args), args.jobs)
     say(f"=== the {part.name} part: {part.title} ({args.jobs} command(s) at a time, {args.threads} torch "
-        f"thread(s) each)")
+        f"thread(s) each{', as SLURM jobs' if cluster is not None else ''})")
     t0 = time.time()
     try:
         results = part.run(args, ctx)
@@ -185,6 +208,7 @@ def run_part(part: Part, args: argparse.Namespace, output: Path, argv: list) -> 
     except BaseException:  # interrupted (SIGINT, SIGTERM): nothing this run started may outlive it
         ctx.scheduler.stopping.set()
         stages.stopping.set()
+        runner.stop()
         stop_descendants()
         raise
     meta = results.setdefault("meta", {})

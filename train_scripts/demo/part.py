@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from preprocess.common import UserError
-from train_scripts.demo.stages import Runner, Scheduler, Stages
+from train_scripts.demo.stages import Scheduler, StageRunner, Stages
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Context:
 
     output: Path                  # the demo's --output
     folder: Path                  # this part's folder (its stages, logs and results.json)
-    runner: Runner                # runs a command in a process group of its own, logged, in commands.txt
+    runner: StageRunner           # runs a command, logged, in commands.txt (here or as a SLURM job: --launcher)
     stages: Stages                # resumable stages, recorded in folder/.stages
     scheduler: Scheduler          # at most `jobs` commands at a time (a SlotRunner holds a slot per command)
     jobs: int

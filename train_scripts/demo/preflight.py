@@ -4,6 +4,9 @@
 * every chosen part's inputs by their contents (``Part.check_inputs``: columns, labels, shapes, UTF-8), each
   bad file one line naming the part's option, the file and the line;
 * the device each chosen preset needs: a ``gpu`` preset needs a CUDA device (the demo trains on one GPU);
+* with ``--launcher slurm``, the cluster instead (:func:`check_cluster`): SLURM answers (``sinfo``, within
+  :data:`SINFO_TIMEOUT_S`), the partition is there, its nodes have the CPUs and GPUs a job asks for, and a
+  ``gpu`` preset's jobs ask for a GPU;
 * free disk against the plan's estimated size (each part's ``Part.disk_bytes``);
 * the compiled extensions (FLOTA's search, the HanTa and perceptron taggers): when one is not built, or built from
   an older source, one note says that the slower pure-Python path will be used (not a refusal).
@@ -15,7 +18,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -28,6 +33,8 @@ EXTENSIONS = (("FLOTA's search", "preprocess.schemes.flota.search", "preprocess.
                "preprocess.tagging._perceptron_fast"))
 #: headroom over the plan's estimated size
 DISK_MARGIN = 1.25
+#: seconds ``sinfo`` has to answer before SLURM counts as unreachable
+SINFO_TIMEOUT_S = 4.0
 
 
 def cuda_devices() -> int:
@@ -90,6 +97,68 @@ def check_devices(todo: list, settings: dict) -> None:
                         f"on this machine; use {part.preset_flag} cpu (or fast), or run on a machine with a GPU")
 
 
+def _count(text: str) -> int:
+    """The number a field of ``sinfo`` starts with (``8``, ``8+``); 0 for none."""
+    found = re.match(r"\d+", text.strip())
+    return int(found.group()) if found else 0
+
+
+def gres_gpus(gres: str) -> int:
+    """The GPUs of a node by ``sinfo -o %G``: ``gpu:4``, ``gpu:a100:4(S:0-1)``, ``gpu:2,mps:100``; 0 for
+    ``(null)``."""
+    return sum(int(m.group(1)) for m in re.finditer(r"(?:^|,)gpu(?::[^:,(]+)?:(\d+)", gres.strip()))
+
+
+def check_cluster(cluster, todo: list, settings: dict) -> str:
+    """``--launcher slurm``: SLURM answers, the partition (``--slurm-partition``, else the cluster's default) is
+    there and has a node with the CPUs and GPUs each job asks for, and every chosen part whose preset runs on a GPU
+    asks for one; the partition's name (a note)."""
+    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
+        raise UserError("--launcher slurm needs SLURM's sinfo and sbatch, which are not on PATH here; "
+                        "--launcher local runs the same stages on this machine")
+    try:
+        proc = subprocess.run(["sinfo", "-h", "-o", "%P|%c|%G"], capture_output=True, text=True,
+                              timeout=SINFO_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"--launcher slurm: SLURM does not answer (sinfo took over {SINFO_TIMEOUT_S:.0f} s); check "
+                        "that its controller runs and that SLURM_CONF names it") from None
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        raise UserError(f"--launcher slurm: sinfo failed ({why}); check that SLURM's controller runs here")
+    nodes: dict = {}
+    default = None
+    for line in proc.stdout.splitlines():
+        fields = line.strip().split("|")
+        if len(fields) != 3:
+            continue
+        name = fields[0].rstrip("*")
+        if fields[0].endswith("*"):
+            default = name
+        nodes.setdefault(name, []).append((_count(fields[1]), gres_gpus(fields[2]), fields[2].strip()))
+    partition = cluster.partition or default
+    if cluster.partition and cluster.partition not in nodes:
+        raise UserError(f"--slurm-partition {cluster.partition}: the cluster has no such partition (sinfo lists "
+                        f"{', '.join(nodes) or 'none'})")
+    if partition is None:
+        raise UserError(f"--slurm-partition: the cluster has no default partition; give one of "
+                        f"{', '.join(nodes) or '(sinfo lists none)'}")
+    cpus = max(c for c, _, _ in nodes[partition])
+    gpus = max(g for _, g, _ in nodes[partition])
+    if cluster.cpus > cpus:
+        raise UserError(f"--slurm-cpus-per-job {cluster.cpus}: the nodes of partition {partition} have at most "
+                        f"{cpus} CPU(s)")
+    if cluster.gpus > gpus:
+        gres = ", ".join(sorted({g for _, _, g in nodes[partition]}))
+        raise UserError(f"--slurm-gpus-per-job {cluster.gpus}: the nodes of partition {partition} have at most "
+                        f"{gpus} GPU(s) (sinfo -o %G: {gres})")
+    for part in todo:
+        args = settings[part.name]
+        if part.device(args) == "gpu" and cluster.gpus < 1:
+            raise UserError(f"{part.preset_flag} {getattr(args, 'preset', 'gpu')} trains on a GPU but its jobs "
+                            f"ask for none: give --slurm-gpus-per-job 1")
+    return partition
+
+
 def check_disk(todo: list, settings: dict, output: Path) -> None:
     """The free disk where ``--output`` lies against every chosen part's estimated size (with a margin)."""
     need = sum(part.disk_bytes(settings[part.name]) for part in todo)
@@ -117,13 +186,18 @@ def slow_paths() -> list:
     return slow
 
 
-def check(todo: list, settings: dict, output: Path) -> list:
-    """Every refusal (raised as one ``UserError``) before any work; the notes to show (the slower paths)."""
+def check(todo: list, settings: dict, output: Path, cluster=None) -> list:
+    """Every refusal (raised as one ``UserError``) before any work; the notes to show (the slower paths, the
+    partition).  ``cluster``: the SLURM launcher's settings (``slurm.Settings``), None for a local run."""
     check_output(output)
-    check_devices(todo, settings)
+    notes = []
+    if cluster is None:
+        check_devices(todo, settings)
+    else:
+        notes.append(f"SLURM: jobs go to partition {check_cluster(cluster, todo, settings)}")
     for part in todo:   # the inputs' contents (columns, labels, shapes), by each part's own readers
         part.check_inputs(settings[part.name])
     check_disk(todo, settings, output)
     slow = slow_paths()
-    return [f"note: {', '.join(slow)} {'is' if len(slow) == 1 else 'are'} not compiled here: the slower "
-            "pure-Python path will be used (make install builds them)"] if slow else []
+    return notes + ([f"note: {', '.join(slow)} {'is' if len(slow) == 1 else 'are'} not compiled here: the slower "
+                     "pure-Python path will be used (make install builds them)"] if slow else [])

@@ -1,6 +1,7 @@
 """The demo's stages and the commands they run, for every part (``main.py`` runs each part on them).
 
-:class:`Runner` runs a command in a process group of its own, logs it and records it in ``commands.txt``;
+:class:`Runner` runs a command in a process group of its own, logs it and records it in ``commands.txt`` (the
+local launcher; ``slurm.SlurmRunner`` runs it as a SLURM job, behind the same :class:`StageRunner` interface);
 :class:`Stages` runs a resumable stage; :class:`Scheduler` runs steps with dependencies, each command holding one
 of ``--jobs`` slots (:class:`SlotRunner`) (skipped when its record, outputs and fingerprint are there); an interrupted
 demo stops what it started (:func:`stop_group`, :func:`stop_descendants`; the demo is the subreaper of its
@@ -72,11 +73,63 @@ def placed(value, roots: list[tuple[str, str]]):
 
 # --- running things --------------------------------------------------------------------------------------------
 
-class Runner:
-    """Runs commands with logs under the output directory and records them for the report."""
+class StageRunner:
+    """What runs a stage's command, the one interface of both launchers: :class:`Runner` (a process here) and
+    ``slurm.SlurmRunner`` (a SLURM job per command).  The parts, the stages and the scheduler use only this.
+
+    :meth:`run` runs one command with its stdout in ``log`` (stderr in ``log.err``), returns that stdout as text and
+    raises :class:`PipelineError` naming the logs when the command fails; :meth:`attachable` says whether a command
+    of a stage that an earlier run of the demo started is still at work (its outputs are then kept, and :meth:`run`
+    waits for it instead of starting it again); :meth:`stop` ends what this runner started (an interrupted demo)."""
 
     def __init__(self, out: Path, threads: int):
         self.out = out
+        self.threads = threads
+
+    def command(self, args: list, record: bool = True) -> list:
+        """``args`` as words, ``python`` being this interpreter; with ``record``, written to ``commands.txt``
+        (survives resumed runs) as the report shows them."""
+        args = [str(a) for a in args]
+        if args[0] == "python":
+            args[0] = sys.executable
+        if record:
+            with open(self.out / "commands.txt", "a", encoding="utf-8") as fh:
+                fh.write(shown(args) + "\n")
+        return args
+
+    def run(self, stage: str, args: list, log: Path, on_line=None, merge_stderr: bool = False) -> str:
+        raise NotImplementedError
+
+    def attachable(self, stage: str) -> bool:
+        """Whether ``stage``'s command, started by an earlier run of the demo, is still at work (or has finished
+        well since): :meth:`Stages.run` then keeps its outputs, and :meth:`run` attaches to it."""
+        return False
+
+    def stop(self) -> None:
+        """End every command this runner started and that is still at work (the demo was interrupted)."""
+
+
+def shown(args: list) -> str:
+    """A command as one line of shell, this interpreter written ``python``."""
+    return " ".join(shlex.quote(a) for a in args).replace(sys.executable, "python")
+
+
+def stage_failed(stage: str, why: str, log: Path, lines: list) -> PipelineError:
+    """The error of a failed command: one line naming the stage, why and both logs, then the logs' last lines."""
+    err_log = log.with_suffix(".err")
+    try:
+        err_lines = err_log.read_text(encoding="utf-8", errors="replace").splitlines(True)[-6:]
+    except OSError:
+        err_lines = []
+    tail = "".join(lines[-4:]) + "".join(err_lines)
+    return PipelineError(f"pipeline stage {stage} failed ({why}); logs: {log} {err_log}\n{tail.strip()}")
+
+
+class Runner(StageRunner):
+    """Runs commands here, with logs under the output directory, and records them for the report."""
+
+    def __init__(self, out: Path, threads: int):
+        super().__init__(out, threads)
         self.env = child_env(threads)
 
     def run(self, stage: str, args: list, log: Path, on_line=None, merge_stderr: bool = False) -> str:
@@ -84,12 +137,7 @@ class Runner:
         (a tool that logs only to stderr), into the stdout stream.  The command runs in a process group of its
         own: an interrupted pipeline (SIGINT, SIGTERM) stops the whole group (:func:`stop_group`), so no
         training process outlives it."""
-        args = [str(a) for a in args]
-        if args[0] == "python":
-            args[0] = sys.executable
-        shown = " ".join(shlex.quote(a) for a in args).replace(sys.executable, "python")
-        with open(self.out / "commands.txt", "a", encoding="utf-8") as fh:  # survives resumed runs
-            fh.write(shown + "\n")
+        args = self.command(args)
         log.parent.mkdir(parents=True, exist_ok=True)
         err_log = log.with_suffix(".err")
         # stdout and stderr stay separate: merged, their buffers interleave mid-line and lines get lost
@@ -108,8 +156,7 @@ class Runner:
                 stop_group(proc)
                 raise
         if rc != 0:
-            tail = "".join(lines[-4:]) + "".join(err_log.read_text(encoding="utf-8").splitlines(True)[-6:])
-            raise PipelineError(f"pipeline stage {stage} failed (exit {rc}); logs: {log} {err_log}\n{tail.strip()}")
+            raise stage_failed(stage, f"exit {rc}", log, lines)
         return "".join(lines)
 
 
@@ -177,9 +224,24 @@ class Stages:
         self.stopping = threading.Event()
         #: the time left of the part, said after each stage (``estimate.Progress``; None: not said)
         self.progress = None
+        #: whether a stage's command, started by an earlier run, is still at work (``StageRunner.attachable``):
+        #: its outputs (a training's save dir) are then kept for the command to go on with, not removed
+        self.attached = lambda name: False
 
     def _left(self, name: str) -> str:
         return self.progress.done(name) if self.progress is not None else ""
+
+    def _clear(self, name: str, outputs: list) -> None:
+        """Remove a stage's outputs before it runs (an interrupted or outdated stage restarts cleanly), unless its
+        command from an earlier run is still at work (:attr:`attached`): that command goes on with them."""
+        if self.attached(name):
+            say(f"[wait] {name}: its command from an earlier run is still at work; waiting for it")
+            return
+        for p in map(Path, outputs):
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
 
     def run(self, name: str, outputs: list[Path], fn, key=None, after: tuple[str, ...] = (), quiet: bool = False,
             announce: bool = True, code: tuple[str, ...] = ()):
@@ -225,12 +287,7 @@ class Stages:
                    "the contents of its inputs changed" if saved.get("inputs") != digests["inputs"] else
                    "its options or inputs changed")
             say(f"[rerun] {name}: {why}")
-        for p in outputs:  # an interrupted or outdated stage restarts cleanly
-            p = Path(p)
-            if p.is_dir():
-                shutil.rmtree(p)
-            elif p.exists():
-                p.unlink()
+        self._clear(name, outputs)
         if announce:
             say(f"[run ] {name}")
         t0, waited = time.time(), slot_wait()
@@ -369,7 +426,7 @@ class PipelineStopped(RuntimeError):
 
 
 class SlotRunner:
-    """A :class:`Runner` whose commands each hold a slot of the scheduler; ``priority(stage)``: lower first (the
+    """A :class:`StageRunner` whose commands each hold a slot of the scheduler; ``priority(stage)``: lower first (the
     longest steps, and those others wait for); ``announce``: say ``[run ]`` once the command has a slot (False
     where its stage said it already)."""
 
