@@ -145,6 +145,8 @@ def test_read_pairs_and_one_line_errors(tmp_path, capsys):
     pairs = ag.read_pairs(str(good))
     assert pairs == {"simple": [("die kinder lachen", "die kinder lacht"), ("das kind lacht", "das kind lachen")]}
     assert ag.read_pairs(str(good), max_pairs=1) == {"simple": pairs["simple"][:1]}
+    assert ag.subsample(list(range(10)), 4) == [0, 2, 5, 7] and ag.subsample([1, 2], 5) == [1, 2]
+    assert ag.subsample([1, 2], 0) == [1, 2]
     bad_dirs = {"no tab": "True die kinder lachen\nFalse\tdie kinder lacht\n",
                 "odd number": "True\ta\nFalse\tb\nTrue\tc\n",
                 "a True line followed by a False line": "True\ta\nTrue\tb\n",

@@ -9,8 +9,9 @@
 ``simple_agrmt``); each line is ``True`` or ``False``, a tab, a sentence; a ``True`` line followed by its ``False``
 twin makes a pair.  Anything else (no such folder, no ``*.txt`` in it, a line without a tab, another label, an
 empty sentence, an odd number of lines, a ``True`` not followed by a ``False``) is one error line naming the file
-and line, exit status 2, and no output file.  ``--max-pairs N``: the first N pairs of each construction (a
-deterministic subsample; 0: all).
+and line, exit status 2, and no output file.  ``--max-pairs N``: N pairs of each construction, spread evenly over
+its file (:func:`subsample`: deterministic; not the first N, which in CLAMS's block-ordered files are one
+sub-condition's; 0: all).
 
 **Form** (``--form``, the record's ``form`` and, spelled out, ``form_rule``).  ``pretraining`` (the default): the
 sentence written as the pretraining text is (Multi30k-style sentences), with CLAMS's lower-cased tokenisation
@@ -45,10 +46,13 @@ Output (JSON)::
      "ties": {NAME: pairs tied (counted wrong)}, "max_pairs", "random_seeds", "scoring": "PLL-word-l2r",
      "sentences_scored", "scheme", "checkpoint", "lm_data", "pairs_dir", "seconds"}
 
-**Speed.**  On 2 shared CPU cores (2 torch threads), a ``--small`` model (2 layers, 128 dimensions, 4k Unigram
-pieces; 200 updates on Multi30k German) scores 1,000 CLAMS pairs (2,000 sentences, about 8 pieces each, so about
-16,000 masked copies) in about SPEED_SMALL s per encoder; all four constructions' 14,220 pairs take about
-SPEED_ALL s per encoder, so the demo passes ``--max-pairs`` for ``prep_anim`` (12,600 pairs) where time is short.
+**Speed** (measured 2026-12-02, 2 CPU cores shared with other work, load average about 7, ``--threads 1``, the
+default, which was 3 to 5 times faster there than 2; ``--batch-size 128``).  A ``--small`` model (2 layers, 128
+dimensions, a 4k Unigram vocabulary, 200 updates on Multi30k German) scored the first 500 pairs of each
+construction (1,640 pairs, 3,280 distinct sentences of about 14 pieces) with 2 random encoders, three encoders in
+all, in 61 s (pretraining form) and 86 s (clams form), loading included: **12 to 17 s per 1,000 pairs per
+encoder**.  All 14,220 pairs would take 3 to 4 minutes per encoder, so the demo passes ``--max-pairs`` (N pairs
+spread evenly over each file, :func:`subsample`).
 """
 from __future__ import annotations
 
@@ -74,8 +78,10 @@ FORMS = {
     "clams": "CLAMS's own form: lower-cased, tokenised, no final full stop",
 }
 CHANCE = 50.0
-#: masked copies per forward pass
-BATCH_SIZE = 512
+#: masked copies per forward pass (128 measured fastest on 2 shared CPU cores, module doc)
+BATCH_SIZE = 128
+#: torch CPU threads by default: one was 3 to 5 times faster than two on a 2-core machine shared with other work
+THREADS = 1
 
 
 # --- the pairs ---------------------------------------------------------------------------------------------------
@@ -115,8 +121,19 @@ def read_pairs(folder: str, max_pairs: int = 0) -> dict[str, list[tuple[str, str
                 raise UserError(f"{path}:{k + 1}: a pair is a True line followed by a False line, not "
                                 f"{entries[k][0]} then {entries[k + 1][0]}")
             pairs.append((entries[k][1], entries[k + 1][1]))
-        out[os.path.basename(path)[:-len(".txt")]] = pairs[:max_pairs] if max_pairs else pairs
+        out[os.path.basename(path)[:-len(".txt")]] = subsample(pairs, max_pairs)
     return out
+
+
+def subsample(pairs: list, n: int) -> list:
+    """``n`` of ``pairs`` spread evenly over the file (pair ``k * len // n`` for k = 0 .. n-1, in file order;
+    all of them when ``n`` is 0 or not smaller): deterministic, and unlike the first ``n`` it keeps a file's
+    sub-conditions in proportion (CLAMS's files run through them in blocks: in the first 500 of ``prep_anim``'s
+    12,600 pairs the grammatical verb is ``sind`` 287 times and ``ist`` never, in 500 spread evenly 150 times
+    each; ``vp_coord``'s first 500 have 4 and 400, spread 202 and 202)."""
+    if not n or n >= len(pairs):
+        return list(pairs)
+    return [pairs[k * len(pairs) // n] for k in range(n)]
 
 
 def pretraining_form(sentence: str) -> str:
@@ -175,7 +192,7 @@ def _accuracy(correct: Sequence[int]) -> float | None:
 
 
 def agreement(lm_data: str, checkpoint: str, pairs_dir: str, form: str = "pretraining", random_seeds: int = 0,
-              max_pairs: int = 0, batch_size: int = BATCH_SIZE, threads: int = 0) -> dict:
+              max_pairs: int = 0, batch_size: int = BATCH_SIZE, threads: int = THREADS) -> dict:
     """The record of the module doc for ``checkpoint`` (pretrained on the ``binarize --lm`` folder ``lm_data``)
     on the CLAMS files of ``pairs_dir``."""
     import torch
@@ -246,9 +263,11 @@ def main(argv=None) -> int:
     ap.add_argument("--form", choices=sorted(FORMS), default="pretraining",
                     help="pretraining: capitalised, with a final full stop, as the pretraining text; clams: as is")
     ap.add_argument("--random-seeds", type=int, default=0, help="random-weight control encoders (seeds 1..N)")
-    ap.add_argument("--max-pairs", type=int, default=0, help="the first N pairs of each construction (0: all)")
+    ap.add_argument("--max-pairs", type=int, default=0,
+                    help="N pairs of each construction, spread evenly over its file (0: all)")
     ap.add_argument("--batch-size", type=int, default=BATCH_SIZE, help="masked copies per forward pass")
-    ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    ap.add_argument("--threads", type=int, default=THREADS,
+                    help="torch CPU threads (0: torch's default; 1 is fastest on a small shared machine)")
     ap.add_argument("--output", default=None, help="write the JSON record here (default: stdout only)")
     a = ap.parse_args(argv)
     for path, what in ((a.lm_data, "--lm-data"), (a.checkpoint, "--checkpoint")):

@@ -20,7 +20,8 @@ costs its own characters and the separator after it (one space, or the end-of-li
 each scored in the line's running context; so the words' log-probabilities sum to the line's (whitespace
 normalised to one space between words, none at the ends).  Natural logs throughout; :func:`bits` converts.
 
-Pure Python, no fairseq: training on Multi30k German's 29,000 lines (1.9M characters) takes a few seconds.
+Pure Python, no fairseq: training on Multi30k German's 29,000 training lines (2.0M characters) took 7 s on one
+shared CPU core, scoring its 1,000 test_2016 lines 0.4 s (9.28 bits per word there).
 """
 from __future__ import annotations
 
