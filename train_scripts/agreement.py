@@ -50,8 +50,8 @@ Output (JSON)::
 default, which was 3 to 5 times faster there than 2; ``--batch-size 128``).  A ``--small`` model (2 layers, 128
 dimensions, a 4k Unigram vocabulary, 200 updates on Multi30k German) scored the first 500 pairs of each
 construction (1,640 pairs, 3,280 distinct sentences of about 14 pieces) with 2 random encoders, three encoders in
-all, in 61 s (pretraining form) and 86 s (clams form), loading included: **12 to 17 s per 1,000 pairs per
-encoder**.  All 14,220 pairs would take 3 to 4 minutes per encoder, so the demo passes ``--max-pairs`` (N pairs
+all, in 53 to 86 s over three runs of either form, loading included (124 s in a fourth, with a test suite
+running beside it): **11 to 17 s per 1,000 pairs per encoder**.  All 14,220 pairs would take 3 to 4 minutes per encoder, so the demo passes ``--max-pairs`` (N pairs
 spread evenly over each file, :func:`subsample`).
 """
 from __future__ import annotations
