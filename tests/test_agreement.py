@@ -197,11 +197,16 @@ def test_whole_word_record(lm, tmp_path):
                                                                           [0, 0, 1, 0, 0, 0, 0]])
     assert "word_scores" not in plain and "char_floor_bits_per_word" not in plain
     assert whole["scoring"] == "PLL-word-l2r" and whole["word_scores_unit"] == "nats"
-    assert [len(s) for s in whole["word_scores"]] == [6, 7] and whole["word_scores_unaligned_lines"] == 0
-    assert [sum(s) for s in whole["word_scores"]] == pytest.approx([x for x in whole["sentence_pll"] if x is not None])
+    assert [len(s) for s in whole["word_scores"]] == [6, 0, 7] and whole["word_scores_unaligned_lines"] == 0
+    assert [sum(s) for s in whole["word_scores"] if s] == \
+        pytest.approx([x for x in whole["sentence_pll"] if x is not None])
+    # the report's comparison of two rows (here the row with itself, and one line's marks)
+    same = pp.paired_bootstrap_bits(whole["word_scores"], whole["word_scores"],
+                                    marks=[[0, 0, 1, 0, 0, 0], [], [0, 0, 1, 0, 0, 0, 0]])
+    assert (same["difference"], same["low"], same["high"], same["words"]) == (0.0, 0.0, 0.0, 2)
     assert whole["words"] == plain["words"] == 13
     assert whole["bits_per_word"] == pytest.approx(-sum(map(sum, whole["word_scores"])) / 13 / math.log(2))
-    verbs = whole["word_scores"][0][2] + whole["word_scores"][1][2]
+    verbs = whole["word_scores"][0][2] + whole["word_scores"][2][2]
     assert whole["marked"]["bits_per_word"] == pytest.approx(-verbs / 2 / math.log(2))
     # a one-piece word scores as before (nothing of its own to hide); a longer word differs
     row = pp.RowEncoder(info)

@@ -77,6 +77,7 @@ from typing import Sequence
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
+from preprocess.evaluate.paired import paired_bootstrap_bits  # noqa: F401  (two rows' word_scores compared)
 from preprocess.files.inputs import UTF8_HINT, read_lines, require_input, without_bom
 from preprocess.files.outputs import write_record
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
@@ -470,6 +471,11 @@ def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_S
         result.update(_whole_word_keys(info, [lines[k] for k in kept], kept_words, per_token,
                                        [word_marks[k] for k in kept] if word_marks is not None else None,
                                        result.get("marked")))
+        # one entry per input line, as sentence_pll and a --word-marks file: [] for an empty line (no words)
+        per_input: list = [[] if not line.split() else None for line in lines]
+        for k, scores in zip(kept, result["word_scores"]):
+            per_input[k] = scores
+        result["word_scores"] = per_input
     result["seconds"] = round(time.perf_counter() - started, 3)
     return result
 
@@ -616,9 +622,9 @@ def pseudo_perplexity(lm_data: str, checkpoint: str, text_file: str, max_lines: 
                              (with whole_words also char_floor_bits_per_word)
 
     With ``whole_words`` (``--whole-words``): every figure above is PLL-word-l2r's (module doc) and the record
-    adds ``whole_words`` (True), ``scoring`` ("PLL-word-l2r"), ``word_scores`` (one list per scored line, in
-    the order of the input's non-empty lines: one natural-log probability per whitespace word kept, None for a
-    line whose pieces do not give each word a piece), ``word_scores_unit`` ("nats"),
+    adds ``whole_words`` (True), ``scoring`` ("PLL-word-l2r"), ``word_scores`` (one list per input line, as
+    ``sentence_pll`` and a ``--word-marks`` file: one natural-log probability per whitespace word kept, [] for an
+    empty line, None for a line whose pieces do not give each word a piece), ``word_scores_unit`` ("nats"),
     ``word_scores_unaligned_lines``, ``char_floor_bits_per_word`` (the same words under the character model of
     the pretraining text, :func:`char_floor_model`; None where that text is gone) and ``char_floor`` (its order,
     smoothing and training file).
