@@ -48,6 +48,17 @@ and for a "no spaces" row the standalone ``▁`` pieces removed afterwards, as t
 ``</s>`` included) is cut after its last whole word that fits (the words cut off are counted in neither
 ``words`` nor ``tokens``: ``truncated_lines``, ``truncated_words``).  Empty lines are skipped.
 
+**Whole words** (``--whole-words``): the piece-level PLL above lets a piece be predicted from the other pieces
+of its own word, which favours a segmentation into many pieces.  With ``--whole-words`` each piece is instead
+scored with itself *and every later piece of the same word* masked (PLL-word-l2r of Kauf and Ivanova 2023, "A
+Better Way to Do Masked Language Model Scoring", ACL 2023): the word's earlier pieces and all other words stay
+visible, so by the chain rule the sum over a word's pieces is the log-probability of the whole word left to right,
+and a word's own later pieces are never seen while it is scored.  Still one masked copy per piece (the same cost).
+The record then has each word's log-probability (``word_scores``, nats) and, beside the unigram floor (which
+depends on the row's pieces), a floor that does not: ``char_floor_bits_per_word``, the same words under an order-5
+interpolated Witten-Bell character model (:mod:`preprocess.evaluate.char_lm`) of the raw ``train`` text
+``binarize --lm`` encoded (the same text for every row).  Without the option every number and key is as before.
+
 The inflection noise is the demo's (``preprocess.evaluate.noise``, kind ``infl``: MORPHEUS-style random
 re-inflection, fraction 0.3, seed 1 by default): :func:`write_inflection_noise` writes the noisy copy of a file,
 the same for every row; ``--infl-noise F`` scores a noisy copy made in memory.
@@ -66,6 +77,7 @@ from typing import Sequence
 
 from preprocess.cli import run_main
 from preprocess.common import UserError
+from preprocess.evaluate.paired import paired_bootstrap_bits  # noqa: F401  (two rows' word_scores compared)
 from preprocess.files.inputs import UTF8_HINT, read_lines, require_input, without_bom
 from preprocess.files.outputs import write_record
 from preprocess.whitespace_noise import DEMO_SEED, PAPER_FRACTION
@@ -227,8 +239,11 @@ def fit_line(row: RowEncoder, line: str, pieces: list[str], limit: int) -> tuple
 
 # --- scoring -----------------------------------------------------------------------------------------------------
 
-def _masked_batches(model, sequences: Sequence, mask_idx: int, pad_idx: int, batch_size: int, device):
-    """``([(sequence, position)], log-probabilities)`` per batch of masked copies (see :func:`sentence_plls`)."""
+def _masked_batches(model, sequences: Sequence, mask_idx: int, pad_idx: int, batch_size: int, device,
+                    spans: Sequence[Sequence[int]] | None = None):
+    """``([(sequence, position)], log-probabilities)`` per batch of masked copies (see :func:`sentence_plls`).
+    ``spans``: per sequence, for each scored position ``p`` (1 .. n-2) the position after the last one masked with
+    it (:func:`l2r_spans`: the rest of its word); None: ``p`` alone."""
     import torch
 
     seqs = [torch.as_tensor(s, dtype=torch.long) for s in sequences]
@@ -246,6 +261,9 @@ def _masked_batches(model, sequences: Sequence, mask_idx: int, pad_idx: int, bat
                 tokens[r, :len(seqs[i])] = seqs[i]
             targets = tokens[rows, positions].clone()
             tokens[rows, positions] = mask_idx
+            if spans is not None:   # the target's later pieces of its word hidden too; only the target scored
+                for r, (i, p) in enumerate(chunk):
+                    tokens[r, p:spans[i][p - 1]] = mask_idx
             masked[rows, positions] = True
             if device is not None:
                 tokens, masked, targets = tokens.to(device), masked.to(device), targets.to(device)
@@ -280,6 +298,59 @@ def token_plls(model, sequences: Sequence, mask_idx: int, pad_idx: int, batch_si
     return out
 
 
+def l2r_spans(words: Sequence[int]) -> list[int]:
+    """For each piece of a line (``words``: the word of each piece, :func:`piece_words`, without ``<s>``/``</s>``),
+    the position in the id sequence (``<s>`` at 0) just after the last piece of its word: PLL-word-l2r masks the
+    piece there and every later piece of the same word (positions ``1 + j`` up to this, exclusive)."""
+    out, end = [0] * len(words), len(words)
+    for j in range(len(words) - 1, -1, -1):
+        if j + 1 < len(words) and words[j + 1] != words[j]:
+            end = j + 1
+        out[j] = end + 1
+    return out
+
+
+def whole_word_token_plls(model, sequences: Sequence, words: Sequence[Sequence[int]], mask_idx: int, pad_idx: int,
+                          batch_size: int = BATCH_SIZE, device=None) -> list[list[float]]:
+    """:func:`token_plls` under PLL-word-l2r (Kauf and Ivanova 2023; module doc): each piece scored with itself and
+    the pieces to its right *within its word* masked (the word's earlier pieces and every other word visible), one
+    masked copy per piece as before.  ``words``: per sequence, the word of each piece between ``<s>`` and ``</s>``
+    (consecutive runs, as :func:`piece_words` gives).  A word's log-probability is the sum over its pieces, the
+    chain rule left to right: ``log P(word | context) = sum_j log P(piece_j | context, pieces before j)``."""
+    spans = [l2r_spans(w) for w in words]
+    out = [[0.0] * max(0, len(s) - 2) for s in sequences]
+    for chunk, logp in _masked_batches(model, sequences, mask_idx, pad_idx, batch_size, device, spans):
+        for (i, p), value in zip(chunk, logp.tolist()):
+            out[i][p - 1] = value
+    return out
+
+
+def word_sums(per_token: Sequence[float], words: Sequence[int], n_words: int) -> list[float]:
+    """The pieces' values summed per word (``words``: the word of each piece): one value per word 0 .. n_words-1."""
+    out = [[] for _ in range(n_words)]
+    for w, value in zip(words, per_token):
+        if w < n_words:
+            out[w].append(value)
+    return [math.fsum(v) for v in out]
+
+
+_CHAR_LMS: dict = {}
+
+
+def char_floor_model(info: dict):
+    """The character model (:class:`preprocess.evaluate.char_lm.CharLM`, order 5) of the pretraining text: the raw
+    ``train`` split ``binarize --lm`` encoded (``raw_dir``/train.LANG of its record, the same for every row), or
+    None where that file is no longer there.  Built once per file in a process."""
+    from preprocess.evaluate.char_lm import CharLM
+
+    raw = char_floor_source(info)
+    if raw is None or not os.path.isfile(raw):
+        return None
+    if raw not in _CHAR_LMS:
+        _CHAR_LMS[raw] = CharLM(without_bom(read_lines(raw, hint=UTF8_HINT)))
+    return _CHAR_LMS[raw]
+
+
 @contextlib.contextmanager
 def _quiet_fairseq():
     """fairseq's INFO records (the whole training configuration, when a checkpoint is loaded) held back."""
@@ -310,11 +381,12 @@ def load_model(lm_data: str, checkpoint: str, cpu: bool = True):
 
 
 def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_SIZE,
-                word_marks: Sequence[Sequence[int]] | None = None) -> dict:
+                word_marks: Sequence[Sequence[int]] | None = None, whole_words: bool = False) -> dict:
     """The pseudo-perplexity record of raw ``lines`` (see :func:`pseudo_perplexity`) with a loaded ``hub`` and
     its ``binarize.json`` record ``info``; adds ``sentence_pll`` (one per line, None for an empty line).
     ``word_marks``: one sequence of 0/1 per line, one per whitespace word (1: a marked word): adds ``marked``
-    (:func:`marked_record`)."""
+    (:func:`marked_record`).  ``whole_words``: PLL-word-l2r (:func:`whole_word_token_plls`) instead of one piece
+    masked at a time, and the keys of ``--whole-words`` (:func:`pseudo_perplexity`)."""
     import torch
 
     started = time.perf_counter()
@@ -329,6 +401,7 @@ def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_S
     lines = list(lines)
     if word_marks is not None:
         word_marks = check_word_marks(lines, word_marks)
+    if word_marks is not None or whole_words:
         encoded_words = row.encode_words(lines)
         encoded = [pieces for pieces, _ in encoded_words]
     else:
@@ -338,7 +411,7 @@ def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_S
     for k, (line, pieces) in enumerate(zip(lines, encoded)):
         if not pieces:
             continue
-        if word_marks is not None:
+        if word_marks is not None or whole_words:
             text, pieces, of_piece = fit_line_words(row, line, pieces, encoded_words[k][1], limit)
             kept_words.append((of_piece, len(text.split())))
         else:
@@ -356,7 +429,11 @@ def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_S
     if not words:
         raise UserError("the input has no words to score")
     device = next(hub.model.parameters()).device
-    if word_marks is not None:
+    if whole_words:
+        per_token = whole_word_token_plls(hub.model, seqs, [w for w, _ in kept_words], hub.task.mask_idx,
+                                          dictionary.pad(), batch_size, device if device.type != "cpu" else None)
+        plls = [math.fsum(t) for t in per_token]
+    elif word_marks is not None:
         per_token = token_plls(hub.model, seqs, hub.task.mask_idx, dictionary.pad(), batch_size,
                                device if device.type != "cpu" else None)
         plls = [math.fsum(t) for t in per_token]
@@ -390,8 +467,53 @@ def score_lines(hub, info: dict, lines: Sequence[str], batch_size: int = BATCH_S
         result["marked"] = marked_record(scored_marks, kept_words, per_token, word_marks)
         unigram = marked_record(scored_marks, kept_words, floor, word_marks) if floor else {}
         result["marked"]["unigram_bits_per_word"] = unigram.get("bits_per_word")
+    if whole_words:
+        result.update(_whole_word_keys(info, [lines[k] for k in kept], kept_words, per_token,
+                                       [word_marks[k] for k in kept] if word_marks is not None else None,
+                                       result.get("marked")))
+        # one entry per input line, as sentence_pll and a --word-marks file: [] for an empty line (no words)
+        per_input: list = [[] if not line.split() else None for line in lines]
+        for k, scores in zip(kept, result["word_scores"]):
+            per_input[k] = scores
+        result["word_scores"] = per_input
     result["seconds"] = round(time.perf_counter() - started, 3)
     return result
+
+
+def _whole_word_keys(info: dict, lines: Sequence[str], kept_words: Sequence[tuple], per_token: Sequence,
+                     marks: Sequence[Sequence[int]] | None, marked: dict | None) -> dict:
+    """The keys ``--whole-words`` adds (:func:`pseudo_perplexity`): the word scores of the scored lines (None for a
+    line whose pieces do not give each of its words a piece), the scoring's name and the character floor; the
+    floor of the marked words goes into ``marked``."""
+    from preprocess.evaluate.char_lm import word_floor
+
+    scores, unaligned = [], 0
+    for (of_piece, n_words), tokens in zip(kept_words, per_token):
+        if words_align(of_piece, n_words):
+            scores.append(word_sums(tokens, of_piece, n_words))
+        else:
+            scores.append(None)
+            unaligned += 1
+    texts = [" ".join(line.split()[:n]) for line, (_, n) in zip(lines, kept_words)]   # the words kept
+    model = char_floor_model(info)
+    out = {"whole_words": True, "scoring": "PLL-word-l2r", "word_scores_unit": "nats",
+           "word_scores": scores, "word_scores_unaligned_lines": unaligned,
+           "char_floor_bits_per_word": word_floor(model, texts)["bits_per_word"] if model else None,
+           "char_floor": ({"order": model.order, "smoothing": "interpolated Witten-Bell",
+                           "train": os.path.abspath(char_floor_source(info))} if model else None)}
+    if marked is not None:
+        aligned = [k for k, (w, n) in enumerate(kept_words) if words_align(w, n)]
+        marked["char_floor_bits_per_word"] = word_floor(
+            model, [texts[k] for k in aligned], [marks[k][:kept_words[k][1]] for k in aligned])["bits_per_word"] \
+            if model else None
+    return out
+
+
+def char_floor_source(info: dict) -> str | None:
+    """The raw pretraining text of a ``binarize --lm`` record (``raw_dir``/train.LANG[.gz]), None if gone."""
+    from train_scripts.binarize import raw_file
+
+    return raw_file(info["raw_dir"], "train", info["lang"], False) if info.get("raw_dir") else None
 
 
 def train_counts(hub):
@@ -478,7 +600,7 @@ def marked_record(marks: Sequence[Sequence[int]], kept_words: Sequence[tuple], p
 def pseudo_perplexity(lm_data: str, checkpoint: str, text_file: str, max_lines: int = 0,
                       batch_size: int = BATCH_SIZE, cpu: bool = True, infl_noise: float = 0.0,
                       noise_seed: int = DEMO_SEED, sentences: bool = False, threads: int = 0,
-                      word_marks: str | None = None) -> dict:
+                      word_marks: str | None = None, whole_words: bool = False) -> dict:
     """Pseudo-perplexity per word of the masked LM ``checkpoint`` pretrained on the ``binarize --lm`` folder
     ``lm_data``, on the raw text ``text_file`` (its first ``max_lines`` lines; 0: all).  Returns::
 
@@ -497,6 +619,15 @@ def pseudo_perplexity(lm_data: str, checkpoint: str, text_file: str, max_lines: 
         marked               (with word_marks) the same over the marked words alone (:func:`marked_record`):
                              words, tokens, nll, nll_per_word, pppl_per_word, bits_per_word, marks,
                              truncated_words, unaligned_lines, unaligned_words, unigram_bits_per_word
+                             (with whole_words also char_floor_bits_per_word)
+
+    With ``whole_words`` (``--whole-words``): every figure above is PLL-word-l2r's (module doc) and the record
+    adds ``whole_words`` (True), ``scoring`` ("PLL-word-l2r"), ``word_scores`` (one list per input line, as
+    ``sentence_pll`` and a ``--word-marks`` file: one natural-log probability per whitespace word kept, [] for an
+    empty line, None for a line whose pieces do not give each word a piece), ``word_scores_unit`` ("nats"),
+    ``word_scores_unaligned_lines``, ``char_floor_bits_per_word`` (the same words under the character model of
+    the pretraining text, :func:`char_floor_model`; None where that text is gone) and ``char_floor`` (its order,
+    smoothing and training file).
 
     ``infl_noise``: score the demo's inflection noise (:func:`inflection_noise_lines`) of the text at this
     fraction instead of the clean text.  ``threads``: torch's CPU threads (0: torch's default; 1 is often faster
@@ -528,7 +659,7 @@ def pseudo_perplexity(lm_data: str, checkpoint: str, text_file: str, max_lines: 
         import torch
         torch.set_num_threads(threads)
     hub, info = load_model(lm_data, checkpoint, cpu)
-    result = score_lines(hub, info, lines, batch_size, marks)
+    result = score_lines(hub, info, lines, batch_size, marks, whole_words)
     if not sentences:
         del result["sentence_pll"]
     result.update({"input": os.path.abspath(text_file), "checkpoint": os.path.abspath(checkpoint),
@@ -576,6 +707,9 @@ def main(argv=None) -> int:
     ap.add_argument("--word-marks", metavar="FILE", default=None,
                     help="one line per input line, one 0/1 per whitespace word: also score the words marked 1 "
                          "alone (the record's 'marked')")
+    ap.add_argument("--whole-words", action="store_true",
+                    help="whole-word PLL (PLL-word-l2r: a piece scored with the rest of its word masked too), "
+                         "per-word scores and the character floor")
     ap.add_argument("--output", help="write the JSON record here (default: stdout only)")
     args = ap.parse_args(argv)
     for path, what in ((args.lm_data, "--lm-data"), (args.checkpoint, "--checkpoint")):
@@ -585,7 +719,8 @@ def main(argv=None) -> int:
         raise UserError(f"--infl-noise must be between 0 and 1, not {args.infl_noise}")
     result = pseudo_perplexity(args.lm_data, args.checkpoint, args.input, args.max_lines, args.batch_size,
                                cpu=not args.gpu, infl_noise=args.infl_noise, noise_seed=args.noise_seed,
-                               sentences=args.sentences, threads=args.threads, word_marks=args.word_marks)
+                               sentences=args.sentences, threads=args.threads, word_marks=args.word_marks,
+                               whole_words=args.whole_words)
     write_record(result, args.output)
     return 0
 
