@@ -1,14 +1,10 @@
 """The German part of the demo (train_scripts/demo/german/): its options and inputs before any work, its plan and
 its time on 2 cores, its statistics and verdicts on constructed results (agreement, gold segmentation, GermEval,
-probes), and (slow) the whole part end to end on the smallest preset, the measures not on main yet stubbed by
-their contract (tests/german_stubs/)."""
+probes), and (slow) the whole part end to end on the smallest preset."""
 from __future__ import annotations
 
 import json
 import os
-import sys
-import types
-from pathlib import Path
 
 import pytest
 
@@ -182,19 +178,7 @@ def _agreement_record(acc_by_construction, rng_seed, random=(50.0, 51.0)):
             "seconds": 1.0}
 
 
-@pytest.fixture
-def mcnemar_module(monkeypatch):
-    """``train_scripts.agreement`` by its contract where it is not on main yet (its mcnemar: the stub's)."""
-    try:
-        import train_scripts.agreement  # noqa: F401
-    except ImportError:
-        stub = Path(__file__).parent / "german_stubs" / "stub_agreement.py"
-        module = types.ModuleType("train_scripts.agreement")
-        exec(compile(stub.read_text(), str(stub), "exec"), module.__dict__)
-        monkeypatch.setitem(sys.modules, "train_scripts.agreement", module)
-
-
-def test_agreement_per_seed_mcnemar_and_the_primary_paired_t_over_seeds(mcnemar_module):
+def test_agreement_per_seed_mcnemar_and_the_primary_paired_t_over_seeds():
     unigram = [_agreement_record({"simple_agrmt": 60, "vp_coord": 55}, k) for k in (1, 2, 3)]
     wordmap = [_agreement_record({"simple_agrmt": 90, "vp_coord": 56}, 10 + k) for k in (1, 2, 3)]
     res = {"pretraining": [{"row": "unigram"}, {"row": "wordmap"}], "finetune": [],
@@ -297,17 +281,14 @@ def test_extend_checkpoint_inserts_rows_before_mask_keeps_ties_and_spells_new_pi
 
 
 @pytest.mark.slow
-def test_the_german_part_end_to_end_on_the_fast_preset(run_cli, shared_path, tmp_path, monkeypatch):
+def test_the_german_part_end_to_end_on_the_fast_preset(run_cli, shared_path, tmp_path):
     """Every stage runs on the real German data (the fast preset: a tiny model, 2 pretraining seeds), the report
-    has every section, and a rerun skips every stage.  The agreement command and pseudo-perplexity's
-    --whole-words come from tests/german_stubs/ where main does not have them yet."""
+    has every section, and a rerun skips every stage."""
     shared_path("german/germeval2018/germeval2018.training.txt")
     shared_path("german/ud_german_gsd/de_gsd-ud-test.conllu")
     shared_path("german/clams_de/simple_agrmt.txt")
     shared_path("morph_gold/deu.derivational.v1.tsv")
     shared_path("multi30k")
-    stubs = Path(__file__).parent / "german_stubs"
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(x for x in (str(stubs), os.environ.get("PYTHONPATH")) if x))
     out = tmp_path / "demo"
     cmd = ["python", "-m", "train_scripts.demo.main", "--part", "german", "--output", out, "--de-preset", "fast",
            "--de-probe-seeds", "2"]

@@ -17,15 +17,13 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Optional
 
+from preprocess.evaluate.paired import mcnemar
 from train_scripts.demo import policy
 from train_scripts.demo import report_format as fmt
 from train_scripts.demo.german.plan import BASELINE, ROWS
 from train_scripts.demo.report_document import Bullets, Para, Section, Table, collect
 from train_scripts.demo.statistics import compare, summary, welch
 
-#: where ``paired_bootstrap_bits`` may live (issue 59, item 4b): the first module that has it
-BOOTSTRAP_MODULES = ("train_scripts.significance", "preprocess.evaluate.pseudo_perplexity",
-                     "preprocess.evaluate.bootstrap", "train_scripts.pseudo_perplexity")
 #: the sentence of HYP1 as the thesis words it (two-sided: "affects")
 HYP1 = "a tokenisation with a part-of-speech overhead for verbs affects model performance"
 
@@ -117,30 +115,6 @@ def paired_t(a: list, b: list) -> Optional[float]:
     return None if p != p else p
 
 
-def _mcnemar():
-    """``train_scripts.agreement.mcnemar``, or None where that module is not there yet."""
-    try:
-        from train_scripts.agreement import mcnemar
-    except ImportError:
-        return None
-    return mcnemar
-
-
-def bootstrap_bits():
-    """``paired_bootstrap_bits`` from the first of :data:`BOOTSTRAP_MODULES` that has it, else None (the
-    report then shows a dash)."""
-    import importlib
-
-    for name in BOOTSTRAP_MODULES:
-        try:
-            fn = getattr(importlib.import_module(name), "paired_bootstrap_bits", None)
-        except ImportError:
-            continue
-        if fn is not None:
-            return fn
-    return None
-
-
 def _constructions(records: list) -> list:
     names = []
     for rec in records:
@@ -182,7 +156,6 @@ def _agreement(results: dict, rows: list, family: policy.Family) -> dict:
             out["rows"][row][name] = {"seeds": accs, "summary": summary(accs), "pairs": first.get("pairs"),
                                       "chance": first.get("chance", 50.0),
                                       "random": summary(list(first.get("random") or []))}
-    mcnemar = _mcnemar()
     for row in rows:
         if row == BASELINE or BASELINE not in out["rows"]:
             continue

@@ -188,13 +188,11 @@ class GermanRun(Pipeline):
 
 def pppl_bootstrap(by_seed: dict, rows, marks: Path) -> dict:
     """Each row's whole-word bits per word minus the baseline's, per pretraining seed, all words and the marked
-    verbs, with the paired bootstrap interval (``paired_bootstrap_bits``: an empty dict where it is not there
-    yet, and the report shows a dash)."""
+    verbs, with the paired bootstrap interval over sentences (``preprocess.evaluate.paired.paired_bootstrap_bits``)."""
+    from preprocess.evaluate.paired import paired_bootstrap_bits as fn
     from train_scripts.demo.german.plan import BASELINE
-    from train_scripts.demo.german.report import bootstrap_bits
 
-    fn = bootstrap_bits()
-    if fn is None or BASELINE not in by_seed:
+    if BASELINE not in by_seed:
         return {}
     verb_marks = [[int(x) for x in line.split()] for line in marks.read_text(encoding="utf-8").splitlines()] \
         if marks.is_file() else None
