@@ -57,6 +57,10 @@ def test_paired_bootstrap_bits():
     assert paired.paired_bootstrap_bits(a, c, seed=3) == paired.paired_bootstrap_bits(a, c, seed=3)
     with pytest.raises(paired.UserError, match="sentence 2"):
         paired.paired_bootstrap_bits(a, [a[0], [], a[2]])
+    # a row that kept fewer words of a long line (cut at the model's length): compared on the words both scored
+    cut, full = paired.shared_words(a, [a[0][:2], a[1], None])
+    assert cut == [a[0][:2], a[1], None] and full == [a[0][:2], a[1], None]
+    assert paired.paired_bootstrap_bits(cut, full)["words"] == 3
 
 
 def test_mcnemar():

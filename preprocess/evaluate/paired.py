@@ -31,6 +31,23 @@ def _sentence_sums(scores: Sequence, marks) -> tuple[list[float], list[int]]:
     return nll, words
 
 
+def shared_words(a_word_scores: Sequence, b_word_scores: Sequence) -> tuple[list, list]:
+    """Both rows' word scores cut to the words both scored: a line longer than a model's positions is scored up to
+    its last whole word that fits, so a row that writes more pieces per word keeps fewer of the line's words
+    (``pseudo_perplexity.fit_line``); a paired comparison needs the same words on both sides.  A sentence one row
+    did not score (None) is left out of both."""
+    a_out, b_out = [], []
+    for a, b in zip(a_word_scores, b_word_scores):
+        if a is None or b is None:
+            a_out.append(None)
+            b_out.append(None)
+        else:
+            n = min(len(a), len(b))
+            a_out.append(list(a[:n]))
+            b_out.append(list(b[:n]))
+    return a_out, b_out
+
+
 def paired_bootstrap_bits(a_word_scores: Sequence[Sequence[float]], b_word_scores: Sequence[Sequence[float]],
                           marks: Sequence[Sequence[int]] | None = None, resamples: int = RESAMPLES,
                           seed: int = SEED, level: float = LEVEL) -> dict:

@@ -190,6 +190,7 @@ def pppl_bootstrap(by_seed: dict, rows, marks: Path) -> dict:
     """Each row's whole-word bits per word minus the baseline's, per pretraining seed, all words and the marked
     verbs, with the paired bootstrap interval over sentences (``preprocess.evaluate.paired.paired_bootstrap_bits``)."""
     from preprocess.evaluate.paired import paired_bootstrap_bits as fn
+    from preprocess.evaluate.paired import shared_words
     from train_scripts.demo.german.plan import BASELINE
 
     if BASELINE not in by_seed:
@@ -205,6 +206,7 @@ def pppl_bootstrap(by_seed: dict, rows, marks: Path) -> dict:
             a, b = base.get("word_scores"), rec.get("word_scores")
             if a is None or b is None:
                 continue
+            a, b = shared_words(a, b)   # the words both rows scored (a long line is cut at the model's length)
             out[row].append({"seed": k, "all": fn(a, b),
                              "verbs": fn(a, b, marks=verb_marks) if verb_marks is not None else None})
     return out
