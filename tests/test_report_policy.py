@@ -160,7 +160,7 @@ def _flota_results(random=True, floor=0.60):
                                 encoding=enc, mode=mode, k=k))
     res = {"meta": {"settings": {"baseline": "unigram", "corpus": ["arxiv"], "vocab_size": 8000}},
            "finetune": runs, "pretraining": [{"row": "unigram", "label": "Unigram"}],
-           "floor": [{"part": "flota", "task": "arxiv_physics_L", "dev": {"macro_f1": floor},
+           "floor": [{"part": "flota", "task": "arxiv_physics_L", "size": 0, "dev": {"macro_f1": floor},
                       "test": {"macro_f1": floor}, "test_noisy": {"macro_f1": floor - 0.1}}]}
     res["analysis"] = lm_report.analyse(res)
     return res

@@ -162,7 +162,8 @@ def _flota_cells(results: dict, init: str) -> dict:
 def _flota_floor(results: dict, task: str, cond: str, n: Optional[int]) -> tuple:
     """The character floor of a FLOTA task on the clean (``test``) or noisy (``test_noisy``) test set, in macro F1
     points, and its sampling error on ``n`` examples; (None, None) without one."""
-    f = _floor(results, "flota", task, None)
+    # one floor per FLOTA task, whatever its rows (its record's size is --lm-flota-rows: 0 for all of them)
+    f = next((f for f in results.get("floor", []) if f["part"] == "flota" and f["task"] == task), None)
     if not f or cond not in f:
         return None, None
     value = 100 * f[cond]["macro_f1"]
