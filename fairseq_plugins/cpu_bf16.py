@@ -25,6 +25,7 @@ Where it applies, one line says so.  ``MORPHTOK_CPU_BF16=0`` or unset: the plugi
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
@@ -102,6 +103,19 @@ def decide(model) -> bool:
              f"{', '.join(features)}); weights, gradients and optimizer in float32")
         _decision = True
     return _decision
+
+
+@contextlib.contextmanager
+def steps_in_bf16(on: bool):
+    """Inside, the wrapped steps run under bfloat16 autocast (``on``) or without, whatever :func:`decide` would
+    say, and print nothing (for a benchmark that alternates the two in one process, ``bench/bf16.py``); the
+    wrappers must be installed (:func:`install`)."""
+    global _decision
+    before, _decision = _decision, bool(on)
+    try:
+        yield
+    finally:
+        _decision = before
 
 
 class Bf16Criterion:
