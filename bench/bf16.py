@@ -18,6 +18,10 @@ indicative only.
 **Same models** (``--same-models``): ``pretrain_roberta.sh --small --max-update N`` on LM_FOLDER (a
 ``train_scripts.binarize --lm`` folder) for each seed, float32 and ``--cpu-bf16`` alternately, and the
 validation loss at update N of each run, with each run's wall time.
+
+``--threads N`` sets torch's threads (the same-models runs' ``OMP_NUM_THREADS``): on a machine busy with other
+work, two threads that wait for each other at every operation are slowed far more than one, so a loaded machine's
+figures are taken with one thread.
 """
 from __future__ import annotations
 
@@ -124,6 +128,8 @@ def steps(args) -> dict:
     from fairseq_plugins import cpu_bf16
 
     cpu_bf16.install()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     shapes = {"pretrain": (32, 128), "finetune": (32, 64)}
     timers, tokens, flops = {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -201,7 +207,8 @@ def same_models(args) -> list[dict]:
                        "--no-save"] + (["--cpu-bf16"] if bf16 else [])
                 before = load()
                 t0 = time.perf_counter()
-                proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+                env = dict(os.environ, **({"OMP_NUM_THREADS": str(args.threads)} if args.threads else {}))
+                proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env)
                 wall = time.perf_counter() - t0
                 if proc.returncode != 0:
                     raise SystemExit(f"error: {' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
@@ -230,6 +237,9 @@ def main(argv=None) -> int:
     p.add_argument("--same-models", metavar="LM_FOLDER", help="run the same-models check on this binarize --lm folder")
     p.add_argument("--updates", type=int, default=100, help="updates of each same-models run (default 100)")
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2], help="seeds of the same-models check")
+    p.add_argument("--threads", type=int, help="torch threads (OMP_NUM_THREADS of the same-models runs); default: "
+                   "torch's (one per core). On a loaded machine, 1: threads that wait for each other are slowed "
+                   "most by a busy machine")
     p.add_argument("--json", help="also write the figures to this file")
     args = p.parse_args(argv)
     if args.same_models:

@@ -100,6 +100,16 @@ def test_a_model_off_the_cpu_is_left_to_fairseq(plugin, capsys):
     assert len(lines) == 1 and "ignored: the model is on meta" in lines[0] and "--fp16" in lines[0]
 
 
+def test_a_benchmark_can_alternate_the_two_silently(plugin, capsys):
+    model = Tiny()
+    with cpu_bf16.steps_in_bf16(False):
+        off, _ = steps(model, 1)
+    with cpu_bf16.steps_in_bf16(True):
+        on, _ = steps(model, 1)
+    assert off.seen == [(False, torch.float32)] * 2 and on.seen == [(True, torch.bfloat16)] * 2
+    assert capsys.readouterr().err == ""
+
+
 def test_without_the_variable_nothing_is_patched():
     cpu_bf16.uninstall()
     original = FairseqTask.train_step
