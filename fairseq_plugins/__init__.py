@@ -1,7 +1,8 @@
 """fairseq plugin: ``--user-dir $(python -m fairseq_plugins)`` registers every scheme of this project.
 
-Importing the package applies the torch compatibility fixes (:mod:`fairseq_plugins.compat`) and imports every
-adapter module in this directory (and the adapter that a scheme's descriptor names, :mod:`preprocess.registry`),
+Importing the package applies the torch compatibility fixes (:mod:`fairseq_plugins.compat`), installs
+bfloat16 mixed precision on the CPU where ``MORPHTOK_CPU_BF16=1`` asks for it (:mod:`fairseq_plugins.cpu_bf16`),
+and imports every adapter module in this directory (and the adapter that a scheme's descriptor names, :mod:`preprocess.registry`),
 so a new scheme's adapter is a new file here and nothing else.
 
 The one exception is ``python -m fairseq_plugins``, which only prints this directory: Python imports the package
@@ -23,15 +24,19 @@ import sys
 
 
 def register() -> None:
-    """Apply the compatibility fixes and import (register) every adapter module, this directory's and those that
+    """Apply the compatibility fixes and, under ``MORPHTOK_CPU_BF16=1``, bfloat16 on the CPU
+    (:mod:`fairseq_plugins.cpu_bf16`), and import (register) every adapter module, this directory's and those that
     the scheme registry's descriptors name (``adapter``: a scheme of another package); importing twice is
     harmless."""
-    from fairseq_plugins import compat
+    from fairseq_plugins import compat, cpu_bf16
+    from fairseq_plugins._errors import user_errors
     from preprocess import registry
 
     compat.apply()
+    with user_errors(cpu_bf16.ENV):
+        cpu_bf16.apply()
     for info in pkgutil.iter_modules(__path__):
-        if info.name not in ("compat", "__main__") and not info.name.startswith("_"):
+        if info.name not in ("compat", "cpu_bf16", "__main__") and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
     for descriptor in registry.descriptors():
         if descriptor.adapter:

@@ -103,10 +103,12 @@ launch_command() {
     LAUNCH=("$PYTHON" -m torch.distributed.run "${rdzv[@]}" --nproc-per-node "$nproc" -m train_scripts.fairseq_launch)
 }
 
-# launch NPROC TOOL ARGS...: run (or with DRY=1 print) the fairseq tool on NPROC processes per node
+# launch NPROC TOOL ARGS...: run (or with DRY=1 print) the fairseq tool on NPROC processes per node, with the
+# environment variables of LAUNCH_ENV (NAME=VALUE ..., set by add_device_args) in its environment only
 launch() {
     local nproc="$1"; shift
     launch_command "$nproc"
+    [[ ${#LAUNCH_ENV[@]} -eq 0 ]] || LAUNCH=(env "${LAUNCH_ENV[@]}" "${LAUNCH[@]}")
     if [[ ${DRY:-0} -eq 1 ]]; then
         printf '%q ' "${LAUNCH[@]}" "$@"; echo
         return 0
@@ -166,9 +168,12 @@ validation_log() {
 
 # parse_shared_options "$@": the options every training recipe has (train_transformer_big.sh, pretrain_roberta.sh,
 # finetune_classification.sh: each parses its own first and passes the rest here); sets DATA, SAVE, GPUS, TINY,
-# CPU, FP16, DRY and EXTRA (every other option, passed on to fairseq-train).  -h/--help prints the recipe's header.
+# CPU, FP16, CPU_BF16, DRY and EXTRA (every other option, passed on to fairseq-train).  -h/--help prints the
+# recipe's header.
+# --cpu-bf16: on the CPU, forward passes and losses in bfloat16 (fairseq_plugins/cpu_bf16.py; float32 where the
+# CPU has no native bfloat16, with one line saying so); refused for a GPU run, which has --fp16 (the default)
 parse_shared_options() {
-    DATA="" SAVE="" GPUS="" TINY=0 CPU=0 FP16=1 DRY=0 EXTRA=()
+    DATA="" SAVE="" GPUS="" TINY=0 CPU=0 FP16=1 CPU_BF16=0 DRY=0 EXTRA=() LAUNCH_ENV=()
     while [[ $# -gt 0 ]]; do
         case "$1" in
             --data) DATA="$2"; shift 2 ;;
@@ -177,6 +182,7 @@ parse_shared_options() {
             --tiny) TINY=1; shift ;;
             --cpu) CPU=1; shift ;;
             --no-fp16) FP16=0; shift ;;
+            --cpu-bf16) CPU_BF16=1; shift ;;
             --dry-run) DRY=1; shift ;;
             -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
             --) shift; EXTRA+=("$@"); break ;;
@@ -219,8 +225,16 @@ resolve_devices() {
     return 0
 }
 
-# add_device_args: append the device options to the ARGS array (CPU: gloo for several processes; GPU: fp16)
+# add_device_args: append the device options to the ARGS array (CPU: gloo for several processes; GPU: fp16) and
+# set LAUNCH_ENV: MORPHTOK_CPU_BF16=1 with --cpu-bf16 (a CPU run only), else the recipe's fairseq-train runs
+# without it whatever the caller's environment says (the option alone decides)
 add_device_args() {
+    unset MORPHTOK_CPU_BF16
+    LAUNCH_ENV=()
+    if [[ $CPU_BF16 -eq 1 ]]; then
+        [[ $CPU -eq 1 ]] || die "--cpu-bf16 is for training on the CPU (--cpu, --tiny, or no GPU visible); on GPUs the recipes train with --fp16 (fairseq's --bf16 is a fairseq-train option too)"
+        LAUNCH_ENV=(MORPHTOK_CPU_BF16=1)
+    fi
     if [[ $CPU -eq 1 ]]; then
         ARGS+=(--cpu)
         # torch DDP refuses device_ids for CPU modules: fairseq's own all-reduce wrapper works on gloo

@@ -7,7 +7,7 @@
 #        --csv-prefix ../shared/data/superbizarre/arxiv --work work/cls-arxiv --save-dir ckpt/cls-arxiv \
 #        [--encode flota --flota-k 3] [--noise-p 0.3] [--max-rows N] [--epochs 20] [--batch-size 32]
 #        [--lr 2e-05] [--weight-decay 0.1] [--paper-table10] [--random-init] [--gpus N] [--tiny] [--cpu]
-#        [--no-fp16] [--seed S] [--dry-run] [any fairseq-train option ...]
+#        [--no-fp16] [--cpu-bf16] [--seed S] [--dry-run] [any fairseq-train option ...]
 #
 # --lm-data     the `train_scripts.binarize --lm` folder of the pretraining: the CSV text is encoded the same
 #               way and binarised with the same dictionary
@@ -30,6 +30,8 @@
 #               paper's; macro_f1 is the FLOTA paper's, A.2: the criterion sentence_prediction_f1 of
 #               fairseq_plugins logs it)
 # --dry-run     prepare the data, print the effective batch and the launch command, train nothing
+# --cpu-bf16    on the CPU, forward passes and losses in bfloat16 (float32 weights and optimizer; float32 with
+#               one line where the CPU has no native bfloat16; refused on GPUs): docs/recipes.md
 # Defaults, from the authors' released Superbizarre fine-tuning scripts, the code that produced the published
 # numbers (GitHub edwardgowsmith/improved-tokenisation-methods, in
 # extrinsic-evaluation/fairseq-finetune{,-same_epoch}/superbizarre-{arxiv,reddit}/*/finetune_superbizarre_spmodel1.sh):

@@ -4,7 +4,7 @@
 #   python -m train_scripts.binarize --lm --scheme spaces --data raw_text/ --src en --out work/lm \
 #        --vocab-size 16000 [--spaces drop] [--shards N]                   # raw_text/{train,valid}.en
 #   bash train_scripts/pretrain_roberta.sh --data work/lm --save-dir ckpt/lm [--gpus 8] [--tiny] [--cpu] \
-#        [--no-fp16] [--dry-run] [--mask-whole-words] [any fairseq-train option ...]
+#        [--no-fp16] [--cpu-bf16] [--dry-run] [--mask-whole-words] [any fairseq-train option ...]
 #   NNODES=2 NODE_RANK=0|1 MASTER_ADDR=node0 bash train_scripts/pretrain_roberta.sh ... --gpus 8   # each node
 #
 # Table 9 and the authors' released pretraining scripts (edwardgowsmith/improved-tokenisation-methods,
@@ -42,6 +42,8 @@
 #   512, 2 heads), 128 tokens per sample, 32 sequences per update, 1,500 updates with 150 of warm-up (the model
 #   size of make demo's pretraining part; any of it can be overridden with fairseq-train options).
 # --tiny: CPU preset, a 1-layer 32-dim encoder, 64 tokens per sample, 10 updates.
+# --cpu-bf16: on the CPU, forward passes and losses in bfloat16 (float32 weights and optimizer; float32 with one
+#   line where the CPU has no native bfloat16; refused on GPUs, which train with fp16): docs/recipes.md.
 # Every other option goes to fairseq-train after the defaults and overrides them.  Writes SAVE/train.log and
 # SAVE/valid_log.jsonl like train_transformer_big.sh.
 set -euo pipefail

@@ -3,7 +3,7 @@
 # uses Ott et al. 2018's fairseq hyperparameters).
 #
 #   bash train_scripts/train_transformer_big.sh --data work/wmt --save-dir ckpt/wmt [--gpus 8] \
-#        [--tiny] [--cpu] [--no-fp16] [--dry-run] [any fairseq-train option ...]
+#        [--tiny] [--cpu] [--no-fp16] [--cpu-bf16] [--dry-run] [any fairseq-train option ...]
 #   NNODES=2 NODE_RANK=0|1 MASTER_ADDR=node0 bash train_scripts/train_transformer_big.sh ... --gpus 8  # each node
 #
 # --data       a `python -m train_scripts.binarize` output folder (reads binarize.json: data-bin or shards,
@@ -15,6 +15,8 @@
 #              (checkpoint_E_U.pt, all kept) every 10 updates, so that averaging the last N update checkpoints
 #              (average_checkpoints --num-update-checkpoints 3) works after it
 # --dry-run    print the effective batch and the full launch command instead of running it (no GPU needed)
+# --cpu-bf16   on the CPU, forward passes and losses in bfloat16 (float32 weights and optimizer; float32 with
+#              one line where the CPU has no native bfloat16; refused on GPUs): docs/recipes.md
 #
 # The paper's global batch is kept on any number of GPUs: 3,584 tokens x 8 GPUs x update-freq 16 = 458,752
 # tokens per update, so --update-freq is 128 / (NNODES x --gpus) (1 GPU: 128; 16 GPUs: 8).  A process count
