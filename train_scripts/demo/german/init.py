@@ -10,7 +10,8 @@ architecture options of the preset must be the checkpoint's (the gpu preset's: R
 """
 from __future__ import annotations
 
-from train_scripts.demo.german.plan import Paths
+from pathlib import Path
+
 from train_scripts.demo.lm.plan import Plan
 
 #: fairseq-train's options of a run that starts from another run's weights, not its training state
@@ -23,15 +24,19 @@ def init_options() -> tuple:
     return RESETS
 
 
+def init_dir(root: Path, row: str) -> Path:
+    """The row's extended copy of ``--de-init``'s checkpoint and its dictionary (``rows/ROW/init``)."""
+    return root / "rows" / row / "init"
+
+
 class InitPlan(Plan):
     """The pipeline's plan whose pretraining runs restore the row's extended checkpoint."""
 
     def pretrain_command(self, row: str, seed: int = 1) -> list:
-        return super().pretrain_command(row, seed) + ["--restore-file",
-                                                      Paths(self.root).init(row) / "checkpoint.pt"]
+        return super().pretrain_command(row, seed) + ["--restore-file", init_dir(self.root, row) / "checkpoint.pt"]
 
 
-def extend_command(a, plan, paths: Paths, row: str) -> list:
+def extend_command(a, plan, paths, row: str) -> list:
     """The command that writes the row's extended checkpoint and dictionary."""
     return ["python", "-m", "train_scripts.extend_checkpoint", "--checkpoint", a.init, "--row-dict",
             plan.lm_dir(row) / "data-bin" / "dict.txt", "--out", paths.init(row)]

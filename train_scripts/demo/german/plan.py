@@ -127,7 +127,9 @@ class Paths:
 
     def init(self, row: str) -> Path:
         """The row's extended copy of ``--de-init``'s checkpoint (``train_scripts/extend_checkpoint.py``)."""
-        return self.root / "rows" / row / "init"
+        from train_scripts.demo.german.init import init_dir
+
+        return init_dir(self.root, row)
 
 
 def seeded(stage: str, seed: int) -> str:
