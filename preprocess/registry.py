@@ -56,6 +56,11 @@ ENTRY_POINT_GROUP = "morphtok.schemes"
 SCHEME_DIRS = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "schemes")]
 
 
+#: the names of the test-set noise kinds (``preprocess.evaluate.noise.NOISES``), declared here, below both the
+#: schemes whose ``noise`` entries name them and the evaluation code that implements them
+INFLECTION, WHITESPACE = "infl", "ws"
+
+
 @dataclass(frozen=True)
 class SchemeDescriptor:
     """Everything the rest of the project knows about one scheme.

@@ -160,7 +160,6 @@ SLOW_TESTS = {
     "test_binarize.py::test_a_new_scheme_is_one_file",
     # the demo pipeline
     "test_pipeline.py::test_pipeline_small_slice_columns_noise_resume_and_rerun",
-    "test_pipeline.py::test_pipeline_reports_the_failing_stage",
     # binarize end to end on a Multi30k slice (learn + encode + fairseq-preprocess)
     "test_binarize.py::test_binarize_spaces_dictionary_is_the_models",
     "test_binarize.py::test_binarize_no_spaces_side",
@@ -281,3 +280,25 @@ def pytest_collection_modifyitems(config, items):
     if missing:
         raise pytest.UsageError("tests/conftest.py SLOW_TESTS or FAST_CASE names tests that do not exist: "
                                 + ", ".join(missing))
+
+
+#: the lock the real-SLURM tests hold while their cluster is up (tests/test_slurm.py, tests/test_demo_slurm.py):
+#: two files in two pytest-xdist workers would otherwise start clusters at once, and each edits /etc/hosts
+SLURM_LOCK = Path("/tmp/morphtok-slurm-tests.lock")
+
+
+class slurm_lock:
+    """Hold :data:`SLURM_LOCK` (``fcntl.flock``, released when the process ends, even killed) for a ``with`` block."""
+
+    def __enter__(self):
+        import fcntl
+
+        self.fh = open(SLURM_LOCK, "w")
+        fcntl.flock(self.fh, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        import fcntl
+
+        fcntl.flock(self.fh, fcntl.LOCK_UN)
+        self.fh.close()

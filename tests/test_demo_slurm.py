@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from preprocess.common import REPO
-from tests.conftest import cli_env, multi30k_slice
+from tests.conftest import cli_env, multi30k_slice, slurm_lock
 from tests.test_demo_parts import TOY
 from tests.test_slurm import _run_again_at_once, cluster, require_slurm
 
@@ -191,12 +191,14 @@ def demo_env(parts_path, extra=None) -> dict:
 def slurm_env(parts_path):
     """The environment of a demo that uses the module's cluster (SLURM_CONF set)."""
     require_slurm()
+    lock = slurm_lock().__enter__()
     try:
         up = cluster("up", STATE, PORT)
         assert up.returncode == 0, f"slurm_cluster.sh up failed:\n{up.stderr}"
         yield demo_env(parts_path, {"SLURM_CONF": str(STATE / "slurm.conf")})
     finally:
         down = cluster("down", STATE, PORT)
+        lock.__exit__()
         assert down.returncode == 0, f"slurm_cluster.sh down failed:\n{down.stderr}"
 
 

@@ -181,7 +181,8 @@ def test_bad_options_fail_before_any_work(run_cli, tmp_path):
         assert not (tmp_path / "o").exists()
 
 
-def test_pipeline_reports_the_failing_stage(run_cli, tmp_path):
+def test_misaligned_data_is_refused_before_the_first_stage(run_cli, tmp_path):
+    """A misaligned split (the data stage used to fail on it) is the pre-flight's one line: exit 2, nothing made."""
     data = tmp_path / "data"
     data.mkdir()
     for split in ("train", "val", "test_2016_flickr"):
@@ -189,8 +190,9 @@ def test_pipeline_reports_the_failing_stage(run_cli, tmp_path):
         (data / f"{split}.de").write_text("a\n")  # misaligned
     proc = run_cli([*DEMO, "--data", data, "--output", tmp_path / "o",
                     "--schemes", "unigram"], check=False)
-    assert proc.returncode != 0
-    assert "pipeline stage data failed" in proc.stderr and "misaligned train" in proc.stderr
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "--mt-data: train.en has 2 lines and train.de 1: the train split is misaligned" in proc.stderr
+    assert not (tmp_path / "o").exists()
 
 
 def test_default_preset_and_rows_dry_run(run_cli, tmp_path):

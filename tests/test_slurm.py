@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conftest import REPO, cli_env, multi30k_slice
+from tests.conftest import REPO, cli_env, multi30k_slice, slurm_lock
 
 SCRIPT = REPO / "scripts" / "slurm_cluster.sh"
 REQUIRE = os.environ.get("MORPHTOK_REQUIRE_SLURM") == "1"
@@ -57,6 +57,7 @@ def cluster(command: str, state: Path, port: str) -> subprocess.CompletedProcess
 def slurm_env():
     """The environment of a command that uses the module's cluster (SLURM_CONF set)."""
     require_slurm()
+    lock = slurm_lock().__enter__()
     try:
         up = cluster("up", STATE, PORT)
         assert up.returncode == 0, f"slurm_cluster.sh up failed:\n{up.stderr}"
@@ -64,6 +65,7 @@ def slurm_env():
         yield {**cli_env(), "SLURM_CONF": str(STATE / "slurm.conf")}
     finally:
         down = cluster("down", STATE, PORT)
+        lock.__exit__()
         assert down.returncode == 0, f"slurm_cluster.sh down failed:\n{down.stderr}"
 
 
@@ -103,6 +105,11 @@ def _job_id(stderr: str) -> str:
 
 def test_cluster_script_is_idempotent_and_restores_the_host(tmp_path):
     require_slurm()
+    with slurm_lock():
+        _cluster_script_is_idempotent()
+
+
+def _cluster_script_is_idempotent():
     state, port = Path(f"/tmp/morphtok-slurm-pytest-script-{os.getpid()}"), "17200"
     hosts = Path("/etc/hosts").read_text()
     try:

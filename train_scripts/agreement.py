@@ -199,7 +199,7 @@ def agreement(lm_data: str, checkpoint: str, pairs_dir: str, form: str = "pretra
 
     from train_scripts.binarize import read_record
     from train_scripts.probe import load_encoder
-    from train_scripts.verb_probe import _drops_spaces
+    from train_scripts.verb_probe import drops_spaces
 
     started = time.perf_counter()
     if form not in FORMS:
@@ -224,7 +224,7 @@ def agreement(lm_data: str, checkpoint: str, pairs_dir: str, form: str = "pretra
         os.symlink(os.path.abspath(info["data_bin"][0]), os.path.join(tmp, "input0"))
         with pp._quiet_fairseq():
             model, dictionary = load_encoder(checkpoint, tmp)
-        row = pp.RowEncoder(info, _drops_spaces(checkpoint) or info.get("spaces") == "drop")
+        row = pp.RowEncoder(info, drops_spaces(checkpoint) or info.get("spaces") == "drop")
         limit = int(model.max_positions()) - 2
         if limit < 1:
             raise UserError(f"the model's max_positions ({limit + 2}) leaves no room for a token")

@@ -269,7 +269,7 @@ def probe_states(states: dict, verbs: dict, metric: str) -> dict:
 
 # --- the whole probe ---------------------------------------------------------------------------------------------
 
-def _drops_spaces(checkpoint: str) -> bool:
+def drops_spaces(checkpoint: str) -> bool:
     """Whether the checkpoint's pretraining task dropped the standalone ``▁`` (masked_lm_words
     --drop-space-tokens)."""
     from fairseq import checkpoint_utils
@@ -313,7 +313,7 @@ def verb_probe(checkpoint: str, lm_data: str, train_conllu: str, test_conllu: st
         os.symlink(os.path.abspath(info["data_bin"][0]), os.path.join(tmp, "input0"))
         with pp._quiet_fairseq():
             model, dictionary = load_encoder(checkpoint, tmp)
-        row = pp.RowEncoder(info, _drops_spaces(checkpoint) or info.get("spaces") == "drop")
+        row = pp.RowEncoder(info, drops_spaces(checkpoint) or info.get("spaces") == "drop")
         limit = int(model.max_positions()) - 2
         if limit < 1:
             raise UserError(f"the model's max_positions ({limit + 2}) leaves no room for a token")

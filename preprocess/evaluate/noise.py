@@ -44,11 +44,12 @@ from preprocess.common import UserError
 from preprocess.files.inputs import UTF8_HINT, read_lines
 from preprocess.files.outputs import atomic_output, check_distinct, check_output_path
 
+#: the kinds' names, for the code that asks for one kind (every list of the kinds is :data:`NOISES`)
+from preprocess.registry import INFLECTION, WHITESPACE  # noqa: E402,F401  (the kinds' names)
+
 # the whitespace noise and the per-line generator live beside the tokenisers that use them (FLOTA's --noise-p)
 from preprocess.whitespace_noise import PAPER_FRACTION, NoiseOptions, check_fraction, inject_whitespace_noise, line_rng  # noqa: F401
 
-#: the kinds' names, for the code that asks for one kind (every list of the kinds is :data:`NOISES`)
-INFLECTION, WHITESPACE = "infl", "ws"
 _CONTENT = frozenset({"NOUN", "VERB", "ADJ"})
 _NOT_INFLECTABLE = frozenset({"NNP", "NNPS", "MD"})
 

@@ -215,8 +215,8 @@ def pretokenizer(config=None):
     return BiteTokenizer(name or BiteOptions.bite_pretokenizer, tagger=None).pretokenize
 
 
-from preprocess.evaluate.noise import INFLECTION  # noqa: E402  (the noise whose case rule is BITE's)
-from preprocess.registry import SchemeDescriptor  # noqa: E402  (the scheme's one declaration, docs/adding-a-scheme.md)
+# the scheme's one declaration (docs/adding-a-scheme.md); INFLECTION: the noise whose case rule is BITE's
+from preprocess.registry import INFLECTION, SchemeDescriptor  # noqa: E402
 
 #: this scheme's command-line tools, installed by setup.py (preprocess/scheme_scripts.py reads the literal)
 CONSOLE_SCRIPTS = {"morphtok-bite": "preprocess.schemes.bite", "morphtok-metrics-bite": "preprocess.evaluate.bite"}
