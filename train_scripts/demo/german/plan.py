@@ -138,19 +138,14 @@ def seeded(stage: str, seed: int) -> str:
 
 
 #: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``); fast: its run of
-#: 2026-11-29 under a load of 6-7 on the 2-core machine, halved; cpu: the complete run of 2026-11-29 from a fresh
-#: output folder on the idle 2-core machine (bench/results/2026-11-29-german-part.md) where a stage is unchanged
-#: (data, binarize/wordmap, prepare, finetune, floor); estimated where it is new or changed: pretraining at 1,000
-#: updates is 2/3 of Wordmap's measured 1,010 s at 1,500 (both rows now have its dictionary size, 3.0M parameters:
-#: an estimate for the Unigram row, whose measured 740 s were at 8k entries and 1.5M parameters); binarize/unigram
-#: at 20k pieces the measured 35 s plus a third; agreement: one encoder's pseudo-log-likelihood of at most 4 x 1,000
-#: pairs, about 1.4 times the UD sentences' pieces that pppl scores in 50 s, times 6 with 5 random encoders
-#: (pretraining seed 1); verbs: the measured 33 s with 3 random encoders, about 50 with 5, 15 without; gold: the two
-#: rows' segmentations of UD test and MorphyNet
+#: 2026-11-29 under a load of 6-7 on the 2-core machine, halved; cpu: the medians of the complete run of 2026-12-02
+#: (bench/results/2026-12-02-german-part.md: 33.0 minutes, 2 commands at a time beside a make test, load 4-5) for
+#: every stage it ran; prepare, finetune and floor (GermEval, off in cpu unless asked) from the complete run of
+#: 2026-11-29 (bench/results/2026-11-29-german-part.md); init (--de-init) estimated
 FIGURES = {
-    "cpu": {"data": 2, "binarize/unigram": 45, "binarize/wordmap": 50, "pretrain/unigram": 675,
-            "pretrain/wordmap": 675, "prepare": 26, "finetune": 245, "pppl": 60, "verbs": 15, "verbs+random": 50,
-            "agreement": 70, "agreement+random": 420, "gold": 120, "floor": 8, "init": 30},
+    "cpu": {"data": 2, "binarize/unigram": 19, "binarize/wordmap": 25, "pretrain/unigram": 431,
+            "pretrain/wordmap": 643, "prepare": 26, "finetune": 245, "pppl": 38, "verbs": 11, "verbs+random": 28,
+            "agreement": 32, "agreement+random": 144, "gold": 4, "floor": 8, "init": 30},
     "fast": {"data": 5, "binarize/unigram": 20, "binarize/wordmap": 25, "pretrain/unigram": 30,
              "pretrain/wordmap": 30, "prepare": 30, "finetune": 45, "pppl": 30, "verbs": 20, "verbs+random": 30,
              "agreement": 20, "agreement+random": 30, "gold": 40, "floor": 15, "init": 15},
