@@ -61,7 +61,6 @@ import glob
 import math
 import os
 import sys
-import tempfile
 import time
 from typing import Sequence
 
@@ -198,8 +197,7 @@ def agreement(lm_data: str, checkpoint: str, pairs_dir: str, form: str = "pretra
     import torch
 
     from train_scripts.binarize import read_record
-    from train_scripts.probe import load_encoder
-    from train_scripts.verb_probe import drops_spaces
+    from train_scripts.verb_probe import row_model
 
     started = time.perf_counter()
     if form not in FORMS:
@@ -219,26 +217,14 @@ def agreement(lm_data: str, checkpoint: str, pairs_dir: str, form: str = "pretra
     if threads:
         torch.set_num_threads(threads)
     texts = sorted({in_form(s, form) for items in pairs.values() for pair in items for s in pair})
-    with tempfile.TemporaryDirectory(prefix="agreement.") as tmp:
-        # probe.load_encoder reads the dictionary from DATA/input0 (a classification folder's layout)
-        os.symlink(os.path.abspath(info["data_bin"][0]), os.path.join(tmp, "input0"))
-        with pp._quiet_fairseq():
-            model, dictionary = load_encoder(checkpoint, tmp)
-        row = pp.RowEncoder(info, drops_spaces(checkpoint) or info.get("spaces") == "drop")
-        limit = int(model.max_positions()) - 2
-        if limit < 1:
-            raise UserError(f"the model's max_positions ({limit + 2}) leaves no room for a token")
-        seqs, words = encode_sentences(row, dictionary, texts, limit)
+    with row_model(checkpoint, info, "agreement.") as rm:
+        seqs, words = encode_sentences(rm.row, rm.dictionary, texts, rm.limit)
 
         def run(m) -> tuple[dict, dict]:
-            return judge(dict(zip(texts, sentence_scores(m, dictionary, seqs, words, batch_size))), pairs, form)
+            return judge(dict(zip(texts, sentence_scores(m, rm.dictionary, seqs, words, batch_size))), pairs, form)
 
-        correct, ties = run(model)
-        random_correct = []
-        for seed in range(1, random_seeds + 1):
-            with pp._quiet_fairseq():
-                random_model, _ = load_encoder(checkpoint, tmp, seed)
-            random_correct.append(run(random_model)[0])
+        correct, ties = run(rm.model)
+        random_correct = [run(rm.random_encoder(seed))[0] for seed in range(1, random_seeds + 1)]
     constructions = {name: {"pairs": len(items), "accuracy": _accuracy(correct[name]), "correct": correct[name],
                             "random": [_accuracy(r[name]) for r in random_correct], "chance": CHANCE}
                      for name, items in pairs.items()}

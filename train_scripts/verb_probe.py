@@ -56,6 +56,7 @@ line naming the file and line) leave no output file.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
@@ -63,6 +64,7 @@ import time
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable, Iterator, NamedTuple
 
 from preprocess.cli import run_main
 from preprocess.common import UserError, flatten_line
@@ -269,6 +271,38 @@ def probe_states(states: dict, verbs: dict, metric: str) -> dict:
 
 # --- the whole probe ---------------------------------------------------------------------------------------------
 
+class RowModel(NamedTuple):
+    """A row's pretrained encoder and what scoring text with it needs (:func:`row_model`)."""
+
+    model: object
+    dictionary: object
+    row: object                          # pseudo_perplexity.RowEncoder: the row's scheme, pieces to words
+    limit: int                           # pieces a line may have (the model's positions less <s> and </s>)
+    random_encoder: Callable[[int], object]   # seed -> an encoder of the same architecture from random weights
+
+
+@contextlib.contextmanager
+def row_model(checkpoint: str, info: dict, prefix: str) -> Iterator[RowModel]:
+    """The encoder of ``checkpoint`` pretrained on the ``binarize --lm`` folder whose record is ``info``, its
+    dictionary, the row's encoder and the pieces a line may have, and random encoders of the same architecture on
+    demand: what the verb probe and the agreement command score with (``probe.load_encoder`` reads the dictionary
+    from DATA/input0, a classification folder's layout: a temporary folder links it, for the block's duration)."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        os.symlink(os.path.abspath(info["data_bin"][0]), os.path.join(tmp, "input0"))
+        with pp._quiet_fairseq():
+            model, dictionary = load_encoder(checkpoint, tmp)
+        row = pp.RowEncoder(info, drops_spaces(checkpoint) or info.get("spaces") == "drop")
+        limit = int(model.max_positions()) - 2
+        if limit < 1:
+            raise UserError(f"the model's max_positions ({limit + 2}) leaves no room for a token")
+
+        def random_encoder(seed: int):
+            with pp._quiet_fairseq():
+                return load_encoder(checkpoint, tmp, seed)[0]
+
+        yield RowModel(model, dictionary, row, limit, random_encoder)
+
+
 def drops_spaces(checkpoint: str) -> bool:
     """Whether the checkpoint's pretraining task dropped the standalone ``▁`` (masked_lm_words
     --drop-space-tokens)."""
@@ -308,18 +342,11 @@ def verb_probe(checkpoint: str, lm_data: str, train_conllu: str, test_conllu: st
         raise UserError(f"checkpoint not found: {checkpoint}")
     if threads:
         torch.set_num_threads(threads)
-    with tempfile.TemporaryDirectory(prefix="verb_probe.") as tmp:
-        # probe.load_encoder reads the dictionary from DATA/input0 (a classification folder's layout)
-        os.symlink(os.path.abspath(info["data_bin"][0]), os.path.join(tmp, "input0"))
-        with pp._quiet_fairseq():
-            model, dictionary = load_encoder(checkpoint, tmp)
-        row = pp.RowEncoder(info, drops_spaces(checkpoint) or info.get("spaces") == "drop")
-        limit = int(model.max_positions()) - 2
-        if limit < 1:
-            raise UserError(f"the model's max_positions ({limit + 2}) leaves no room for a token")
+    with row_model(checkpoint, info, "verb_probe.") as rm:
+        dictionary = rm.dictionary
         encoded, counts = {}, Counter()
         for s, (texts, _, _) in ud.items():
-            encoded[s], c = encode_texts(row, dictionary, texts, limit)
+            encoded[s], c = encode_texts(rm.row, dictionary, texts, limit=rm.limit)
             counts.update(c)
         used, truncated = {}, 0
         for s, (_, verbs, _) in ud.items():
@@ -330,12 +357,8 @@ def verb_probe(checkpoint: str, lm_data: str, train_conllu: str, test_conllu: st
         def one(m) -> dict:
             return probe_states({s: word_states(m, dictionary, encoded[s], batch) for s in ud}, used, metric)
 
-        result = one(model)
-        randoms = []
-        for seed in range(1, random_seeds + 1):
-            with pp._quiet_fairseq():
-                random_model, _ = load_encoder(checkpoint, tmp, seed)
-            randoms.append({"seed": seed, **one(random_model)})
+        result = one(rm.model)
+        randoms = [{"seed": seed, **one(rm.random_encoder(seed))} for seed in range(1, random_seeds + 1)]
     result.update({
         "random": randoms, "words_per_sentence_mismatch": counts["mismatch"],
         "sentences": {s: len(ud[s][0]) for s in ud}, "verbs": {s: len(ud[s][1]) + ud[s][2] for s in ud},
