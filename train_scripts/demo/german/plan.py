@@ -137,8 +137,9 @@ def seeded(stage: str, seed: int) -> str:
     return stage if seed == 1 else f"{stage}-seed{seed}"
 
 
-#: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``); fast: its run of
-#: 2026-11-29 under a load of 6-7 on the 2-core machine, halved; cpu: the medians of the complete run of 2026-12-02
+#: the presets' recorded figures: one core's seconds per stage of each kind (``estimate.py``); fast: 0.4 times the
+#: figures of its run of 2026-11-29 under a load of 6-7 (halved), between its idle end-to-end test run of 2026-12-02
+#: (103 s of stages in all) and a loaded one (about 4x that); cpu: the medians of the complete run of 2026-12-02
 #: (bench/results/2026-12-02-german-part.md: 33.0 minutes, 2 commands at a time beside a make test, load 4-5) for
 #: every stage it ran; prepare, finetune and floor (GermEval, off in cpu unless asked) from the complete run of
 #: 2026-11-29 (bench/results/2026-11-29-german-part.md); init (--de-init) estimated
@@ -146,9 +147,9 @@ FIGURES = {
     "cpu": {"data": 2, "binarize/unigram": 19, "binarize/wordmap": 25, "pretrain/unigram": 431,
             "pretrain/wordmap": 643, "prepare": 26, "finetune": 245, "pppl": 38, "verbs": 11, "verbs+random": 28,
             "agreement": 32, "agreement+random": 144, "gold": 4, "floor": 8, "init": 30},
-    "fast": {"data": 5, "binarize/unigram": 20, "binarize/wordmap": 25, "pretrain/unigram": 30,
-             "pretrain/wordmap": 30, "prepare": 30, "finetune": 45, "pppl": 30, "verbs": 20, "verbs+random": 30,
-             "agreement": 20, "agreement+random": 30, "gold": 40, "floor": 15, "init": 15},
+    "fast": {"data": 2, "binarize/unigram": 8, "binarize/wordmap": 10, "pretrain/unigram": 12,
+             "pretrain/wordmap": 12, "prepare": 12, "finetune": 18, "pppl": 12, "verbs": 8, "verbs+random": 12,
+             "agreement": 8, "agreement+random": 12, "gold": 16, "floor": 6, "init": 6},
 }
 
 
