@@ -85,3 +85,12 @@ def test_invalid_utf8_names_the_demos_option(inputs, tmp_path):
     _edit_line(ge / "germeval2018.test.txt", 3, lambda b: b"\xff\xfe" + b)
     proc, out = demo(tmp_path, ge, ud, m30k)
     _refused(proc, out, "--de-germeval", "germeval2018.test.txt", "3")
+
+
+def test_a_multi30k_folder_without_its_test_files_names_the_demos_option(inputs, tmp_path):
+    ge, ud, m30k = inputs
+    for p in m30k.glob("test*"):
+        p.unlink()
+    proc, out = demo(tmp_path, ge, ud, m30k)
+    _refused(proc, out, "--de-multi30k", "no Multi30k German test file")
+    assert "(--multi30k)" not in proc.stderr             # the stand-alone command's option, not the demo's

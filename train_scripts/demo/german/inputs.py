@@ -102,5 +102,6 @@ def _own_options(message: str) -> str:
     import re
 
     message = re.sub(r"\s*\((?:give the folder with|or pass)[^)]*\)", "", message)
+    message = re.sub(r"\s*\(--(?:germeval|ud|multi30k|data)\)", "", message)
     message = re.sub(r";?\s*(?:fix the input or )?pass --errors replace[^;]*", "", message)
     return message.rstrip(" ;.")
