@@ -292,7 +292,6 @@ ALLOWED = {
     ("train_scripts/demo/german/report.py", "wordmap"): "the German part's question: the Wordmap row against its "
                                                        "baseline, by the row's name",
     ("train_scripts/verb_probe.py", "spaces"): "binarize.json's `spaces` record (the spaces option, keep/drop)",
-    ("train_scripts/agreement.py", "spaces"): "binarize.json's `spaces` record (the spaces option, keep/drop)",
     ("train_scripts/demo/pretraining/plan.py", "*"): "the pretraining part's rows (the scheme each runs) and its FLOTA part "
                                        "(`--encode flota` of morphtok-classification-data)",
     ("train_scripts/demo/pretraining/report.py", "flota"): "the pretraining results' FLOTA part (a part of the demo, by name)",
