@@ -1,0 +1,84 @@
+"""Every measured figure in the manual is tied to its run's record (scripts/doc_figures.py): a figure with a marker
+agrees with the record it names, a measured-looking figure on README.md or docs/ without one fails, and a planned
+time is the plan the code computes."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "scripts"))
+import doc_figures  # noqa: E402
+
+
+def test_every_figure_agrees_with_its_record():
+    problems = doc_figures.check()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.fixture
+def planted(tmp_path):
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "2026-01-01-run.json").write_text(json.dumps({
+        "run": "a planted run", "date": "2026-01-01", "commit": "0000000", "machine": "2 cores, idle",
+        "source": "this test", "figures": {"minutes": 16.4, "tests": {"passed": 1426}, "gain": 0.158}}))
+    records = doc_figures.Records(folder)
+
+    def problems(text: str, manual: bool = True) -> list:
+        page = tmp_path / "page.md"
+        page.write_text(text, encoding="utf-8")
+        return [p.split(": ", 1)[1] for p in doc_figures.check_page(page, records, manual)]
+    return problems
+
+
+def test_a_planted_disagreement_is_found(planted):
+    assert planted("took 16<!--fig:2026-01-01-run:minutes--> minutes, 1,426<!--fig:2026-01-01-run:tests.passed--> "
+                   "tests, +0.16<!--fig:2026-01-01-run:gain--> and 0.158<!--fig:2026-01-01-run:gain-->\n") == []
+    assert planted("took 17<!--fig:2026-01-01-run:minutes--> minutes\n") == [
+        "17 disagrees with its record 2026-01-01-run:minutes = 16.4"]
+    assert planted("took 16.5<!--fig:2026-01-01-run:minutes--> minutes\n") == [
+        "16.5 disagrees with its record 2026-01-01-run:minutes = 16.4"]
+    assert planted("1,425<!--fig:2026-01-01-run:tests.passed--> passed\n") == [
+        "1,425 disagrees with its record 2026-01-01-run:tests.passed = 1426"]
+
+
+def test_a_figure_without_a_record_is_found(planted):
+    assert planted("`make test` took 35 minutes and ran 1,292 tests, 1.8x faster\n") == [
+        f"{f} has no record (a marker <!--fig:RECORD:KEY-->, or <!--setting--> for a setting)"
+        for f in ("35 minutes", "1,292 tests", "1.8x")]
+    assert planted("jobs time out after 90<!--setting--> minutes; `--time 30 min`\n```\n120 s\n```\n") == []
+    assert planted("35 minutes\n", manual=False) == []       # a dated results page: its figures are its output
+    assert planted("16<!--fig:2026-01-01-run:minute--> min, 16<!--fig:2026-01-02-run:minutes--> min\n") == [
+        "16 names 2026-01-01-run:minute, which has no key minute",
+        "16 names 2026-01-02-run:minutes, which has no record 2026-01-02-run (FileNotFoundError)"]
+    assert planted("took 16 <!--fig:2026-01-01-run:minutes--> minutes\n") == [
+        "marker <!--fig:2026-01-01-run:minutes--> does not follow a figure directly"]
+
+
+def test_the_plan_record_is_what_the_dry_run_prints(tmp_path):
+    plan = doc_figures.planned_minutes()
+    for name, options in doc_figures.PRESETS.items():
+        run = subprocess.run([sys.executable, "-m", "train_scripts.demo.main", "--dry-run", "--output",
+                              str(tmp_path / "out"), *options], cwd=REPO, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        total = next(line for line in run.stdout.splitlines() if line.startswith("# in all: about "))
+        assert total == f"# in all: about {plan[name]['all']:.0f} min", (name, total)
+        assert not (tmp_path / "out").exists()
+
+
+def test_a_demo_record_holds_each_parts_minutes_and_results(tmp_path):
+    for part, seconds in (("toy", 90.0), ("other", 30.0)):
+        (tmp_path / "out" / part).mkdir(parents=True)
+        (tmp_path / "out" / part / "results.json").write_text(json.dumps(
+            {"score": 1.5, "meta": {"seconds": seconds, "date": "2026-01-01 10:00 UTC", "load": [0.1, 0.2, 0.3],
+                                    "commits": {"abc1234": 3}}}))
+    record = doc_figures.record_of_demo(Path(tmp_path / "out"), "morphtok-demo --part all")
+    assert record["figures"] == {"other": {"minutes": 0.5, "results": {"score": 1.5}},
+                                 "toy": {"minutes": 1.5, "results": {"score": 1.5}}, "all": {"minutes": 2.0}}
+    assert record["commit"] == "abc1234" and record["date"] == "2026-01-01 10:00 UTC"
