@@ -52,7 +52,7 @@ SETTING = "<!--setting-->"
 MEASURED = re.compile(rf"(?<![\w.\-/=])(?P<figure>{NUMBER})(?P<mark>(?:<!--[^>]*-->)?)"
                       r"(?P<unit>\s?(?:minutes?|min|hours?|seconds?|s|ms|tests)\b|x(?![\w]))")
 FENCE = re.compile(r"^\s*```.*?^\s*```", re.S | re.M)
-CODE = re.compile(r"`[^`\n]*`")
+CODE = re.compile(r"`(?:[^`\n]|\n(?!\s*\n))*`")   # inline code, which may run over a line break
 
 #: the preset combinations ``plan:NAME.PART`` computes (``morphtok-demo --dry-run`` with these options)
 PRESETS = {"default": [], "fast": ["--mt-preset", "fast", "--lm-preset", "fast", "--de-preset", "fast"]}
