@@ -42,14 +42,15 @@ from typing import Optional
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "bench" / "results"
 
-NUMBER = r"[-+\u2212]?\d[\d,]*(?:\.\d+)?"
+#: a figure: a sign only where it is not a range's dash (``4-5``, ``4<!--...-->-5``)
+NUMBER = r"(?:(?<![\d>])[-+\u2212])?\d[\d,]*(?:\.\d+)?"
 #: a figure and its marker: ``35<!--fig:2026-11-29-make-test:minutes-->``
 MARKED = re.compile(rf"(?P<figure>{NUMBER})<!--fig:(?P<record>[\w.-]+):(?P<key>[\w.\-]+)-->")
 #: a marker not directly after a number (a space between them, or a word): an error of its own
 MARKER = re.compile(r"<!--fig:[^>]*-->")
 SETTING = "<!--setting-->"
 #: a measured-looking figure: a number and a unit of time, a count of tests, or a ratio (``1.8x``)
-MEASURED = re.compile(rf"(?<![\w.\-/=])(?P<figure>{NUMBER})(?P<mark>(?:<!--[^>]*-->)?)"
+MEASURED = re.compile(rf"(?<![\w.=/])(?<![A-Za-z]-)(?P<figure>{NUMBER})(?P<mark>(?:<!--[^>]*-->)?)"
                       r"(?P<unit>\s?(?:minutes?|min|hours?|seconds?|s|ms|tests)\b|x(?![\w]))")
 FENCE = re.compile(r"^\s*```.*?^\s*```", re.S | re.M)
 CODE = re.compile(r"`(?:[^`\n]|\n(?!\s*\n))*`")   # inline code, which may run over a line break

@@ -4,6 +4,7 @@ time is the plan the code computes."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,14 +45,17 @@ def test_a_planted_disagreement_is_found(planted):
         "17 disagrees with its record 2026-01-01-run:minutes = 16.4"]
     assert planted("took 16.5<!--fig:2026-01-01-run:minutes--> minutes\n") == [
         "16.5 disagrees with its record 2026-01-01-run:minutes = 16.4"]
+    assert planted("16<!--fig:2026-01-01-run:minutes-->-16.4<!--fig:2026-01-01-run:minutes--> min\n") == []  # a range
+    assert planted("16-17<!--fig:2026-01-01-run:minutes--> min\n") == [
+        "17 disagrees with its record 2026-01-01-run:minutes = 16.4"]
     assert planted("1,425<!--fig:2026-01-01-run:tests.passed--> passed\n") == [
         "1,425 disagrees with its record 2026-01-01-run:tests.passed = 1426"]
 
 
 def test_a_figure_without_a_record_is_found(planted):
-    assert planted("`make test` took 35 minutes and ran 1,292 tests, 1.8x faster\n") == [
+    assert planted("`make test` took 35 minutes and ran 1,292 tests, 1.8x faster, 4-5 s\n") == [
         f"{f} has no record (a marker <!--fig:RECORD:KEY-->, or <!--setting--> for a setting)"
-        for f in ("35 minutes", "1,292 tests", "1.8x")]
+        for f in ("35 minutes", "1,292 tests", "1.8x", "5 s")]
     assert planted("jobs time out after 90<!--setting--> minutes; `--time 30 min`\n```\n120 s\n```\n") == []
     assert planted("35 minutes\n", manual=False) == []       # a dated results page: its figures are its output
     assert planted("16<!--fig:2026-01-01-run:minute--> min, 16<!--fig:2026-01-02-run:minutes--> min\n") == [
@@ -70,6 +74,11 @@ def test_the_plan_record_is_what_the_dry_run_prints(tmp_path):
         total = next(line for line in run.stdout.splitlines() if line.startswith("# in all: about "))
         assert total == f"# in all: about {plan[name]['all']:.0f} min", (name, total)
         assert not (tmp_path / "out").exists()
+        if name == "default":    # docs/demo.md shows the default plan's lines as the dry run prints them
+            shown = re.search(r"^```text\n(# the translation part:.*?)^```", (REPO / "docs" / "demo.md").read_text(
+                encoding="utf-8"), re.S | re.M).group(1).splitlines()
+            assert shown == [line for line in run.stdout.splitlines()
+                             if re.match(r"# the \w+ part: |# in all: ", line)]
 
 
 def test_a_demo_record_holds_each_parts_minutes_and_results(tmp_path):
