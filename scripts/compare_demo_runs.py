@@ -5,7 +5,7 @@ SLURM jobs, ``--launcher slurm``): the same code, inputs and seeds must give the
 
     python scripts/compare_demo_runs.py demo-local demo-slurm [--tolerance 0]
 
-One line per difference (``PART: key.path: A != B``), then a summary; exit 0 when every part present in either
+One line per difference (``PART.key.path: A != B``), then a summary; exit 0 when every part present in either
 folder is present in both with the same values (floats within ``--tolerance``, default exact), 1 otherwise.
 """
 from __future__ import annotations
@@ -18,14 +18,18 @@ from pathlib import Path
 
 
 def load(folder: Path) -> dict:
-    """``{part: results without meta}`` of an output folder, each path under ``folder`` written as ``OUT/...``."""
-    out = {}
+    """``{part: results without meta}`` of an output folder (every part of the demo's registry whose results are
+    there), each path under ``folder`` written as ``OUT/...``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from train_scripts.demo.demo_report import part_results
+    from train_scripts.demo.parts import parts
+
     root = str(folder.resolve())
-    for path in sorted(folder.glob("*/results.json")):
-        text = path.read_text(encoding="utf-8").replace(root, "OUT")
-        results = json.loads(text)
+    out = {}
+    for part, _, results in part_results(str(folder), parts()):
+        results = json.loads(json.dumps(results, default=str).replace(root, "OUT"))
         results.pop("meta", None)
-        out[path.parent.name] = results
+        out[part.name] = results
     return out
 
 
@@ -71,7 +75,7 @@ def main(argv=None) -> int:
             return 2
     a, b = load(args.first), load(args.second)
     if not a and not b:
-        print(f"error: neither {args.first} nor {args.second} holds a */results.json", file=sys.stderr)
+        print(f"error: neither {args.first} nor {args.second} holds a part's results.json", file=sys.stderr)
         return 2
     found = differences(a, b, args.tolerance)
     for where, x, y in found:

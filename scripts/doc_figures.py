@@ -187,17 +187,29 @@ def git(*args: str) -> str:
 
 
 def record_of_demo(output: Path, run: str) -> dict:
-    """A record of a finished ``morphtok-demo`` output folder: each part's minutes, date, load and results."""
+    """A record of a finished ``morphtok-demo`` output folder: each part's minutes (wall, from its results'
+    ``meta``), date and load at its end, and the digest of its results (``meta`` left out), with the commits its
+    stages ran at; the results themselves stay in the output folder."""
+    import hashlib
+
+    sys.path.insert(0, str(REPO))
+    from train_scripts.demo.demo_report import part_results
+    from train_scripts.demo.parts import parts
+
     figures, dates, loads, commits = {}, [], [], set()
-    for results in sorted(output.glob("*/results.json")):
-        part = json.loads(results.read_text(encoding="utf-8"))
-        meta = part.pop("meta", {}) or {}
-        figures[results.parent.name] = {"minutes": round(meta.get("seconds", 0) / 60, 2), "results": part}
-        dates.append(meta.get("date", ""))
-        loads.append(f"{results.parent.name} {meta.get('load')}")
+    for part, _, results in part_results(str(output), parts()):
+        meta = dict(results.get("meta") or {})
+        rest = {k: v for k, v in results.items() if k != "meta"}
+        digest = hashlib.sha256(json.dumps(rest, sort_keys=True, default=str).replace(
+            str(output.resolve()), "OUT").encode()).hexdigest()[:16]
+        figures[part.name] = {"minutes": round(meta.get("seconds", 0) / 60, 2),
+                              "seconds": round(meta.get("seconds", 0), 1), "results_sha256": digest}
+        dates.append(meta.get("date") or "")
+        load = meta.get("load")
+        loads.append(f"{part.name} " + (" ".join(f"{x:.2f}" for x in load) if load else "?"))
         commits.update((meta.get("commits") or {}).keys())
     if not figures:
-        raise SystemExit(f"error: {output}: no */results.json (not a finished morphtok-demo output folder)")
+        raise SystemExit(f"error: {output}: no part's results.json (not a finished morphtok-demo output folder)")
     figures["all"] = {"minutes": round(sum(f["minutes"] for f in figures.values()), 2)}
     return {"run": run, "date": min(d for d in dates if d) if any(dates) else time.strftime("%Y-%m-%d"),
             "commit": ", ".join(sorted(commits)) or git("rev-parse", "--short", "HEAD"),

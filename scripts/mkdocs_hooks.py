@@ -6,7 +6,7 @@ an editor) and this hook turns them into the site's paths:
   becomes ``results/X.md`` / ``../results/X.md``;
 * on a results page (the site's ``results/X.md``), ``../../docs/Y.md`` becomes ``../Y.md``.
 
-Links are rewritten in the page's Markdown before it is rendered; code is left as written."""
+Links are rewritten in the page's Markdown before it is rendered; fenced code is left as written."""
 from __future__ import annotations
 
 import posixpath
@@ -35,7 +35,7 @@ def site_target(page: str, target: str) -> str:
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     src = page.file.src_uri
-    parts = re.split(r"(^\s*```.*?^\s*```|`[^`\n]*`)", markdown, flags=re.S | re.M)
-    for i in range(0, len(parts), 2):    # the odd pieces are code
+    parts = re.split(r"(^\s*```.*?^\s*```)", markdown, flags=re.S | re.M)
+    for i in range(0, len(parts), 2):    # the odd pieces are fenced code (a link's text may hold inline code)
         parts[i] = LINK.sub(lambda m: m.group(1) + site_target(src, m.group(2)) + m.group(3), parts[i])
     return "".join(parts)

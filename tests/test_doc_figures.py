@@ -81,13 +81,17 @@ def test_the_plan_record_is_what_the_dry_run_prints(tmp_path):
                              if re.match(r"# the \w+ part: |# in all: ", line)]
 
 
-def test_a_demo_record_holds_each_parts_minutes_and_results(tmp_path):
-    for part, seconds in (("toy", 90.0), ("other", 30.0)):
-        (tmp_path / "out" / part).mkdir(parents=True)
-        (tmp_path / "out" / part / "results.json").write_text(json.dumps(
-            {"score": 1.5, "meta": {"seconds": seconds, "date": "2026-01-01 10:00 UTC", "load": [0.1, 0.2, 0.3],
-                                    "commits": {"abc1234": 3}}}))
-    record = doc_figures.record_of_demo(Path(tmp_path / "out"), "morphtok-demo --part all")
-    assert record["figures"] == {"other": {"minutes": 0.5, "results": {"score": 1.5}},
-                                 "toy": {"minutes": 1.5, "results": {"score": 1.5}}, "all": {"minutes": 2.0}}
+def test_a_demo_record_holds_each_parts_minutes_and_results_digest(tmp_path):
+    out = tmp_path / "out"
+    for folder, seconds in ((out, 90.0), (out / "german", 30.0)):     # translation's folder is the output's own
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "results.json").write_text(json.dumps(
+            {"score": 1.5, "path": str(folder), "meta": {"seconds": seconds, "date": "2026-01-01 10:00 UTC",
+                                                         "load": [0.1, 0.2, 0.3], "commits": {"abc1234": 3}}}))
+    record = doc_figures.record_of_demo(out, "morphtok-demo --part translation german")
+    figures = record["figures"]
+    assert set(figures) == {"translation", "german", "all"}
+    assert (figures["translation"]["minutes"], figures["german"]["minutes"], figures["all"]["minutes"]) == (1.5, 0.5, 2.0)
+    assert figures["translation"]["results_sha256"] != figures["german"]["results_sha256"]
     assert record["commit"] == "abc1234" and record["date"] == "2026-01-01 10:00 UTC"
+    assert record["machine"].endswith("translation 0.10 0.20 0.30; german 0.10 0.20 0.30")
