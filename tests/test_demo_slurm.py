@@ -6,7 +6,10 @@ The toy part of tests/test_demo_parts.py gives the same results.json on SLURM as
 (``scontrol requeue``, as preemption does) goes on from the file it checkpointed to; a demo killed while its job
 runs and started again attaches to that job (its outputs kept, nothing submitted twice); an interrupted demo
 cancels its job; a failed job is one line naming its logs; a missing partition is one line within 5 s; and
-``--dry-run --launcher slurm`` lists one job per stage with its resources and creates nothing.  The cluster's tests
+``--dry-run --launcher slurm`` lists one job per stage with its resources and creates nothing.  With
+MORPHTOK_SLURM_STUDY=1, every real part with the fast presets runs locally and on the cluster and the two
+results.json agree value for value (scripts/compare_demo_runs.py; about half an hour, so not in make test).  The
+cluster's tests
 skip, saying why, where SLURM is not installed or this is not root (MORPHTOK_REQUIRE_SLURM=1: a failure)."""
 from __future__ import annotations
 
@@ -335,25 +338,34 @@ def _job_of(folder: Path) -> str | None:
         return None
 
 
+def requeued_run(env, args: list, err: Path, what: str, ready, job_of):
+    """The demo with ``args`` on the cluster (stderr to ``err``), its stage's job requeued (``scontrol requeue``,
+    as preemption does) once ``ready()``; waits for the demo to end.  ``(process, job id)``."""
+    with open(err, "w") as fh:
+        proc = subprocess.Popen(demo_args(*args, *ON_SLURM), env=env, cwd=REPO, stderr=fh,
+                                stdout=subprocess.DEVNULL)
+        try:
+            wait_for(what, ready, proc=proc)
+            job = job_of()
+            requeue = subprocess.run(["scontrol", "requeue", job], env=env, capture_output=True, text=True)
+            assert requeue.returncode == 0, requeue.stderr
+            _run_again_at_once(env, job, proc)
+            proc.wait(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    return proc, job
+
+
 def test_a_requeued_job_goes_on_from_its_checkpoint(slurm_env, tmp_path):
     """``scontrol requeue`` mid-stage (as preemption does): SLURM runs the same command again, which goes on from
     the checkpoint the first run wrote; the demo waits for it and records the stage once."""
     out = tmp_path / "out"
     folder, err = out / "resume", tmp_path / "demo.err"
     before = set(squeue(slurm_env, "-o", "%i"))
-    with open(err, "w") as fh:
-        proc = subprocess.Popen(demo_args("--part", "resume", "--resume-n", "16", "--output", out, *ON_SLURM),
-                                env=slurm_env, cwd=REPO, stderr=fh, stdout=subprocess.DEVNULL)
-        try:
-            wait_for("the job's first checkpoints", lambda: checkpoint(folder / "state") >= 3, proc=proc)
-            job = _job_of(folder)
-            requeue = subprocess.run(["scontrol", "requeue", job], env=slurm_env, capture_output=True, text=True)
-            assert requeue.returncode == 0, requeue.stderr
-            _run_again_at_once(slurm_env, job, proc)
-            proc.wait(timeout=300)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+    proc, job = requeued_run(slurm_env, ["--part", "resume", "--resume-n", "16", "--output", out], err,
+                             "the job's first checkpoints", lambda: checkpoint(folder / "state") >= 3,
+                             lambda: _job_of(folder))
     stderr = err.read_text()
     assert proc.returncode == 0, stderr[-3000:]
     assert f"stage resume/count job {job} was requeued" in stderr
@@ -378,20 +390,9 @@ def test_a_requeued_training_stage_resumes_from_checkpoint_last(slurm_env, binar
         text = log.read_text() if log.exists() else ""
         return "No existing checkpoint found" in text and "Saved checkpoint" in text
 
-    with open(err, "w") as fh:
-        proc = subprocess.Popen(demo_args("--part", "train", "--train-data", binarised, "--train-updates", "40",
-                                          "--output", out, *ON_SLURM), env=slurm_env, cwd=REPO, stderr=fh,
-                                stdout=subprocess.DEVNULL)
-        try:
-            wait_for("the first checkpoint", saved, proc=proc)
-            job = json.loads((folder / ".stages" / "train__tiny.job").read_text())["job_id"]
-            requeue = subprocess.run(["scontrol", "requeue", job], env=slurm_env, capture_output=True, text=True)
-            assert requeue.returncode == 0, requeue.stderr
-            _run_again_at_once(slurm_env, job, proc)
-            proc.wait(timeout=300)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+    proc, job = requeued_run(slurm_env, ["--part", "train", "--train-data", binarised, "--train-updates", "40",
+                                         "--output", out], err, "the first checkpoint", saved,
+                             lambda: json.loads((folder / ".stages" / "train__tiny.job").read_text())["job_id"])
     stderr = err.read_text()
     assert proc.returncode == 0, stderr[-3000:]
     assert f"stage train/tiny job {job} was requeued" in stderr
@@ -451,3 +452,27 @@ def test_an_interrupted_demo_cancels_its_job_and_a_failed_job_is_one_line(slurm_
     assert error.startswith("error: pipeline stage resume/count failed (exit 3; SLURM job ") and \
         error.endswith(f"; logs: {log} {log.with_suffix('.err')}"), error
     assert "toy failure" in failed.stderr.split(error, 1)[1]      # the log's last lines follow, as locally
+
+
+#: every part with the fast presets, locally and on the cluster (the demo's real parts, not the toy ones)
+FAST = ("--mt-preset", "fast", "--lm-preset", "fast", "--de-preset", "fast")
+
+
+@pytest.mark.skipif(os.environ.get("MORPHTOK_SLURM_STUDY") != "1",
+                    reason="every part's fast presets twice, locally and as SLURM jobs: about 25 minutes on 2 cores, "
+                           "over make test's budget; MORPHTOK_SLURM_STUDY=1 runs it (a run's record: "
+                           "bench/results/2026-12-02-slurm-study.md)")
+def test_every_part_with_the_fast_presets_on_slurm_gives_the_local_results(slurm_env, tmp_path):
+    from tests.conftest import SHARED
+
+    env = {k: v for k, v in slurm_env.items() if k != "MORPHTOK_DEMO_PARTS"}
+    env["PYTHONPATH"] = str(REPO)
+    local, remote = tmp_path / "local", tmp_path / "slurm"
+    on_slurm = ("--launcher", "slurm", "--slurm-cpus-per-job", "1", "--slurm-time", "30")
+    for out, extra in ((local, ()), (remote, on_slurm)):
+        ran = demo(env, "--shared-data", SHARED, "--output", out, *FAST, *extra, timeout=3600)
+        assert ran.returncode == 0, ran.stderr[-3000:]
+    compared = subprocess.run([sys.executable, str(REPO / "scripts" / "compare_demo_runs.py"), local, remote],
+                              capture_output=True, text=True)
+    assert compared.returncode == 0, compared.stdout[-3000:]
+    assert compared.stdout.splitlines()[-1].startswith("3 part(s), ")
