@@ -64,7 +64,7 @@ PRESETS = {
                     "thesis's design (it continued the masked-LM training of bert-base-german-cased with Wordmap's "
                     "pieces added, on 500k sentences): --de-init CHECKPOINT (a German RoBERTa in fairseq format, "
                     "e.g. GottBERT or GeistBERT) comes closer, continuing from it for both rows. Expected cost, "
-                    "estimated (not measured: no GPU has been lent to this project since the part was written): "
+                    "estimated (not measured: no run of this preset is recorded): "
                     "about the pretraining part's gpu preset per pretraining run; the corpus is small for this "
                     "model: expect it to over-fit",
             "device": "gpu", "max_update": 10000, "vocab_size": 8000, "baseline_vocab_size": 20298, "lm_words": 0,
