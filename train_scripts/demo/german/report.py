@@ -611,7 +611,7 @@ def _tables(c: SimpleNamespace) -> list:
          "test sentences (train_scripts.pseudo_perplexity --whole-words): bits per whitespace word, mean ± sd over "
          "pretraining seeds; 'verbs': the gold VERB/AUX words alone. Character floor: a segmentation-free "
          "character model's bits per word on the same words, the same for every row. The differences: per "
-         f"pretraining seed, with the paired bootstrap 95% interval over the words ({policy.EXPLORATORY})."),
+         f"pretraining seed, with the paired bootstrap 95% interval over the sentences ({policy.EXPLORATORY})."),
         ("German: verbs, probes", probe_table(c.r), "Frozen encoder, each word the mean of its pieces' last-layer "
          "states; a logistic regression per feature trained on UD dev verb tokens and scored on UD test. Lexeme: "
          "how often a verb form's nearest other verb form (cosine) shares its gold lemma. p: pretraining seed 1's "
