@@ -7,6 +7,9 @@ SLURM jobs, ``--launcher slurm``): the same code, inputs and seeds must give the
 
 One line per difference (``PART.key.path: A != B``), then a summary; exit 0 when every part present in either
 folder is present in both with the same values (floats within ``--tolerance``, default exact), 1 otherwise.
+Timings inside the results (a key ``seconds``, ``..._seconds`` or ``..._per_cpu_second``: how long a command
+took, which depends on the machine and its load, not on the code, inputs and seeds) are left out like ``meta``;
+the summary counts them.
 """
 from __future__ import annotations
 
@@ -33,11 +36,26 @@ def load(folder: Path) -> dict:
     return out
 
 
+def is_timing(key) -> bool:
+    """Whether a results key holds a timing (wall or CPU seconds, a rate per CPU second)."""
+    key = str(key)
+    return key == "seconds" or key.endswith(("_seconds", "_per_cpu_second"))
+
+
+def timings(value) -> int:
+    """How many timing values ``value`` holds (what the comparison leaves out)."""
+    if isinstance(value, dict):
+        return sum(1 if is_timing(k) else timings(v) for k, v in value.items())
+    if isinstance(value, list):
+        return sum(timings(v) for v in value)
+    return 0
+
+
 def differences(a, b, tolerance: float = 0.0, where: str = "") -> list:
-    """Every place where ``a`` and ``b`` differ, as ``(key.path, a's value, b's value)``."""
+    """Every place where ``a`` and ``b`` differ, as ``(key.path, a's value, b's value)``; timings left out."""
     if isinstance(a, dict) and isinstance(b, dict):
         found = []
-        for key in sorted(set(a) | set(b), key=str):
+        for key in sorted((set(a) | set(b)) - {k for k in set(a) | set(b) if is_timing(k)}, key=str):
             here = f"{where}.{key}" if where else str(key)
             if key not in a or key not in b:
                 found.append((here, a.get(key, "<absent>"), b.get(key, "<absent>")))
@@ -55,9 +73,9 @@ def differences(a, b, tolerance: float = 0.0, where: str = "") -> list:
 
 
 def count(value) -> int:
-    """How many numbers ``value`` holds (what the comparison covered)."""
+    """How many numbers ``value`` holds, timings left out (what the comparison covered)."""
     if isinstance(value, dict):
-        return sum(count(v) for v in value.values())
+        return sum(count(v) for k, v in value.items() if not is_timing(k))
     if isinstance(value, list):
         return sum(count(v) for v in value)
     return 1 if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
@@ -81,7 +99,7 @@ def main(argv=None) -> int:
     for where, x, y in found:
         print(f"{where}: {x!r} != {y!r}")
     numbers = count(a)
-    print(f"{len(set(a) | set(b))} part(s), {numbers} numbers compared: "
+    print(f"{len(set(a) | set(b))} part(s), {numbers} numbers compared ({timings(a)} timings left out): "
           + ("the same" if not found else f"{len(found)} difference(s)"))
     return 1 if found else 0
 

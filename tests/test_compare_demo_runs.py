@@ -1,5 +1,5 @@
-"""scripts/compare_demo_runs.py: two demo output folders' results.json value for value, meta and the folders' own
-paths left out; a planted difference is found and named, a part missing on one side is a difference."""
+"""scripts/compare_demo_runs.py: two demo output folders' results.json value for value, meta, timings and the
+folders' own paths left out; a planted difference is found and named, a part missing on one side is a difference."""
 from __future__ import annotations
 
 import json
@@ -19,7 +19,10 @@ def write_run(out, results_of):
             folder = part.folder(out)
             folder.mkdir(parents=True, exist_ok=True)
             body = dict(results_of[part.name], meta={"seconds": 1.0, "date": str(out)},
-                        model=str(folder / "model.pt"))
+                        model=str(folder / "model.pt"),
+                        # timings, which depend on the machine: other in every run, left out
+                        rows=[{"seconds": len(str(out)) / 7, "train_cpu_seconds": len(str(out)) / 3,
+                               "updates_per_cpu_second": 3 / len(str(out)), "bleu": 20.0}])
             (folder / "results.json").write_text(json.dumps(body))
 
 
@@ -31,10 +34,11 @@ def test_the_same_results_on_two_machines_agree_and_a_planted_difference_is_name
     names = [p.name for p in parts()]
     results = {name: {"bleu": {"bpe": 20.25, "unigram": 19.5}, "n": [1, 2, 3]} for name in names}
     write_run(tmp_path / "a", results)
-    write_run(tmp_path / "b", results)            # other meta and other absolute paths: the same results
-    same = compare(tmp_path / "a", tmp_path / "b")
+    write_run(tmp_path / "bb", results)           # other meta, paths and timings: the same results
+    same = compare(tmp_path / "a", tmp_path / "bb")
     assert same.returncode == 0, same.stdout + same.stderr
-    assert same.stdout.splitlines()[-1].startswith(f"{len(names)} part(s), ")
+    assert same.stdout.splitlines()[-1] == (f"{len(names)} part(s), {len(names) * 6} numbers compared "
+                                            f"({len(names) * 3} timings left out): the same")
 
     planted = json.loads(json.dumps(results))
     planted[names[0]]["bleu"]["unigram"] = 19.51

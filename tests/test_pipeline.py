@@ -303,3 +303,62 @@ def test_a_stages_time_is_its_work_not_its_wait_for_a_slot(tmp_path, capsys):
                for name in ("first", "second")}
     assert done == {name: f"{s:.0f}" for name, s in seconds.items()}
     assert seconds["first"] >= 2.0 and 1.0 <= seconds["second"] < 1.9   # with its wait it would be 3 s
+
+
+#: a command that works about a CPU second and says when it is done (a file), then exits
+BUSY = "import sys, pathlib\nsum(i * i for i in range(12_000_000))\npathlib.Path(sys.argv[1]).write_text('done')\n"
+#: a command that waits (no work) until that file is there, and half a second more, so that the busy command has
+#: ended and been reaped while it still runs
+IDLE = ("import sys, time, pathlib\nwhile not pathlib.Path(sys.argv[1]).exists():\n    time.sleep(0.02)\n"
+        "time.sleep(0.5)\n")
+
+
+def test_a_commands_cpu_seconds_are_its_own_not_those_of_a_command_beside_it(tmp_path):
+    """The translation table's "train CPU s" is the training command's own CPU time: two commands side by side
+    (as the scheduler runs two rows' trainings), one busy and one idle, are measured apart.  The demo process's
+    ``getrusage(RUSAGE_CHILDREN)`` around a command counted every child reaped meanwhile (the idle command got the
+    busy one's second), and nothing at all of a command run as a SLURM job."""
+    import sys
+    import threading
+
+    from train_scripts.demo.stages import Runner
+
+    runner, flag = Runner(tmp_path, 1), tmp_path / "busy-done"
+    idle = threading.Thread(target=runner.run,
+                            args=("idle", [sys.executable, "-c", IDLE, flag], tmp_path / "logs" / "idle.log"))
+    idle.start()
+    runner.run("busy", [sys.executable, "-c", BUSY, flag], tmp_path / "logs" / "busy.log")
+    idle.join()
+    busy, waited = runner.cpu_seconds["busy"], runner.cpu_seconds["idle"]
+    assert busy > 0.3, runner.cpu_seconds
+    assert waited < busy / 2, runner.cpu_seconds      # its interpreter's start-up and its polling only
+
+
+def test_a_slurm_stage_job_reports_its_commands_cpu_seconds(tmp_path, monkeypatch):
+    """On SLURM the CPU time is measured in the job (``StageJob`` returns it with the exit status) and read from
+    the job's result; a job of an older version (an int) or an unreadable result gives no figure, not a failure."""
+    import sys
+
+    from train_scripts.demo import slurm
+
+    for name, value in {"SUBMITIT_EXECUTOR": "local", "SUBMITIT_LOCAL_JOB_ID": "1", "SUBMITIT_LOCAL_NTASKS": "1",
+                        "SUBMITIT_LOCAL_JOB_NUM_NODES": "1", "SUBMITIT_LOCAL_NODEID": "0",
+                        "SUBMITIT_LOCAL_GLOBALID": "0", "SUBMITIT_LOCAL_LOCALID": "0"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    log = tmp_path / "busy.log"
+    result = slurm.StageJob([sys.executable, "-c", BUSY, str(tmp_path / "flag")], log, False, 1)()
+    assert result["status"] == 0 and result["cpu_seconds"] > 0.3, result
+
+    class Job:
+        def __init__(self, value):
+            self.value = value
+
+        def result(self):
+            if isinstance(self.value, Exception):
+                raise self.value
+            return self.value
+
+    assert slurm.job_cpu_seconds(Job(result)) == result["cpu_seconds"]
+    assert slurm.job_cpu_seconds(Job(0)) is None
+    assert slurm.job_cpu_seconds(Job(RuntimeError("no result"))) is None

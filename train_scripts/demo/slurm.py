@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import resource
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,6 +165,15 @@ class StageJob(launch.RecipeJob):
         super().__init__(["bash", "-c", _WRAPPER, "morphtok-stage", str(log), str(log.with_suffix(".err")),
                           "1" if merge_stderr else "0", str(threads), *args], str(REPO))
 
+    def __call__(self) -> dict:
+        """The command's exit status and the CPU seconds it used in this job (this run of it: a requeued job's
+        earlier runs are not counted), which the demo reads from the job's result."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        status = super().__call__()
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return {"status": status, "cpu_seconds": cpu}
+
 
 # --- the runner ------------------------------------------------------------------------------------------------
 
@@ -241,6 +251,7 @@ class SlurmRunner(StageRunner):
             status = re.search(r"exited with status (-?\d+)", str(error))
             why = (f"exit {status.group(1)}" if status else str(error).split(" failed: ", 1)[-1].split(" (log: ")[0])
             raise stage_failed(stage, f"{why}; SLURM job {job.job_id}, its log {job.paths.stderr}", log, lines)
+        self.cpu_seconds[stage] = job_cpu_seconds(job)
         return "".join(lines)
 
     def submit(self, stage: str, words: list, log: Path, merge_stderr: bool):
@@ -297,6 +308,16 @@ class SlurmRunner(StageRunner):
             self.record(stage).unlink(missing_ok=True)
         if jobs:
             say(f"cancelled SLURM job(s) {', '.join(j.job_id for j in jobs.values())}")
+
+
+def job_cpu_seconds(job) -> float | None:
+    """The CPU seconds a finished :class:`StageJob` reports in its result (None from a job of an older version,
+    which reported its exit status alone, or where the result cannot be read)."""
+    try:
+        result = job.result()
+    except Exception:  # noqa: BLE001 - a figure of the report, never a reason to fail a finished stage
+        return None
+    return result.get("cpu_seconds") if isinstance(result, dict) else None
 
 
 def _read(path: Path) -> str:

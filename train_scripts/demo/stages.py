@@ -80,11 +80,15 @@ class StageRunner:
     :meth:`run` runs one command with its stdout in ``log`` (stderr in ``log.err``), returns that stdout as text and
     raises :class:`PipelineError` naming the logs when the command fails; :meth:`attachable` says whether a command
     of a stage that an earlier run of the demo started is still at work (its outputs are then kept, and :meth:`run`
-    waits for it instead of starting it again); :meth:`stop` ends what this runner started (an interrupted demo)."""
+    waits for it instead of starting it again); :meth:`stop` ends what this runner started (an interrupted demo).
+    :attr:`cpu_seconds` holds, per stage, the CPU seconds (user + system) its command and the processes it waited
+    for used, measured where the command ran (the process here, the SLURM job there): a figure of the run, not of
+    the demo's own process, so commands running side by side do not count each other's."""
 
     def __init__(self, out: Path, threads: int):
         self.out = out
         self.threads = threads
+        self.cpu_seconds: dict[str, float] = {}
 
     def command(self, args: list, record: bool = True) -> list:
         """``args`` as words, ``python`` being this interpreter; with ``record``, written to ``commands.txt``
@@ -151,13 +155,25 @@ class Runner(StageRunner):
                     lines.append(line)
                     if on_line is not None:
                         on_line(line)
-                rc = proc.wait()
+                rc, self.cpu_seconds[stage] = wait_with_usage(proc)
             except BaseException:  # interrupted: never leave a training process running behind us
                 stop_group(proc)
                 raise
         if rc != 0:
             raise stage_failed(stage, f"exit {rc}", log, lines)
         return "".join(lines)
+
+
+def wait_with_usage(proc: subprocess.Popen) -> tuple:
+    """``(exit status, CPU seconds)`` of ``proc`` once it has ended: ``os.wait4`` of that one process, whose
+    resource usage includes the descendants it waited for (a recipe's torchrun and its workers) and nothing
+    else this process runs at the same time."""
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    except ChildProcessError:        # reaped already (the clean-up of an interrupted demo): no usage to read
+        return proc.wait(), None
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_utime + usage.ru_stime
 
 
 #: seconds a stopped command's process group gets to finish (a checkpoint being written completes) before SIGKILL
@@ -445,6 +461,11 @@ class SlotRunner:
         if self.scheduler.stopping.is_set():
             raise PipelineStopped(f"{stage}: interrupted")
         return out
+
+    @property
+    def cpu_seconds(self) -> dict:
+        """The CPU seconds of each stage's command (:attr:`StageRunner.cpu_seconds`)."""
+        return self.runner.cpu_seconds
 
 
 def interrupt_on_signal(signum, frame):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import resource
 import shlex
 import sys
 import time
@@ -236,13 +235,12 @@ class RowRun:
                     say(f"[....] {self.row.name}/train: {bar.n}/{a.max_update} updates "
                         f"({time.time() - t0:.0f} s)")
 
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        stage = f"{self.row.name}/train"
         try:
-            self.runner.run(f"{self.row.name}/train", cmd, self.logs / "train.log", on_line, merge_stderr=True)
+            self.runner.run(stage, cmd, self.logs / "train.log", on_line, merge_stderr=True)
         finally:
             bar.close()
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        cpu = self.runner.cpu_seconds.get(stage)   # measured where the command ran (the process, the SLURM job)
         curve = [[r["update"], r["valid_loss"]] for r in validation_curve(str(self.ckpt / "train.log"))
                  if r.get("update") is not None and r.get("valid_loss") is not None]
         (self.dir / "valid_curve.json").write_text(json.dumps(curve))
