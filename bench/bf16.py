@@ -2,6 +2,7 @@
 
     python bench/bf16.py [--rounds 20] [--vocab 8000] [--json OUT.json]
     python bench/bf16.py --same-models LM_FOLDER [--updates 100] [--seeds 1 2]
+    python bench/bf16.py --compile [--rounds 10]
 
 **Steps** (the default): fairseq's own ``Trainer.train_step`` (forward, loss, backward, Adam step) of two models
 built as the recipes build them -- the ``pretrain_roberta.sh --small`` encoder (2 layers, 128 dimensions, FFN 512,
@@ -18,6 +19,10 @@ indicative only.
 **Same models** (``--same-models``): ``pretrain_roberta.sh --small --max-update N`` on LM_FOLDER (a
 ``train_scripts.binarize --lm`` folder) for each seed, float32 and ``--cpu-bf16`` alternately, and the
 validation loss at update N of each run, with each run's wall time.
+
+**torch.compile** (``--compile``): the same two float32 steps, once eager and once with the model under
+``torch.compile`` (inductor, the default mode), timed in turn round after round as above; the compiled model's first
+steps (its compilation) are timed apart and reported as the warm-up.
 
 ``--threads N`` sets torch's threads (the same-models runs' ``OMP_NUM_THREADS``): on a machine busy with other
 work, two threads that wait for each other at every operation are slowed far more than one, so a loaded machine's
@@ -229,6 +234,58 @@ def report_same(runs: list[dict], updates: int) -> str:
     return f"validation loss at update {updates} (base 2)\n\n" + "\n".join(lines)
 
 
+def compiled(args) -> dict:
+    """Eager against ``torch.compile`` float32 steps: medians, their ratio and the compiled model's warm-up."""
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    shapes = {"pretrain": (32, 128), "finetune": (32, 64)}
+    timers, warmup = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, (bsz, length) in shapes.items():
+            for mode in ("eager", "compiled"):
+                tr, task = trainer(kind, args.vocab, os.path.join(tmp, f"{kind}-{mode}"))
+                if mode == "compiled":
+                    tr._model = torch.compile(tr._model)   # before the trainer wraps it (its first .model)
+                sample = batch(kind, task, bsz, length)
+                t0 = time.perf_counter()
+                for _ in range(max(args.warmup, 1)):
+                    tr.train_step([sample])
+                warmup[(kind, mode)] = time.perf_counter() - t0
+                timers[(kind, mode)] = (tr, sample)
+        load_before = load()
+        times = {name: [] for name in timers}
+        names = list(timers)
+        for r in range(args.rounds):
+            for name in (names if r % 2 == 0 else names[::-1]):
+                tr, sample = timers[name]
+                t0 = time.perf_counter()
+                tr.train_step([sample])
+                times[name].append(time.perf_counter() - t0)
+    med = {name: statistics.median(v) for name, v in times.items()}
+    out = {"load_before": load_before, "load_after": load(), "cores": os.cpu_count(),
+           "threads": torch.get_num_threads(), "rounds": args.rounds, "vocab": args.vocab, "steps": {}}
+    for kind in shapes:
+        out["steps"][kind] = {"eager_ms": med[(kind, "eager")] * 1e3, "compiled_ms": med[(kind, "compiled")] * 1e3,
+                              "ratio": med[(kind, "eager")] / med[(kind, "compiled")],
+                              "compiled_warmup_s": warmup[(kind, "compiled")],
+                              "eager_warmup_s": warmup[(kind, "eager")]}
+    return out
+
+
+def report_compiled(out: dict) -> str:
+    lines = [f"load {out['load_before']} before, {out['load_after']} after; {out['cores']} cores, "
+             f"{out['threads']} torch threads; {out['rounds']} rounds, medians; float32",
+             "", "| step | eager | torch.compile | eager / compiled | compiled warm-up |", "|---|---:|---:|---:|---:|"]
+    for kind, label in (("pretrain", "--small pretraining (32 x 128 tokens)"),
+                        ("finetune", "classification fine-tuning (32 x 64 tokens)")):
+        row = out["steps"][kind]
+        lines.append(f"| {label} | {row['eager_ms']:.0f} ms | {row['compiled_ms']:.0f} ms | {row['ratio']:.2f} | "
+                     f"{row['compiled_warmup_s']:.0f} s |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python bench/bf16.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=20, help="timed rounds of every step and matmul (default 20)")
@@ -240,9 +297,13 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, help="torch threads (OMP_NUM_THREADS of the same-models runs); default: "
                    "torch's (one per core). On a loaded machine, 1: threads that wait for each other are slowed "
                    "most by a busy machine")
+    p.add_argument("--compile", action="store_true", help="eager against torch.compile float32 steps instead")
     p.add_argument("--json", help="also write the figures to this file")
     args = p.parse_args(argv)
-    if args.same_models:
+    if args.compile:
+        result = compiled(args)
+        print(report_compiled(result))
+    elif args.same_models:
         result = same_models(args)
         print(report_same(result, args.updates))
     else:

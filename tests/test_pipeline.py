@@ -350,7 +350,12 @@ def test_a_slurm_stage_job_reports_its_commands_cpu_seconds(tmp_path, monkeypatc
     result = slurm.StageJob([sys.executable, "-c", BUSY, str(tmp_path / "flag")], log, False, 1)()
     assert result["status"] == 0 and result["cpu_seconds"] > 0.3, result
 
+    pickle = tmp_path / "result.pkl"
+    pickle.write_bytes(b"")
+
     class Job:
+        paths = type("Paths", (), {"result_pickle": pickle})
+
         def __init__(self, value):
             self.value = value
 
@@ -362,3 +367,5 @@ def test_a_slurm_stage_job_reports_its_commands_cpu_seconds(tmp_path, monkeypatc
     assert slurm.job_cpu_seconds(Job(result)) == result["cpu_seconds"]
     assert slurm.job_cpu_seconds(Job(0)) is None
     assert slurm.job_cpu_seconds(Job(RuntimeError("no result"))) is None
+    pickle.unlink()                                   # not written (yet): not waited for
+    assert slurm.job_cpu_seconds(Job(result)) is None

@@ -312,8 +312,11 @@ class SlurmRunner(StageRunner):
 
 def job_cpu_seconds(job) -> float | None:
     """The CPU seconds a finished :class:`StageJob` reports in its result (None from a job of an older version,
-    which reported its exit status alone, or where the result cannot be read)."""
+    which reported its exit status alone, or where the result cannot be read).  Only a result already written is
+    read: ``job.result()`` would otherwise wait on ``sacct``, which a cluster without accounting lacks."""
     try:
+        if not Path(job.paths.result_pickle).exists():
+            return None
         result = job.result()
     except Exception:  # noqa: BLE001 - a figure of the report, never a reason to fail a finished stage
         return None
